@@ -1,0 +1,24 @@
+/*
+ * The SPANK options of spank_efa.so. Slurm's option callbacks carry no
+ * handle, so the parsed values live in this file's state, one copy per
+ * process (srun, sbatch, salloc or slurmstepd).
+ */
+#ifndef SPANK_EFA_OPTIONS_H
+#define SPANK_EFA_OPTIONS_H
+
+#include <slurm/spank.h>
+
+#include "common/mode.h"
+
+struct efa_options {
+	enum efa_mode efa;
+	enum efa_bind bind;
+};
+
+/* Registers every option; call from slurm_spank_init. */
+int efa_options_register(spank_t sp);
+
+/* What the user asked for (EFA_MODE_UNSET when nothing). */
+const struct efa_options *efa_options_get(void);
+
+#endif

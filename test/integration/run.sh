@@ -1,0 +1,49 @@
+#!/bin/bash
+# Integration tests against a real local Slurm 22.05 cluster (test/cluster).
+# Emits TAP. Skips, with the reason, only when the cluster cannot start;
+# scripts/test treats a skip as a failure.
+set -euo pipefail
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+export top_srcdir top_builddir
+SPANK_EFA_SO=$top_builddir/.libs/spank_efa.so
+export SPANK_EFA_SO
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+case "${SLURM_EFA_INTEGRATION:-yes}" in
+skip | no) skip_all "SLURM_EFA_INTEGRATION=${SLURM_EFA_INTEGRATION} disables the cluster tests" ;;
+esac
+[ "$(id -u)" -eq 0 ] || skip_all "the local Slurm cluster needs root (slurmd, munged, useradd)"
+[ -f "$SPANK_EFA_SO" ] || skip_all "$SPANK_EFA_SO not built"
+
+cluster_log=$(mktemp /tmp/slurm-efa-up.XXXXXX)
+if ! "$top_srcdir/test/cluster/up" \
+	--plugstack-line "required $SPANK_EFA_SO" \
+	--job-submit "$top_srcdir/lua/job_submit.lua" >"$cluster_log" 2>&1; then
+	sed 's/^/# /' "$cluster_log"
+	skip_all "the local Slurm cluster could not start (see the lines above)"
+fi
+cluster_dir=$(tail -n 1 "$cluster_log")
+rm -f "$cluster_log"
+# shellcheck source=/dev/null
+. "$cluster_dir/env"
+trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || true' EXIT
+mkdir -p "$SLURM_EFA_CLUSTER/out"
+chmod 1777 "$SLURM_EFA_CLUSTER/out"
+
+# shellcheck source=lib.sh
+. "$top_srcdir/test/integration/lib.sh"
+
+for t in "$top_srcdir"/test/integration/t_*.sh; do
+	echo "# $(basename "$t")"
+	# shellcheck source=/dev/null
+	. "$t"
+done
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]

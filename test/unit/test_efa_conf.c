@@ -1,0 +1,189 @@
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/efa_conf.h"
+#include "tap.h"
+
+static struct efa_config *parse(const char *text, struct efa_error *err)
+{
+	struct efa_config *cfg = NULL;
+
+	if (efa_config_parse(text, strlen(text), "efa.conf", &cfg, err))
+		return NULL;
+	return cfg;
+}
+
+/* Expects text to be rejected with a message containing want. */
+static void rejects(const char *text, const char *want)
+{
+	struct efa_error err = { "" };
+	struct efa_config *cfg = parse(text, &err);
+
+	ok(!cfg, "rejects: %s", text);
+	has_str(err.msg, want, "  message names the problem (%s)", want);
+	efa_config_free(cfg);
+}
+
+static void test_defaults(void)
+{
+	struct efa_error err;
+	struct efa_config *cfg = parse("# only a comment\n\n   \n", &err);
+
+	ok(cfg != NULL, "empty file parses");
+	is_str(cfg->zone_feature_prefix, "az-", "ZoneFeaturePrefix defaults to az-");
+	is_int(cfg->snapshot_max_age, 300, "SnapshotMaxAge defaults to 300 s");
+	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_ACCEPT, "OnSnapshotMissing defaults to accept");
+	is_int(cfg->topology, EFA_TOPOLOGY_NONE, "Topology defaults to none");
+	is_str(cfg->topology_feature_prefixes[0], "nn1-", "layer 1 prefix first");
+	is_str(cfg->topology_feature_prefixes[2], "nn3-", "layer 3 prefix last");
+	ok(cfg->topology_feature_prefixes[3] == NULL, "three default layers");
+	ok(cfg->instance_type == NULL, "instance type detected unless set");
+	is_int(cfg->npartitions, 0, "no partitions");
+	efa_config_free(cfg);
+}
+
+static void test_full(void)
+{
+	const char *text =
+		"# site settings\n"
+		"InstanceType=p5.48xlarge   # override DMI\n"
+		"ProfileDir=/etc/slurm/efa-profiles\n"
+		"RestURL=unix:/run/slurmrestd/slurmrestd.sock RestUser=slurmrest\n"
+		"restTokenFile=/etc/slurm/efa.jwt\n"
+		"Snapshot=/var/lib/slurm-efa/snapshot.json SnapshotMaxAge=5m\n"
+		"ZoneFeaturePrefix=k8s/az-\n"
+		"OnSnapshotMissing=REJECT\n"
+		"Topology=tree TopologyFeaturePrefixes=k8s/nn1-,k8s/nn2-\n"
+		"TopologyFile=/etc/slurm/topology.conf\n"
+		"TopologyReload=\"scontrol reconfigure\"\n"
+		"PartitionName=DEFAULT SingleZone=yes\n"
+		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3\n"
+		"PartitionName=cpu EFA=off SingleZone=no\n"
+		"PartitionName=dev EFA=optional CheckpointRoot=/scratch CheckpointFS=any\n";
+	struct efa_error err = { "" };
+	struct efa_config *cfg = parse(text, &err);
+	const struct efa_partition *p;
+
+	ok(cfg != NULL, "full file parses (%s)", err.msg);
+	if (!cfg)
+		return;
+	is_str(cfg->instance_type, "p5.48xlarge", "InstanceType, comment stripped");
+	is_str(cfg->rest_url, "unix:/run/slurmrestd/slurmrestd.sock", "RestURL");
+	is_str(cfg->rest_user, "slurmrest", "two keys on one line");
+	is_str(cfg->rest_token_file, "/etc/slurm/efa.jwt", "keys are case-insensitive");
+	is_int(cfg->snapshot_max_age, 300, "5m is 300 s");
+	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_REJECT, "values are case-insensitive");
+	is_int(cfg->topology, EFA_TOPOLOGY_TREE, "Topology=tree");
+	is_str(cfg->topology_feature_prefixes[1], "k8s/nn2-", "prefix list");
+	ok(cfg->topology_feature_prefixes[2] == NULL, "list replaces the default");
+	is_str(cfg->topology_reload, "scontrol reconfigure", "quoted value keeps spaces");
+	is_int(cfg->npartitions, 3, "DEFAULT is not a partition");
+
+	p = efa_config_partition(cfg, "gpu");
+	ok(p != NULL, "gpu partition found");
+	is_int(p->efa, EFA_MODE_REQUIRED, "gpu EFA=required");
+	is_int(p->single_zone, EFA_YES, "gpu inherits SingleZone from DEFAULT");
+	is_str(p->checkpoint_root, "/fsx/checkpoints", "gpu CheckpointRoot");
+	is_int(p->checkpoint_fs, EFA_CKPT_FS_LUSTRE, "CheckpointFS defaults to lustre with a root");
+	is_int(p->checkpoint_keep, 3, "CheckpointKeep");
+
+	p = efa_config_partition(cfg, "cpu");
+	is_int(p->efa, EFA_MODE_OFF, "cpu EFA=off");
+	is_int(p->single_zone, EFA_NO, "partition overrides DEFAULT");
+	ok(p->checkpoint_root == NULL, "no checkpoint root");
+	is_int(p->checkpoint_keep, -1, "keep everything by default");
+
+	p = efa_config_partition(cfg, "dev");
+	is_int(p->efa, EFA_MODE_AUTO, "optional means auto");
+	is_int(p->checkpoint_fs, EFA_CKPT_FS_ANY, "CheckpointFS=any");
+	ok(efa_config_partition(cfg, "nope") == NULL, "unknown partition is NULL");
+	efa_config_free(cfg);
+}
+
+static void test_errors(void)
+{
+	rejects("InstanceType=p5.48xlarge\nFoo=bar\n", "efa.conf:2: unknown key 'Foo'");
+	rejects("SnapshotMaxAge=soon\n", "efa.conf:1: invalid SnapshotMaxAge=soon");
+	rejects("SnapshotMaxAge=-5\n", "invalid SnapshotMaxAge=-5");
+	rejects("SnapshotMaxAge=5x\n", "invalid SnapshotMaxAge=5x");
+	rejects("Topology=mesh\n", "invalid Topology=mesh: use none|tree|block");
+	rejects("OnSnapshotMissing=maybe\n", "use accept|reject");
+	rejects("Snapshot=relative/path\n", "must be an absolute path");
+	rejects("InstanceType=a\nInstanceType=b\n", "efa.conf:2: InstanceType given twice");
+	rejects("InstanceType\n", "expected Key=Value, found 'InstanceType'");
+	rejects("InstanceType=\n", "InstanceType: empty value");
+	rejects("=x\n", "missing key before '='");
+	rejects("TopologyReload=\"scontrol reconfigure\n", "unterminated quoted value");
+	rejects("TopologyReload=\"a\"b\n", "text after closing quote");
+	rejects("TopologyFeaturePrefixes=a,,b\n", "empty item in list");
+	rejects("\n\nPartitionName=gpu EFA=sometimes\n",
+		"efa.conf:3: invalid EFA=sometimes: use required|optional|off");
+	rejects("PartitionName=gpu InstanceType=p5\n", "InstanceType is a global key");
+	rejects("EFA=required\n", "EFA is a partition key");
+	rejects("PartitionName=gpu Bogus=1\n", "unknown partition key 'Bogus'");
+	rejects("PartitionName=gpu\nPartitionName=gpu\n", "efa.conf:2: PartitionName=gpu appears twice");
+	rejects("PartitionName=gpu EFA=off EFA=required\n", "EFA given twice for partition gpu");
+	rejects("PartitionName=gpu CheckpointKeep=3d\n", "invalid CheckpointKeep=3d");
+	rejects("PartitionName=gpu CheckpointRoot=fsx\n", "must be an absolute path");
+	rejects("PartitionName=a PartitionName=b\n", "one PartitionName per line");
+
+	{
+		struct efa_error err;
+		struct efa_config *cfg = NULL;
+
+		ok(efa_config_parse("A=b\0c", 5, "efa.conf", &cfg, &err) == -1,
+		   "NUL byte rejected");
+		has_str(err.msg, "NUL byte", "  and said so");
+	}
+}
+
+static void test_load(void)
+{
+	char dir[] = "/tmp/efa-conf-test.XXXXXX", path[64];
+	struct efa_config *cfg = NULL;
+	struct efa_error err = { "" };
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/efa.conf", dir);
+	ok(efa_config_load(path, &cfg, &err) == -1, "missing explicit file is an error");
+	has_str(err.msg, path, "  message names the path");
+
+	f = fopen(path, "w");
+	fputs("InstanceType=trn1.32xlarge\nPartitionName=x EFA=off\n", f);
+	fclose(f);
+	ok(efa_config_load(path, &cfg, &err) == 0, "file loads");
+	is_str(cfg->path, path, "path recorded");
+	is_str(cfg->instance_type, "trn1.32xlarge", "value from file");
+	efa_config_free(cfg);
+	cfg = NULL;
+
+	setenv("SLURM_EFA_CONF", path, 1);
+	ok(efa_config_find_and_load(NULL, &cfg, &err) == 0, "found through $SLURM_EFA_CONF");
+	is_str(cfg ? cfg->path : NULL, path, "  that file");
+	efa_config_free(cfg);
+	cfg = NULL;
+	ok(efa_config_find_and_load("/nonexistent/efa.conf", &cfg, &err) == -1,
+	   "explicit path wins over the environment");
+	unlink(path);
+	ok(efa_config_find_and_load(NULL, &cfg, &err) == -1,
+	   "missing file named by the environment is an error");
+	unsetenv("SLURM_EFA_CONF");
+
+	ok(efa_config_load(dir, &cfg, &err) == -1, "a directory is refused");
+	has_str(err.msg, "not a regular file", "  and said so");
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_full();
+	test_errors();
+	test_load();
+	return done_testing();
+}
