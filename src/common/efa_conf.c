@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "efa_conf.h"
+#include "kvline.h"
 #include "strutil.h"
 
 #define DEFAULT_SNAPSHOT_MAX_AGE 300
@@ -86,6 +87,7 @@ static const struct key global_keys[] = {
 	GKEY("TopologyFeaturePrefixes", V_LIST, topology_feature_prefixes, NULL),
 	GKEY("TopologyFile", V_PATH, topology_file, NULL),
 	GKEY("TopologyReload", V_STRING, topology_reload, NULL),
+	GKEY("ForceEnv", V_LIST, force_env, NULL),
 	{ NULL, 0, 0, NULL },
 };
 
@@ -149,6 +151,7 @@ void efa_config_free(struct efa_config *cfg)
 	list_free(cfg->topology_feature_prefixes);
 	free(cfg->topology_file);
 	free(cfg->topology_reload);
+	list_free(cfg->force_env);
 	for (size_t i = 0; i < cfg->npartitions; i++)
 		partition_clear(&cfg->partitions[i]);
 	free(cfg->partitions);
@@ -307,53 +310,14 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 	return parse_error(ps, "%s: internal error: bad key type", k->name);
 }
 
-/*
- * Cuts the next Key=Value word out of *cursor. Returns 1 with key and value
- * pointing into the (modified) line, 0 at end of line, -1 on error.
- */
 static int next_pair(struct parser *ps, char **cursor, char **key, char **value)
 {
-	char *p = *cursor, *out;
+	struct efa_error why;
+	int rc = efa_kv_next(cursor, key, value, &why);
 
-	while (*p == ' ' || *p == '\t' || *p == '\r')
-		p++;
-	if (!*p || *p == '#')
-		return 0;
-	*key = p;
-	while (*p && *p != '=' && *p != ' ' && *p != '\t' && *p != '#')
-		p++;
-	if (*p != '=') {
-		*p = '\0';
-		return parse_error(ps, "expected Key=Value, found '%s'", *key);
-	}
-	*p++ = '\0';
-	if (!**key)
-		return parse_error(ps, "missing key before '='");
-	*value = out = p;
-	if (*p == '"') {
-		p++;
-		while (*p && *p != '"') {
-			if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
-				p++;
-			*out++ = *p++;
-		}
-		if (*p != '"')
-			return parse_error(ps, "%s: unterminated quoted value", *key);
-		p++;
-		if (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '#')
-			return parse_error(ps, "%s: text after closing quote", *key);
-	} else {
-		while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '#')
-			out++, p++;
-	}
-	if (*p == '#')
-		*cursor = p;	/* the comment ends the line on the next call */
-	else
-		*cursor = *p ? p + 1 : p;
-	*out = '\0';
-	if (!**value)
-		return parse_error(ps, "%s: empty value", *key);
-	return 1;
+	if (rc < 0)
+		return parse_error(ps, "%s", why.msg);
+	return rc;
 }
 
 static int add_partition(struct parser *ps, const char *name,

@@ -62,6 +62,7 @@ struct efa_config {
 	char **topology_feature_prefixes;	/* NULL-terminated, top layer first */
 	char *topology_file;
 	char *topology_reload;
+	char **force_env;		/* variables set over the user's value */
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

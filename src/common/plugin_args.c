@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <string.h>
 
 #include "plugin_args.h"
@@ -20,4 +21,48 @@ int efa_args_parse(int argc, char **argv, struct efa_args *args,
 		}
 	}
 	return rc;
+}
+
+int efa_node_name_from_topology(const char *addr, const char *pattern,
+				char *buf, size_t size)
+{
+	const char *name = addr;
+
+	if (!addr || !*addr)
+		return -1;
+	for (const char *p = pattern; p && *p; p++) {
+		if (*p != '.')
+			continue;
+		name = strchr(name, '.');
+		if (!name)
+			return -1;
+		name++;
+	}
+	return snprintf(buf, size, "%s", name) >= (int)size ? -1 : 0;
+}
+
+int efa_expand_root(const char *root, const char *node_name, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	for (const char *p = root; *p; p++) {
+		const char *piece = p;
+		size_t len = 1;
+
+		if (p[0] == '%' && p[1] == 'n') {
+			piece = node_name;
+			len = strlen(node_name);
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			p++;
+		}
+		if (used + len >= size)
+			return -1;
+		memcpy(buf + used, piece, len);
+		used += len;
+	}
+	if (used >= size)
+		return -1;
+	buf[used] = '\0';
+	return 0;
 }

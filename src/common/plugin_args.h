@@ -2,6 +2,8 @@
 #ifndef EFA_PLUGIN_ARGS_H
 #define EFA_PLUGIN_ARGS_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 struct efa_args {
@@ -16,5 +18,20 @@ struct efa_args {
  */
 int efa_args_parse(int argc, char **argv, struct efa_args *args,
 		   struct efa_error *err);
+
+/*
+ * The Slurm node name inside slurmstepd before any task exists, from
+ * SLURM_TOPOLOGY_ADDR ("s1.s2.n1") and SLURM_TOPOLOGY_ADDR_PATTERN
+ * ("switch.switch.node"): what follows the switch components, so node
+ * names with dots survive. Returns 0, or -1 when addr is missing.
+ */
+int efa_node_name_from_topology(const char *addr, const char *pattern,
+				char *buf, size_t size);
+
+/*
+ * Expands %n (node name) and %% in a root= argument into buf. Returns 0,
+ * or -1 when the result does not fit.
+ */
+int efa_expand_root(const char *root, const char *node_name, char *buf, size_t size);
 
 #endif

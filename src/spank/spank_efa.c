@@ -11,6 +11,7 @@
 #include "common/mode.h"
 #include "common/plugin_args.h"
 #include "options.h"
+#include "step.h"
 
 SPANK_PLUGIN(efa, 1);
 
@@ -47,29 +48,28 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	}
 }
 
-static int set_job_env(spank_t sp, const char *name, const char *value)
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	spank_err_t rc = spank_setenv(sp, name, value, 1);
-
-	if (rc != ESPANK_SUCCESS) {
-		slurm_error("efa: cannot set %s: %s", name, spank_strerror(rc));
-		return -1;
-	}
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		efa_step_prepare(sp, &args, efa_options_get());
 	return 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-	const struct efa_options *opts = efa_options_get();
-
 	(void)ac;
 	(void)av;
-	if (opts->efa == EFA_MODE_UNSET)
-		return 0;
-	if (set_job_env(sp, "SLURM_EFA_MODE", efa_mode_name(opts->efa)))
-		return -1;
-	if (opts->bind != EFA_BIND_UNSET &&
-	    set_job_env(sp, "SLURM_EFA_BIND", efa_bind_name(opts->bind)))
-		return -1;
+	return efa_step_task_init(sp);
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		efa_step_release();
 	return 0;
 }

@@ -1,51 +1,8 @@
-# TAP helpers and cluster helpers for the integration tests (bash).
-# Sourced by run.sh; every t_*.sh runs in the same shell with these.
+# Cluster helpers for the integration tests (bash). Sourced by run.sh;
+# every t_*.sh runs in the same shell with these.
 
-tap_n=0
-tap_failed=0
-
-ok() {	# ok COND_STATUS DESCRIPTION
-	local status=$1; shift
-	tap_n=$((tap_n + 1))
-	if [ "$status" -eq 0 ]; then
-		echo "ok $tap_n - $*"
-	else
-		echo "not ok $tap_n - $*"
-		tap_failed=$((tap_failed + 1))
-	fi
-	return "$status"
-}
-
-diag() {
-	sed 's/^/# /' <<<"$*"
-}
-
-is() {	# is GOT WANT DESCRIPTION
-	local got=$1 want=$2; shift 2
-	[ "$got" = "$want" ]
-	ok $? "$*" || diag "got: '$got'"$'\n'"want: '$want'"
-}
-
-like() {	# like TEXT REGEX DESCRIPTION
-	local text=$1 re=$2; shift 2
-	grep -Eq -- "$re" <<<"$text"
-	ok $? "$*" || diag "text: '$text'"$'\n'"does not match: /$re/"
-}
-
-unlike() {	# unlike TEXT REGEX DESCRIPTION
-	local text=$1 re=$2; shift 2
-	! grep -Eq -- "$re" <<<"$text"
-	ok $? "$*" || diag "text: '$text'"$'\n'"matches: /$re/"
-}
-
-# Runs a command with a time limit, capturing stdout+stderr in $out and
-# the exit status in $rc (so a hung Slurm command fails one test, not all).
-run() {
-	set +e
-	out=$(timeout 120 "$@" 2>&1)
-	rc=$?
-	set -e
-}
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/test/lib/tap.sh"
 
 # Submits a batch job, waits for it, and puts its output in $out and its
 # exit status in $rc. Extra sbatch options first, then --wrap text.
@@ -72,4 +29,22 @@ plugin_line() {	# plugin_line [ARGS...]
 # All node states, e.g. "n1 idle".
 node_states() {
 	sinfo -h -N -o '%N %T' | sort -u
+}
+
+# efa.conf for the cluster's plugin: ProfileDir first ($PROFILE_DIR or the
+# shipped profiles), then the lines given.
+write_efa_conf() {
+	{
+		echo "ProfileDir=${PROFILE_DIR:-$top_srcdir/etc/profiles}"
+		printf '%s\n' "$@"
+	} >"$EFA_CONF"
+}
+
+# Waits (bounded) until a job has left the queue.
+wait_job() {
+	local _
+	for _ in $(seq 120); do
+		[ -n "$(squeue -h -j "$1" 2>/dev/null)" ] || return 0
+		sleep 0.5
+	done
 }

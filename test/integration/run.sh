@@ -36,6 +36,17 @@ trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || tru
 mkdir -p "$SLURM_EFA_CLUSTER/out"
 chmod 1777 "$SLURM_EFA_CLUSTER/out"
 
+# Each node's hardware, for plugstack lines with root=$ROOTS/%n.
+FIXTURES=$top_builddir/test/fixtures
+ROOTS=$SLURM_EFA_CLUSTER/roots
+EFA_CONF=$SLURM_EFA_CLUSTER/efa.conf
+export FIXTURES ROOTS EFA_CONF
+mkdir -p "$ROOTS"
+ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+ln -s "$FIXTURES/p4d.24xlarge" "$ROOTS/n2"
+ln -s "$FIXTURES/cpu-only" "$ROOTS/n3"
+ln -s "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
+
 # shellcheck source=lib.sh
 . "$top_srcdir/test/integration/lib.sh"
 

@@ -1,7 +1,9 @@
 # The SPANK options reach every task of every kind of job, and bad values
 # are refused where the user typed them.
 
-set_plugstack "$(plugin_line)"
+# Every node looks like a p5 here; t_env.sh covers the hardware.
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$FIXTURES/p5.48xlarge")"
 
 run grep -h 'efa: spank_efa' "$SLURM_EFA_CLUSTER"/log/slurmd-n1.log
 like "$out" "efa: spank_efa [0-9.]+ \(built for Slurm 22\.05\.[0-9]+\) loaded, config=\(default\) root=/" \
@@ -32,11 +34,11 @@ run srun -N1 --efa-bind=near true
 ok $((rc == 0)) "srun --efa-bind=near is refused"
 like "$out" "invalid --efa-bind value 'near'" "srun prints the bad --efa-bind value"
 
-set_plugstack "$(plugin_line bogus=1)"
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$FIXTURES/p5.48xlarge" bogus=1)"
 run srun -N1 --efa printenv SLURM_EFA_MODE
 is "$out" "required" "an unknown plugstack argument does not break steps"
 sleep 1
 run grep -h "ignoring argument 'bogus=1'" "$SLURM_EFA_CLUSTER"/log/slurmd-n1.log
 ok $((rc != 0)) "the unknown plugstack argument is logged by slurmstepd"
-set_plugstack "$(plugin_line)"
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$FIXTURES/p5.48xlarge")"
 is "$(node_states | awk '{print $2}' | sort -u)" "idle" "every node is still idle"

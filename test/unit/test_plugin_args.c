@@ -20,5 +20,26 @@ int main(void)
 	is_str(args.root, "/x", "  good arguments still applied");
 	has_str(err.msg, "'root=relative'", "  message names the bad argument");
 	has_str(err.msg, "config=/path/to/efa.conf", "  and says what is accepted");
+
+	{
+		char buf[64];
+
+		ok(efa_node_name_from_topology("n1", "node", buf, sizeof(buf)) == 0, "topology/none address");
+		is_str(buf, "n1", "  is the node name");
+		efa_node_name_from_topology("s0.s1.gpu-a.example", "switch.switch.node", buf, sizeof(buf));
+		is_str(buf, "gpu-a.example", "switch components skipped, dots in the node name kept");
+		ok(efa_node_name_from_topology("s0", "switch.node", buf, sizeof(buf)) == -1,
+		   "an address shorter than its pattern is refused");
+		ok(efa_node_name_from_topology(NULL, NULL, buf, sizeof(buf)) == -1, "no address");
+		efa_node_name_from_topology("n7", NULL, buf, sizeof(buf));
+		is_str(buf, "n7", "no pattern: the whole address");
+
+		ok(efa_expand_root("/fixtures/%n/x", "n2", buf, sizeof(buf)) == 0, "root %%n expands");
+		is_str(buf, "/fixtures/n2/x", "  to the node name");
+		efa_expand_root("/a%%n", "n2", buf, sizeof(buf));
+		is_str(buf, "/a%n", "%%%% is a literal %%");
+		ok(efa_expand_root("/fixtures/%n", "a-very-long-node-name-that-does-not-fit-in-sixteen",
+				   buf, 16) == -1, "a root that does not fit is refused");
+	}
 	return done_testing();
 }

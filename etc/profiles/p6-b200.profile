@@ -1,0 +1,5 @@
+# p6-b200.48xlarge: 8 B200, 8 EFAv3 (one per GPU) and more on newer
+# families in the p6 line, which share the settings until AWS says
+# otherwise.
+Match=p6-b200.48xlarge,p6*
+Include=efa-cuda

@@ -1,0 +1,83 @@
+/* slurm-efa: the command line for admins, users and automation. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv, const struct cli_common *common);
+	const char *summary;
+} commands[] = {
+	{ "env", cmd_env, "the EFA/NCCL environment a job step gets on this node, and why" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: slurm-efa COMMAND [--config FILE] [--root DIR] [--json] [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n  --config FILE  efa.conf (default: $SLURM_EFA_CONF, else %s/slurm/efa.conf)\n"
+		"  --root DIR     read /sys, /proc, /dev and /opt under DIR (default /)\n"
+		"  --json         print data as JSON\n", SYSCONFDIR);
+}
+
+int cli_common_parse(int *argc, char **argv, struct cli_common *common)
+{
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char **target = NULL;
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "--json")) {
+			common->json = 1;
+			continue;
+		}
+		if (!strcmp(arg, "--config") || !strncmp(arg, "--config=", 9))
+			target = &common->config;
+		else if (!strcmp(arg, "--root") || !strncmp(arg, "--root=", 7))
+			target = &common->root;
+		if (!target) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (strchr(arg, '=')) {
+			*target = strchr(arg, '=') + 1;
+		} else if (i + 1 < *argc) {
+			*target = argv[++i];
+		} else {
+			fprintf(stderr, "slurm-efa: %s needs a value\n", arg);
+			return -1;
+		}
+	}
+	*argc = out;
+	argv[out] = NULL;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_common common = { .root = "/" };
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("slurm-efa %s (built for Slurm %s)\n", PACKAGE_VERSION, SLURM_EFA_BUILT_FOR_SLURM);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		argc--;
+		argv++;
+		if (cli_common_parse(&argc, argv, &common))
+			return EXIT_USAGE;
+		return commands[i].run(argc, argv, &common);
+	}
+	fprintf(stderr, "slurm-efa: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

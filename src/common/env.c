@@ -1,0 +1,265 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+#include "strutil.h"
+
+#define MAX_INCLUDE_DEPTH 16
+#define ENV_VALUE_MAX 8192
+
+bool efa_env_denied(const char *name)
+{
+	/* RDMAV_FORK_SAFE and friends: rdma-core's fork protection is
+	 * automatic on kernels >= 5.13 and the old switch costs memory
+	 * pinning; the EFA limits make libfabric abort() at start-up. */
+	static const char *const exact[] = {
+		"FI_EFA_MTU_SIZE", "FI_EFA_TX_IOV_LIMIT", "FI_EFA_RX_IOV_LIMIT",
+	};
+
+	if (!strncmp(name, "RDMAV_", 6))
+		return true;
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(name, exact[i]))
+			return true;
+	return false;
+}
+
+bool efa_env_reserved(const char *name)
+{
+	return !strcmp(name, EFA_ENV_LIBPATH_VAR) || !strncmp(name, "SLURM_EFA_", 10);
+}
+
+void efa_env_plan_free(struct efa_env_plan *plan)
+{
+	if (!plan)
+		return;
+	for (size_t i = 0; i < plan->n; i++) {
+		free(plan->v[i].name);
+		free(plan->v[i].value);
+		free(plan->v[i].reason);
+	}
+	free(plan->v);
+	free(plan->profile);
+	free(plan->libdirs);
+	free(plan);
+}
+
+static struct efa_env_entry *entry_for(struct efa_env_plan *plan, const char *name)
+{
+	struct efa_env_entry *grown;
+
+	for (size_t i = 0; i < plan->n; i++)
+		if (!strcmp(plan->v[i].name, name))
+			return &plan->v[i];
+	grown = realloc(plan->v, (plan->n + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	plan->v = grown;
+	memset(&grown[plan->n], 0, sizeof(*grown));
+	grown[plan->n].name = strdup(name);
+	if (!grown[plan->n].name)
+		return NULL;
+	return &grown[plan->n++];
+}
+
+static int take_var(struct efa_env_plan *plan, const struct efa_profile_var *var,
+		    const struct efa_node *node)
+{
+	char why[256] = "", reason[512];
+	struct efa_env_entry *e;
+	bool holds = true;
+
+	for (size_t i = 0; i < var->nconds && holds; i++)
+		holds = efa_cond_holds(&var->conds[i], &node->stack, why, sizeof(why));
+	e = entry_for(plan, var->name);
+	if (!e)
+		return -1;
+	if (!holds && e->value)
+		return 0;	/* an earlier line already set it */
+	if (holds)
+		snprintf(reason, sizeof(reason), "%s%s%s", var->where, why[0] ? ", " : "", why);
+	else
+		snprintf(reason, sizeof(reason), "%s: %s", var->where, why);
+	free(e->value);
+	free(e->reason);
+	e->value = holds ? strdup(var->value) : NULL;
+	e->reason = strdup(reason);
+	return (!e->reason || (holds && !e->value)) ? -1 : 0;
+}
+
+static int take_profile(struct efa_env_plan *plan, const struct efa_profiles *profiles,
+			const struct efa_profile *p, const struct efa_node *node,
+			int depth, struct efa_error *err)
+{
+	if (depth > MAX_INCLUDE_DEPTH)
+		return efa_error_set(err, "%s.profile: Include= nests deeper than %d (a cycle?)",
+				     p->name, MAX_INCLUDE_DEPTH);
+	for (char **inc = p->includes; inc && *inc; inc++) {
+		const struct efa_profile *q = efa_profiles_find(profiles, *inc);
+
+		if (q && take_profile(plan, profiles, q, node, depth + 1, err))
+			return -1;
+	}
+	for (size_t i = 0; i < p->nvars; i++)
+		if (take_var(plan, &p->vars[i], node))
+			return efa_error_set(err, "out of memory");
+	return 0;
+}
+
+static int join_libdirs(struct efa_env_plan *plan, const struct efa_node *node)
+{
+	size_t len = 0;
+
+	for (char **d = node->stack.libdirs; d && *d; d++)
+		len += strlen(*d) + 1;
+	if (!len)
+		return 0;
+	plan->libdirs = calloc(1, len);
+	if (!plan->libdirs)
+		return -1;
+	for (char **d = node->stack.libdirs; *d; d++) {
+		if (d != node->stack.libdirs)
+			strcat(plan->libdirs, ":");
+		strcat(plan->libdirs, *d);
+	}
+	return 0;
+}
+
+int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *profiles,
+		       struct efa_env_plan **out, struct efa_error *err)
+{
+	struct efa_env_plan *plan = calloc(1, sizeof(*plan));
+	const struct efa_profile *p;
+
+	if (!plan)
+		return efa_error_set(err, "out of memory");
+	p = profiles ? efa_profiles_match(profiles, node->instance_type) : NULL;
+	if (p) {
+		plan->profile = strdup(p->name);
+		if (!plan->profile) {
+			efa_error_set(err, "out of memory");
+			goto fail;
+		}
+		if (take_profile(plan, profiles, p, node, 0, err))
+			goto fail;
+	}
+	if (join_libdirs(plan, node)) {
+		efa_error_set(err, "out of memory");
+		goto fail;
+	}
+	*out = plan;
+	return 0;
+fail:
+	efa_env_plan_free(plan);
+	return -1;
+}
+
+const char *efa_env_decision_name(enum efa_env_decision d)
+{
+	static const char *const names[] = {
+		[EFA_ENV_SET] = "set",
+		[EFA_ENV_FORCED] = "forced",
+		[EFA_ENV_USER] = "user",
+		[EFA_ENV_SKIPPED] = "skipped",
+		[EFA_ENV_PREPENDED] = "prepended",
+	};
+
+	return names[d];
+}
+
+static bool forced(const struct efa_config *cfg, const char *name)
+{
+	for (char **f = cfg ? cfg->force_env : NULL; f && *f; f++)
+		if (!strcmp(*f, name))
+			return true;
+	return false;
+}
+
+/* Whether dir (len bytes) is one of the ':'-separated entries of list. */
+static bool list_has(const char *list, const char *dir, size_t len)
+{
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t plen = end ? (size_t)(end - p) : strlen(p);
+
+		if (plen == len && !strncmp(p, dir, len))
+			return true;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return false;
+}
+
+/* Appends the entries of list that are not in skip to out. */
+static int append_entries(char *out, size_t size, const char *list, const char *skip)
+{
+	for (const char *p = list; *p;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len && !list_has(skip, p, len) &&
+		    efa_strlcatf(out, size, "%s%.*s", out[0] ? ":" : "", (int)len, p))
+			return -1;
+		p += len + (end ? 1 : 0);
+	}
+	return 0;
+}
+
+/*
+ * LD_LIBRARY_PATH = this node's stack directories, then what the job had
+ * without the directories an earlier step added (EFA_ENV_LIBDIRS_VAR):
+ * a batch script's environment, prepended on its first node, reaches
+ * steps on other nodes, whose stack may live elsewhere.
+ */
+static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
+			 efa_env_put_fn put, void *ctx)
+{
+	char current[ENV_VALUE_MAX] = "", added[ENV_VALUE_MAX] = "";
+	char value[ENV_VALUE_MAX] = "";
+	int rc;
+
+	if (get(ctx, EFA_ENV_LIBPATH_VAR, current, sizeof(current)) != 1)
+		current[0] = '\0';
+	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(added)) != 1)
+		added[0] = '\0';
+	/* Ours first, then the rest without ours and without the earlier
+	 * step's (which may be another node's). */
+	if (efa_strlcatf(added, sizeof(added), "%s%s", added[0] ? ":" : "", plan->libdirs) ||
+	    append_entries(value, sizeof(value), plan->libdirs, "") ||
+	    append_entries(value, sizeof(value), current, added))
+		return 0;	/* too long to rewrite: leave the user's path */
+	rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, EFA_ENV_PREPENDED,
+		 "EFA and aws-ofi-nccl libraries found on this node");
+	return rc ? rc : put(ctx, EFA_ENV_LIBDIRS_VAR, plan->libdirs, EFA_ENV_SET,
+			     "what slurm-efa added to LD_LIBRARY_PATH");
+}
+
+int efa_env_apply(const struct efa_env_plan *plan, const struct efa_config *cfg,
+		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
+{
+	char current[ENV_VALUE_MAX];
+	int rc;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct efa_env_entry *e = &plan->v[i];
+		enum efa_env_decision d;
+
+		if (!e->value)
+			d = EFA_ENV_SKIPPED;
+		else if (get(ctx, e->name, current, sizeof(current)) != 1)
+			d = EFA_ENV_SET;
+		else if (forced(cfg, e->name))
+			d = EFA_ENV_FORCED;
+		else
+			d = EFA_ENV_USER;
+		rc = put(ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, e->reason);
+		if (rc)
+			return rc;
+	}
+	if (plan->libdirs && (rc = apply_libdirs(plan, get, put, ctx)))
+		return rc;
+	return put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
+		   EFA_ENV_SET, "the profile this node matched");
+}

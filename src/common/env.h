@@ -1,0 +1,72 @@
+/*
+ * The environment a step gets on a node: built once per step from the
+ * node, its profile and efa.conf (the plan), then applied to each task's
+ * environment, where the user's own values win unless efa.conf forces.
+ */
+#ifndef EFA_ENV_H
+#define EFA_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "efa_conf.h"
+#include "error.h"
+#include "node.h"
+#include "profile.h"
+
+#define EFA_ENV_PROFILE_VAR "SLURM_EFA_PROFILE"
+#define EFA_ENV_LIBPATH_VAR "LD_LIBRARY_PATH"
+#define EFA_ENV_LIBDIRS_VAR "SLURM_EFA_LIBDIRS"
+
+struct efa_env_entry {
+	char *name;
+	char *value;		/* NULL when skipped */
+	char *reason;		/* where it came from, or why it was skipped */
+};
+
+struct efa_env_plan {
+	char *profile;		/* profile name; NULL when none matched */
+	struct efa_env_entry *v;
+	size_t n;
+	char *libdirs;		/* ":"-joined directories to prepend, or NULL */
+};
+
+/* Variables no profile may set and no site may force. */
+bool efa_env_denied(const char *name);
+
+/* Variables slurm-efa sets itself (LD_LIBRARY_PATH, SLURM_EFA_*). */
+bool efa_env_reserved(const char *name);
+
+/*
+ * Builds the plan for node from profiles (NULL: no profile variables).
+ * Fails only on ENOMEM or an Include cycle.
+ */
+int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *profiles,
+		       struct efa_env_plan **out, struct efa_error *err);
+void efa_env_plan_free(struct efa_env_plan *plan);
+
+enum efa_env_decision {
+	EFA_ENV_SET,		/* set: nothing was there */
+	EFA_ENV_FORCED,		/* set over the user's value (ForceEnv=) */
+	EFA_ENV_USER,		/* left alone: the user set it */
+	EFA_ENV_SKIPPED,	/* a condition did not hold */
+	EFA_ENV_PREPENDED,	/* LD_LIBRARY_PATH with the stack's dirs first */
+};
+
+const char *efa_env_decision_name(enum efa_env_decision d);
+
+/* Returns 1 and the value when name is set in the target environment. */
+typedef int (*efa_env_get_fn)(void *ctx, const char *name, char *buf, size_t size);
+/* Told every decision; sets name=value where the decision is to set. */
+typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
+			      enum efa_env_decision decision, const char *reason);
+
+/*
+ * Applies plan to one environment: profile variables unless the user set
+ * them (or ForceEnv= lists them), the library directories prepended,
+ * SLURM_EFA_PROFILE. Stops at the first put failure and returns it.
+ */
+int efa_env_apply(const struct efa_env_plan *plan, const struct efa_config *cfg,
+		  efa_env_get_fn get, efa_env_put_fn put, void *ctx);
+
+#endif

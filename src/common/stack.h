@@ -1,0 +1,33 @@
+/*
+ * The node's EFA software stack: versions from the EFA installer's record
+ * (/opt/amazon/efa_installed_packages) and the library directories that
+ * exist, plus version comparison for profile conditions.
+ */
+#ifndef EFA_STACK_H
+#define EFA_STACK_H
+
+#include "node.h"
+#include "sysfs.h"
+
+int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack);
+void efa_stack_clear(struct efa_stack *stack);
+
+/* Parses efa_installed_packages text into stack's versions. */
+int efa_stack_parse_installed(const char *text, struct efa_stack *stack);
+
+/*
+ * The installed version of a component named in profiles: "installer",
+ * "libfabric", "rdma-core", "ofi-nccl", "efa-driver". *known is false for
+ * an unknown name (a profile error), and the result NULL when the node
+ * does not say.
+ */
+const char *efa_stack_version(const struct efa_stack *stack, const char *component,
+			      bool *known);
+
+/*
+ * Compares the leading dotted numbers of two versions ("2.1.0amzn5.0" is
+ * 2.1.0; missing parts are 0): <0, 0, >0.
+ */
+int efa_version_cmp(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * Reading a node's /sys, /proc, /dev and /opt under a root prefix, so tests
+ * (and acceptance checks) can stand a node's hardware up from a directory
+ * tree. Every path argument is the path on the node ("/sys/..."); root is
+ * prepended here and nowhere else.
+ */
+#ifndef EFA_SYSFS_H
+#define EFA_SYSFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct efa_sysfs {
+	char *root;		/* "" for "/", else without trailing slash */
+	char *real_root;	/* realpath(root), to strip resolved links */
+};
+
+int efa_sysfs_open(struct efa_sysfs *fs, const char *root);
+void efa_sysfs_close(struct efa_sysfs *fs);
+
+/* root + path, malloc'd; NULL on ENOMEM. */
+char *efa_sysfs_path(const struct efa_sysfs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Reads a small attribute file, trailing whitespace removed. Returns 0,
+ * or -1 when it cannot be read (buf is then ""). */
+int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* An attribute as an integer (base 0: "0x10de" and "-1" both work). */
+int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
+			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The last component of a symlink's target ("efa" for a driver link),
+ * or -1. */
+int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The node path a link or path resolves to ("/sys/devices/pci..."),
+ * malloc'd, or NULL. */
+char *efa_sysfs_resolve(const struct efa_sysfs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Sorted names in a directory (no "." entries), NULL-terminated and
+ * malloc'd; an empty list when the directory is missing; NULL on ENOMEM. */
+char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void efa_sysfs_list_free(char **list);
+
+#endif

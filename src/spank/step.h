@@ -1,0 +1,24 @@
+/*
+ * One job step on one node: what slurm-efa decided for it in
+ * init_post_opt (once per step, as root) and applies in each task.
+ */
+#ifndef SPANK_EFA_STEP_H
+#define SPANK_EFA_STEP_H
+
+#include <slurm/spank.h>
+
+#include "common/plugin_args.h"
+#include "options.h"
+
+/* Reads efa.conf and the node, builds the plan. Never fails: problems
+ * are kept for efa_step_task_init to report, so the node is not drained. */
+void efa_step_prepare(spank_t sp, const struct efa_args *args,
+		      const struct efa_options *opts);
+
+/* Applies the plan to the task's environment, or fails the task with
+ * the message prepared earlier. */
+int efa_step_task_init(spank_t sp);
+
+void efa_step_release(void);
+
+#endif

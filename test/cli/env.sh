@@ -1,0 +1,65 @@
+#!/bin/bash
+# slurm-efa env on the fixtures: what a step would get, and why (TAP).
+set -euo pipefail
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/test/lib/tap.sh"
+
+efa=$top_builddir/slurm-efa
+fixtures=$top_builddir/test/fixtures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+conf=$tmp/efa.conf
+echo "ProfileDir=$top_srcdir/etc/profiles" >"$conf"
+unset NCCL_SOCKET_IFNAME LD_LIBRARY_PATH SLURM_EFA_LIBDIRS
+
+run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge"
+is "$rc" 0 "env on a p5 exits 0"
+like "$out" "^node: p5\.48xlarge \(DMI\), 32 EFA devices \(32 usable\), 8 GPU, 0 Neuron$" "  node summary"
+like "$out" "^profile: p5$" "  profile"
+like "$out" "^  set +NCCL_SOCKET_IFNAME=\^docker,lo,veth$" "  a variable the profile sets"
+like "$out" "^  skipped +FI_EFA_USE_DEVICE_RDMA$" "  a variable whose condition does not hold"
+like "$out" "efa-cuda\.profile:[0-9]+: libfabric 2\.1\.0amzn5\.0 is not < 1\.18" "  with the reason"
+like "$out" "^  prepended +LD_LIBRARY_PATH=/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu$" \
+	"  the library path"
+
+run env NCCL_SOCKET_IFNAME=ens5 "$efa" env --config="$conf" --root="$fixtures/p5.48xlarge"
+like "$out" "^  user +NCCL_SOCKET_IFNAME=ens5$" "a variable already set: the user's value wins"
+
+run "$efa" env --json --config "$conf" --root "$fixtures/p4d.24xlarge"
+is "$rc" 0 "env --json on a p4d exits 0"
+is "$(jq -r '.profile' <<<"$out")" "p4d" "  JSON profile"
+is "$(jq -r '.node.efa_devices, .node.gpus, .stack.libfabric' <<<"$out" | tr '\n' ' ')" \
+	"4 8 1.16.1amzn3.0 " "  JSON node and stack"
+is "$(jq -r '.env[] | select(.name == "FI_EFA_USE_DEVICE_RDMA") | .value + " " + .decision' <<<"$out")" \
+	"1 set" "  JSON variable with its decision"
+
+run "$efa" env --json --config "$conf" --root "$fixtures/trn1.32xlarge"
+is "$(jq -r '.profile, .node.neuron_devices' <<<"$out" | tr '\n' ' ')" "trn1 16 " "trn1: Neuron profile and devices"
+
+run "$efa" env --config "$conf" --root "$fixtures/cpu-only"
+is "$rc" 1 "env on a node without EFA exits 1"
+like "$out" "EFA: not usable: no EFA device" "  and says why"
+
+run "$efa" env --config "$conf" --root "$fixtures/p5-pod"
+like "$out" "32 EFA devices \(16 usable\), 4 GPU" "a pod sees every device but can use a subset"
+
+echo "SnapshotMaxAge=soon" >"$tmp/bad.conf"
+run "$efa" env --config "$tmp/bad.conf"
+is "$rc" 2 "a bad efa.conf exits 2"
+like "$out" "slurm-efa: $tmp/bad.conf:1: invalid SnapshotMaxAge=soon" "  naming file and line"
+
+run env SLURM_EFA_CONF="$conf" "$efa" env --root "$fixtures/p5en.48xlarge"
+like "$out" "^profile: p5en$" "efa.conf found through \$SLURM_EFA_CONF"
+
+run "$efa" frobnicate
+is "$rc" 2 "an unknown command exits 2"
+like "$out" "unknown command 'frobnicate'" "  and says so"
+run "$efa" env --root
+is "$rc" 2 "an option without its value exits 2"
+run "$efa" --version
+like "$out" "^slurm-efa [0-9.]+ \(built for Slurm [0-9.]+\)$" "--version"
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]

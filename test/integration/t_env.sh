@@ -1,0 +1,103 @@
+# The EFA/NCCL environment from each node's (fixture) hardware: profiles,
+# user-wins, ForceEnv, partition defaults, fail-fast on nodes without EFA.
+# Nodes: n1 p5.48xlarge, n2 p4d.24xlarge, n3 cpu-only, n4 trn1.32xlarge.
+
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+
+show='echo "$SLURMD_NODENAME profile=${SLURM_EFA_PROFILE-} mode=${SLURM_EFA_MODE-} ifname=${NCCL_SOCKET_IFNAME-} rdma=${FI_EFA_USE_DEVICE_RDMA-} memops=${FI_EFA_SET_CUDA_SYNC_MEMOPS-} provider=${FI_PROVIDER-} ld=${LD_LIBRARY_PATH-}"'
+p5="n1 profile=p5 mode=required ifname=^docker,lo,veth rdma= memops= provider= ld=/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu"
+p4d="n2 profile=p4d mode=required ifname=^docker,lo,veth rdma=1 memops=0 provider= ld=/opt/amazon/efa/lib64:/opt/aws-ofi-nccl/lib"
+
+batch -N2 -w n1,n2 --ntasks-per-node=2 --efa "srun -l bash -c '$show' | sort"
+is "$rc" 0 "sbatch --efa on a p5 and a p4d node runs"
+is "$out" "0: $p5"$'\n'"1: $p5"$'\n'"2: $p4d"$'\n'"3: $p4d" \
+	"every task of the 2-node step gets its node's profile (p5: current stack; p4d: libfabric < 1.18, installer < 1.29.1)"
+
+run env LD_LIBRARY_PATH=/usr/local/lib srun -N1 -w n1 --efa bash -c 'echo "$LD_LIBRARY_PATH"'
+is "$out" "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib" \
+	"LD_LIBRARY_PATH: the stack's directories first, the user's entries kept"
+
+run env NCCL_SOCKET_IFNAME=ens5 NCCL_ALGO=Tree srun -N1 -w n1 --efa \
+	bash -c 'echo "$NCCL_SOCKET_IFNAME $NCCL_ALGO $SLURM_EFA_PROFILE"'
+is "$out" "ens5 Tree p5" "the user's NCCL_SOCKET_IFNAME and NCCL_ALGO win over the profile"
+
+write_efa_conf "ForceEnv=NCCL_SOCKET_IFNAME"
+run env NCCL_SOCKET_IFNAME=ens5 srun -N1 -w n1 --efa printenv NCCL_SOCKET_IFNAME
+is "$out" "^docker,lo,veth" "ForceEnv= in efa.conf sets a variable over the user's value"
+
+# A site's own profile directory, with an edited p5 profile.
+site_profiles=$SLURM_EFA_CLUSTER/site-profiles
+mkdir -p "$site_profiles"
+cp "$top_srcdir"/etc/profiles/*.profile "$site_profiles/"
+printf '%s\n' 'Match=p5.48xlarge' 'Include=efa-cuda' 'Env=NCCL_ALGO=Ring' \
+	'Env=NCCL_DEBUG=WARN If=installer>=1.40' 'Env=NCCL_DEBUG_SUBSYS=INIT If=installer<1.40' \
+	>"$site_profiles/p5.profile"
+PROFILE_DIR=$site_profiles write_efa_conf
+run srun -N1 -w n1 --efa bash -c 'echo "${NCCL_ALGO-} ${NCCL_DEBUG-} [${NCCL_DEBUG_SUBSYS-}]"'
+is "$out" "Ring WARN []" "a site-edited profile applies, with its conditions on the installer version"
+run env NCCL_ALGO=Tree srun -N1 -w n1 --efa printenv NCCL_ALGO
+is "$out" "Tree" "the user's NCCL_ALGO survives a profile that sets it"
+printf '%s\n' 'Match=p5.48xlarge' 'Env=RDMAV_FORK_SAFE=1' >"$site_profiles/p5.profile"
+run srun -N1 -w n1 --efa bash -c 'echo "$SLURM_EFA_PROFILE [${RDMAV_FORK_SAFE-}]"'
+is "$out" "none []" "a profile that sets a deny-listed variable is refused: nothing from it is set"
+sleep 1
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" "p5.profile:2: RDMAV_FORK_SAFE must never be set" \
+	"  and the node's log names the file and line"
+write_efa_conf
+
+run srun -N1 -w n4 --efa bash -c 'echo "$SLURM_EFA_PROFILE $FI_PROVIDER $FI_EFA_USE_DEVICE_RDMA $FI_EFA_FORK_SAFE"'
+is "$out" "trn1 efa 1 1" "a trn1 node gets the Neuron settings"
+
+# n3 has no EFA.
+run srun -N1 -w n3 --efa=required true
+ok $((rc == 0)) "srun --efa=required on a node without EFA fails"
+like "$out" "efa: --efa=required but node n3 \(c6i\.4xlarge\) has no EFA device" \
+	"  and the user sees which node and what is missing"
+batch -N1 -w n3 --efa 'echo batch-ran'
+ok $((rc == 0)) "sbatch --efa on a node without EFA fails its batch step"
+like "$out" "node n3 \(c6i\.4xlarge\) has no EFA device" "  with the message in the job's output"
+unlike "$out" "batch-ran" "  before the script runs"
+run srun -N1 -w n3 --efa=auto bash -c 'echo "[${SLURM_EFA_PROFILE-unset}] [${NCCL_SOCKET_IFNAME-unset}]"'
+is "$out" "[unset] [unset]" "--efa=auto on a node without EFA runs and sets nothing"
+sleep 1
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n3.log")" "efa: node n3 has no EFA device .*--efa=auto sets nothing" \
+	"  and says so in the node's log"
+is "$(sinfo -h -n n3 -o %T)" "idle" "n3 is idle, not drained, after the failed steps"
+
+# Partition defaults: cpu (n1,n2) requires EFA without --efa; --efa=off opts out.
+write_efa_conf "PartitionName=cpu EFA=required"
+run srun -p cpu -N1 -w n2 printenv SLURM_EFA_PROFILE SLURM_EFA_MODE
+is "$out" $'p4d\nrequired' "PartitionName=cpu EFA=required applies without --efa"
+run srun -p cpu -N1 -w n2 --efa=off bash -c 'echo "[${SLURM_EFA_PROFILE-unset}]"'
+is "$out" "[unset]" "--efa=off opts out of the partition default"
+run srun -p gpu -N1 -w n2 bash -c 'echo "[${SLURM_EFA_PROFILE-unset}]"'
+is "$out" "[unset]" "a partition without EFA= sets nothing unless asked"
+
+# A broken efa.conf fails the step, naming file and line, only when EFA was asked for.
+write_efa_conf "Bogus=1"
+run srun -N1 -w n1 --efa true
+ok $((rc == 0)) "--efa with a broken efa.conf fails the step"
+like "$out" "efa: node n1 cannot use EFA: $EFA_CONF:2: unknown key 'Bogus'" "  naming the file and line"
+run srun -N1 -w n1 true
+is "$rc" 0 "a step without --efa still runs with a broken efa.conf"
+write_efa_conf
+
+# slurmrestd: the option in the job's environment, as sbatch carries it.
+rest_out=$SLURM_EFA_CLUSTER/out/rest-env.out
+script=$(printf '#!/bin/bash\nsrun -l bash -c %q | sort\n' "$show" | jq -Rs .)
+body=$(cat <<JSON
+{"script": $script,
+ "job": {"name": "rest-efa", "nodes": 2, "partition": "cpu", "current_working_directory": "/tmp",
+         "standard_output": "$rest_out",
+         "environment": {"PATH": "/usr/bin:/bin", "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa": "required"}}}
+JSON
+)
+run runuser -u "$SLURMRESTD_USER" -- curl -sS --unix-socket "$SLURMRESTD_SOCKET" \
+	-H 'Content-Type: application/json' -d "$body" http://localhost/slurm/v0.0.38/job/submit
+job_id=$(sed -n 's/.*"job_id": *\([0-9]*\).*/\1/p' <<<"$out")
+ok $((${job_id:-0} == 0)) "slurmrestd accepts a job with the --efa option in its environment"
+[ -n "$job_id" ] || diag "$out"
+wait_job "${job_id:-0}"
+is "$(cat "$rest_out" 2>/dev/null)" "0: $p5"$'\n'"1: $p4d" \
+	"the slurmrestd job's tasks get the same environment as sbatch --efa"

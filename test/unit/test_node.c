@@ -1,0 +1,190 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/node.h"
+#include "common/stack.h"
+#include "tap.h"
+
+static struct efa_node *discover(const char *fixture, const char *type)
+{
+	char root[512];
+	struct efa_error err = { "" };
+	struct efa_node *node = NULL;
+
+	snprintf(root, sizeof(root), "%s/%s", FIXTURES, fixture);
+	ok(efa_node_discover(root, type, &node, &err) == 0, "%s: discovered (%s)", fixture, err.msg);
+	return node;
+}
+
+static size_t count_kind(const struct efa_node *n, enum efa_accel_kind kind, bool present_only)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n->naccels; i++)
+		c += n->accels[i].kind == kind && (!present_only || n->accels[i].present);
+	return c;
+}
+
+static const struct efa_accel *gpu_at(const struct efa_node *n, const char *addr)
+{
+	for (size_t i = 0; i < n->naccels; i++)
+		if (!strcmp(n->accels[i].pci.addr, addr))
+			return &n->accels[i];
+	return NULL;
+}
+
+static void test_p5(void)
+{
+	struct efa_node *n = discover("p5.48xlarge", NULL);
+	char problem[256];
+
+	if (!n)
+		return;
+	is_str(n->instance_type, "p5.48xlarge", "p5: instance type from DMI");
+	is_int(n->nnics, 32, "p5: 32 EFA devices");
+	is_int(efa_node_usable_nics(n), 32, "p5: all usable");
+	is_str(n->nics[0].pci.addr, "0000:4f:00.0", "p5: NICs sorted by PCI address");
+	is_str(n->nics[0].name, "rdmap79s0", "p5: first NIC name");
+	is_int(n->nics[0].uverbs, 0, "p5: first NIC is uverbs0");
+	is_int(n->nics[31].uverbs, 31, "p5: last NIC is uverbs31");
+	is_int(n->nics[0].pci.numa, 0, "p5: first NIC on NUMA 0");
+	is_int(n->nics[31].pci.numa, 1, "p5: last NIC on NUMA 1");
+	has_str(n->nics[0].pci.path, "/sys/devices/pci0000:44/", "p5: NIC path under /sys/devices, root stripped");
+	ok(strncmp(n->nics[0].pci.path, FIXTURES, strlen(FIXTURES)), "p5: no fixture prefix in the path");
+	is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p5: 8 GPUs present");
+	is_int(gpu_at(n, "0000:97:00.0")->index, 5, "p5: minor from the driver, not PCI order (97 -> 5)");
+	is_int(gpu_at(n, "0000:a8:00.0")->index, 4, "p5: a8 -> 4");
+	is_int(gpu_at(n, "0000:53:00.0")->pci.numa, 0, "p5: GPU 53 on NUMA 0");
+	is_int(n->accels[0].index, 0, "p5: GPUs sorted by minor");
+	is_str(n->accels[4].pci.addr, "0000:a8:00.0", "p5: minor 4 is a8");
+	is_str(n->stack.installer, "1.43.2", "p5: installer version");
+	is_str(n->stack.libfabric, "2.1.0amzn5.0", "p5: libfabric version (deb name)");
+	is_str(n->stack.ofi_nccl, "1.16.3", "p5: aws-ofi-nccl version");
+	is_str(n->stack.rdma_core, "58.amzn0", "p5: rdma-core version");
+	is_str(n->stack.efa_driver, "2.17.2", "p5: efa driver version");
+	is_str(n->stack.libdirs[0], "/opt/amazon/efa/lib", "p5: libfabric dir (Ubuntu lib)");
+	is_str(n->stack.libdirs[1], "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu", "p5: plugin multiarch dir");
+	ok(n->stack.libdirs[2] == NULL, "p5: no other library dirs");
+	efa_node_efa_problem(n, problem, sizeof(problem));
+	is_str(problem, "", "p5: no EFA problem");
+	efa_node_free(n);
+}
+
+static void test_p5_pod(void)
+{
+	struct efa_node *n = discover("p5-pod", NULL);
+	char problem[256];
+
+	if (!n)
+		return;
+	is_str(n->instance_type, "p5.48xlarge", "pod: 'ml.' stripped from the HyperPod name");
+	is_int(n->nnics, 32, "pod: every EFA device visible in sysfs");
+	is_int(efa_node_usable_nics(n), 16, "pod: 16 usable (uverbs nodes present)");
+	is_int(n->naccels, 8, "pod: 8 GPUs visible in sysfs");
+	is_int(count_kind(n, EFA_ACCEL_GPU, true), 4, "pod: 4 GPUs usable");
+	is_int(n->accels[0].index, 4, "pod: usable GPUs first, by minor");
+	is_int(n->accels[7].index, -1, "pod: GPUs the driver does not list have no minor");
+	efa_node_efa_problem(n, problem, sizeof(problem));
+	is_str(problem, "", "pod: EFA usable");
+	efa_node_free(n);
+}
+
+static void test_p4d(void)
+{
+	struct efa_node *n = discover("p4d.24xlarge", NULL);
+
+	if (!n)
+		return;
+	is_int(n->nnics, 4, "p4d: 4 EFA devices");
+	is_str(n->nics[0].name, "rdmap16s27", "p4d: first NIC");
+	is_str(n->nics[0].pci.path, "/sys/devices/pci0000:10/0000:10:1b.0", "p4d: flat root bus path");
+	is_int(n->nics[2].pci.numa, 1, "p4d: bus 0x90 on NUMA 1");
+	is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p4d: 8 GPUs");
+	is_str(n->stack.installer, "1.21.0", "p4d: old installer");
+	is_str(n->stack.libfabric, "1.16.1amzn3.0", "p4d: libfabric from the rpm name");
+	ok(n->stack.ofi_nccl == NULL, "p4d: plugin version unknown (not from the installer)");
+	is_str(n->stack.libdirs[0], "/opt/amazon/efa/lib64", "p4d: lib64 (Amazon Linux)");
+	is_str(n->stack.libdirs[1], "/opt/aws-ofi-nccl/lib", "p4d: plugin built from source");
+	efa_node_free(n);
+
+	n = discover("p4d-nonuma", NULL);
+	if (!n)
+		return;
+	is_int(n->nics[0].pci.numa, -1, "p4d-nonuma: NUMA unknown");
+	is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p4d-nonuma: 8 GPUs without driver proc files");
+	is_str(n->accels[3].pci.addr, "0000:20:1d.0", "p4d-nonuma: minors follow PCI order");
+	efa_node_free(n);
+}
+
+static void test_others(void)
+{
+	struct efa_node *n = discover("p5en.48xlarge", NULL);
+	char problem[256];
+
+	if (n) {
+		is_int(n->nnics, 16, "p5en: 16 EFA devices");
+		is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p5en: 8 GPUs");
+		is_str(n->stack.libdirs[1], "/opt/amazon/ofi-nccl/lib", "p5en: plugin without multiarch dir");
+		efa_node_free(n);
+	}
+	n = discover("trn1.32xlarge", NULL);
+	if (n) {
+		is_int(n->nnics, 8, "trn1: 8 EFA devices");
+		is_int(count_kind(n, EFA_ACCEL_NEURON, true), 16, "trn1: 16 Neuron devices");
+		is_int(count_kind(n, EFA_ACCEL_GPU, false), 0, "trn1: no GPUs");
+		is_int(n->accels[15].index, 15, "trn1: Neuron devices by index");
+		is_int(n->accels[0].cores, 2, "trn1: 2 NeuronCores per device");
+		efa_node_free(n);
+	}
+	n = discover("cpu-only", NULL);
+	if (n) {
+		is_str(n->instance_type, "c6i.4xlarge", "cpu-only: instance type");
+		is_int(n->nnics + n->naccels, 0, "cpu-only: no devices");
+		ok(n->stack.installer == NULL && n->stack.libdirs[0] == NULL, "cpu-only: no EFA software");
+		efa_node_efa_problem(n, problem, sizeof(problem));
+		has_str(problem, "no EFA device", "cpu-only: the problem is named");
+		efa_node_free(n);
+	}
+	n = discover("cpu-only", "p5.48xlarge");
+	if (n) {
+		is_str(n->instance_type, "p5.48xlarge", "InstanceType= overrides DMI");
+		ok(n->instance_type_configured, "  and says so");
+		efa_node_free(n);
+	}
+	{
+		struct efa_error err = { "" };
+
+		ok(efa_node_discover("/nonexistent/root", NULL, &n, &err) == -1, "missing root is an error");
+		has_str(err.msg, "root=/nonexistent/root", "  naming it");
+	}
+}
+
+static void test_versions(void)
+{
+	struct efa_stack s = { 0 };
+	bool known;
+
+	ok(efa_version_cmp("1.16.1amzn3.0", "1.18") < 0, "1.16.1amzn3.0 < 1.18");
+	ok(efa_version_cmp("2.1.0amzn5.0", "1.18") > 0, "2.1.0amzn5.0 > 1.18");
+	ok(efa_version_cmp("1.18", "1.18.0") == 0, "1.18 == 1.18.0");
+	ok(efa_version_cmp("1.29.1", "1.29.10") < 0, "numeric, not textual");
+	ok(efa_version_cmp("abc", "0") == 0, "garbage compares as 0");
+	ok(efa_stack_parse_installed("# EFA installer version: 1.30.0\nlibfabric-aws-devel-1.19.0-1.x86_64 libfabric-aws-1.19.0amzn4.0-1.amzn2.x86_64 aws-ofi-nccl-1.7.4-1.x86_64\n", &s) == 0,
+	   "installer record parses");
+	is_str(s.installer, "1.30.0", "installer version");
+	is_str(s.libfabric, "1.19.0amzn4.0", "-devel package is not libfabric itself");
+	is_str(efa_stack_version(&s, "ofi-nccl", &known), "1.7.4", "aws-ofi-nccl rpm name");
+	ok(known, "ofi-nccl is a known component");
+	ok(efa_stack_version(&s, "nccl", &known) == NULL && !known, "nccl is not a component");
+	efa_stack_clear(&s);
+}
+
+int main(void)
+{
+	test_p5();
+	test_p5_pod();
+	test_p4d();
+	test_others();
+	test_versions();
+	return done_testing();
+}

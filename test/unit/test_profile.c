@@ -1,0 +1,286 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/env.h"
+#include "common/profile.h"
+#include "common/stack.h"
+#include "tap.h"
+
+static void profile_rejects(const char *text, const char *want)
+{
+	struct efa_profile p;
+	struct efa_error err = { "" };
+	int rc = efa_profile_parse(text, strlen(text), "site", &p, &err);
+
+	ok(rc == -1, "profile rejected: %s", want);
+	has_str(err.msg, want, "  message");
+	if (!rc) {	/* wrongly accepted: free it as a one-profile set */
+		struct efa_profiles *set = calloc(1, sizeof(*set));
+
+		set->v = malloc(sizeof(p));
+		*set->v = p;
+		set->n = 1;
+		efa_profiles_free(set);
+	}
+}
+
+static void test_parse_errors(void)
+{
+	profile_rejects("Match=p5.48xlarge\nEnv=RDMAV_FORK_SAFE=1\n",
+			"site.profile:2: RDMAV_FORK_SAFE must never be set");
+	profile_rejects("Env=FI_EFA_MTU_SIZE=8000\n", "FI_EFA_MTU_SIZE must never be set");
+	profile_rejects("Env=FI_EFA_TX_IOV_LIMIT=1\n", "FI_EFA_TX_IOV_LIMIT must never be set");
+	profile_rejects("Env=LD_LIBRARY_PATH=/x\n", "LD_LIBRARY_PATH is managed by slurm-efa");
+	profile_rejects("Env=SLURM_EFA_PROFILE=x\n", "SLURM_EFA_PROFILE is managed");
+	profile_rejects("Env=1BAD=x\n", "site.profile:1: Env=1BAD=x: use Env=NAME=VALUE");
+	profile_rejects("Env=NOVALUE\n", "use Env=NAME=VALUE");
+	profile_rejects("Env=A=1 If=libfabric~1.18\n", "bad condition 'libfabric~1.18'");
+	profile_rejects("Env=A=1 If=nccl>=2.19\n", "unknown component 'nccl'");
+	profile_rejects("Env=A=1 If=libfabric<\n", "bad condition");
+	profile_rejects("If=libfabric<1.18\n", "If= follows an Env=");
+	profile_rejects("Env=A=1 Env=B=2\n", "one Env= per line");
+	profile_rejects("\n\nColor=blue\n", "site.profile:3: unknown key 'Color'");
+	profile_rejects("Match=p5,,p4\n", "empty item in list");
+}
+
+static char dir[] = "/tmp/efa-profiles.XXXXXX";
+
+static void write_profile(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.profile", dir, name);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static void remove_profiles(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		printf("# could not remove %s\n", dir);
+}
+
+static void test_matching(void)
+{
+	struct efa_profiles *set = NULL;
+	struct efa_error err = { "" };
+
+	write_profile("default", "Match=*\n");
+	write_profile("p5", "Match=p5.48xlarge\n");
+	write_profile("p5fam", "Match=p5*.48xlarge\n");
+	write_profile("p", "Match=p*\n");
+	write_profile("base", "Env=A=1\n");
+	ok(efa_profiles_load(dir, &set, &err) == 0, "profile dir loads (%s)", err.msg);
+	if (!set)
+		return;
+	is_str(efa_profiles_match(set, "p5.48xlarge")->name, "p5", "exact name beats patterns");
+	is_str(efa_profiles_match(set, "p5en.48xlarge")->name, "p5fam", "longer pattern beats shorter");
+	is_str(efa_profiles_match(set, "p4d.24xlarge")->name, "p", "short pattern beats *");
+	is_str(efa_profiles_match(set, "hpc7g.16xlarge")->name, "default", "* catches the rest");
+	is_str(efa_profiles_match(set, NULL)->name, "default", "unknown instance type: only *");
+	ok(efa_profiles_find(set, "base") && !efa_profiles_find(set, "base")->match &&
+	   efa_profiles_match(set, "base") == efa_profiles_find(set, "default"),
+	   "a profile without Match= is include-only");
+	efa_profiles_free(set);
+
+	write_profile("dup", "Match=p5.48xlarge\n");
+	ok(efa_profiles_load(dir, &set, &err) == -1, "the same Match= in two profiles is refused");
+	has_str(err.msg, "Match=p5.48xlarge appears in both dup.profile and p5.profile", "  naming both");
+	write_profile("dup", "Include=missing\n");
+	ok(efa_profiles_load(dir, &set, &err) == -1, "Include= of a missing profile is refused");
+	has_str(err.msg, "dup.profile: Include=missing: no profile missing.profile", "  naming it");
+	write_profile("dup", "Match=x\n");
+}
+
+static void test_plan(void)
+{
+	struct efa_node node = { 0 };
+	struct efa_profiles *set = NULL;
+	struct efa_env_plan *plan = NULL;
+	struct efa_error err = { "" };
+	char *dirs[] = { "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib", NULL };
+
+	write_profile("base", "Env=A=base\nEnv=B=old If=libfabric<1.18\nEnv=C=x If=ofi-nccl>=1.0\n");
+	write_profile("mid", "Include=base\nEnv=A=mid\n");
+	write_profile("p5", "Match=p5.48xlarge\nInclude=mid\nEnv=B=new If=libfabric>=1.18,installer>=1.30\n"
+		      "Env=D=d\n");
+	ok(efa_profiles_load(dir, &set, &err) == 0, "profiles with includes load (%s)", err.msg);
+	node.instance_type = "p5.48xlarge";
+	node.stack.libfabric = "2.1.0amzn5.0";
+	node.stack.installer = "1.43.2";
+	node.stack.libdirs = dirs;
+	ok(efa_env_plan_build(&node, set, &plan, &err) == 0, "plan built");
+	is_str(plan->profile, "p5", "plan names the profile");
+	is_int(plan->n, 4, "A, B, C, D in the plan");
+	is_str(plan->v[0].name, "A", "included variables come first");
+	is_str(plan->v[0].value, "mid", "a later line replaces an earlier one");
+	is_str(plan->v[1].value, "new", "B: the line whose conditions hold");
+	has_str(plan->v[1].reason, "p5.profile:3", "  with where it came from");
+	ok(plan->v[2].value == NULL, "C: condition on an unknown version does not hold");
+	has_str(plan->v[2].reason, "ofi-nccl version unknown on this node", "  and says why");
+	is_str(plan->libdirs, "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib", "library dirs joined");
+	efa_env_plan_free(plan);
+
+	node.stack.libfabric = "1.16.1amzn3.0";
+	efa_env_plan_build(&node, set, &plan, &err);
+	is_str(plan->v[1].value, "old", "B: the older stack's value");
+	efa_env_plan_free(plan);
+
+	write_profile("mid", "Include=p5\n");
+	ok(efa_env_plan_build(&node, set, &plan, &err) == 0, "(a cycle is only seen on a reload)");
+	efa_env_plan_free(plan);
+	efa_profiles_free(set);
+	ok(efa_profiles_load(dir, &set, &err) == 0, "cyclic includes load");
+	ok(efa_env_plan_build(&node, set, &plan, &err) == -1, "an Include cycle fails the plan");
+	has_str(err.msg, "Include= nests deeper than", "  and says so");
+	efa_profiles_free(set);
+	write_profile("mid", "Include=base\n");
+}
+
+/* A fake environment for efa_env_apply. */
+struct fake_env {
+	char names[16][64];
+	char values[16][256];
+	char decisions[16][16];
+	int n;
+};
+
+static int fake_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	struct fake_env *e = ctx;
+
+	for (int i = 0; i < e->n; i++) {
+		if (!strcmp(e->names[i], name)) {
+			snprintf(buf, size, "%s", e->values[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int fake_put(void *ctx, const char *name, const char *value,
+		    enum efa_env_decision d, const char *reason)
+{
+	struct fake_env *e = ctx;
+	int i;
+
+	(void)reason;
+	for (i = 0; i < e->n && strcmp(e->names[i], name); i++)
+		;
+	if (i == e->n) {
+		e->n++;
+		snprintf(e->names[i], sizeof(e->names[i]), "%s", name);
+	}
+	if (d != EFA_ENV_SKIPPED && d != EFA_ENV_USER)
+		snprintf(e->values[i], sizeof(e->values[i]), "%s", value);
+	snprintf(e->decisions[i], sizeof(e->decisions[i]), "%s", efa_env_decision_name(d));
+	return 0;
+}
+
+static const char *fake_value(struct fake_env *e, const char *name)
+{
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->names[i], name))
+			return e->values[i];
+	return NULL;
+}
+
+static const char *fake_decision(struct fake_env *e, const char *name)
+{
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->names[i], name))
+			return e->decisions[i];
+	return NULL;
+}
+
+static void test_apply(void)
+{
+	struct efa_env_entry entries[] = {
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1" },
+		{ "FI_PROVIDER", NULL, "p.profile:2: ofi-nccl 1.16 is not <= 1.5.0" },
+		{ "NCCL_ALGO", "Ring", "p.profile:3" },
+		{ "FORCED_ONE", "site", "p.profile:4" },
+	};
+	struct efa_env_plan plan = { .profile = "p5", .v = entries, .n = 4,
+				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };
+	char *force[] = { "FORCED_ONE", NULL };
+	struct efa_config cfg = { .force_env = force };
+	struct fake_env env = { .n = 4 };
+
+	strcpy(env.names[0], "NCCL_ALGO");
+	strcpy(env.values[0], "Tree");
+	strcpy(env.names[1], "FORCED_ONE");
+	strcpy(env.values[1], "user");
+	strcpy(env.names[2], "LD_LIBRARY_PATH");
+	strcpy(env.values[2], "/opt/other-node/lib:/usr/local/lib:/opt/ofi");
+	strcpy(env.names[3], "SLURM_EFA_LIBDIRS");
+	strcpy(env.values[3], "/opt/other-node/lib");
+
+	ok(efa_env_apply(&plan, &cfg, fake_get, fake_put, &env) == 0, "plan applies");
+	is_str(fake_value(&env, "NCCL_SOCKET_IFNAME"), "^docker,lo,veth", "unset variable is set");
+	is_str(fake_decision(&env, "NCCL_SOCKET_IFNAME"), "set", "  decision set");
+	is_str(fake_value(&env, "NCCL_ALGO"), "Tree", "the user's value wins");
+	is_str(fake_decision(&env, "NCCL_ALGO"), "user", "  decision user");
+	is_str(fake_value(&env, "FORCED_ONE"), "site", "ForceEnv= overrides the user");
+	is_str(fake_decision(&env, "FORCED_ONE"), "forced", "  decision forced");
+	is_str(fake_decision(&env, "FI_PROVIDER"), "skipped", "a skipped variable is reported");
+	is_str(fake_value(&env, "FI_PROVIDER"), "", "  and not set");
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), "/opt/amazon/efa/lib:/opt/ofi:/usr/local/lib",
+	       "LD_LIBRARY_PATH: ours first, an earlier step's dirs and duplicates dropped, the user's kept");
+	is_str(fake_value(&env, "SLURM_EFA_LIBDIRS"), "/opt/amazon/efa/lib:/opt/ofi", "what we added is recorded");
+	is_str(fake_value(&env, "SLURM_EFA_PROFILE"), "p5", "SLURM_EFA_PROFILE set");
+
+	ok(efa_env_denied("RDMAV_FORK_SAFE") && efa_env_denied("RDMAV_HUGEPAGES_SAFE") &&
+	   efa_env_denied("FI_EFA_RX_IOV_LIMIT") && !efa_env_denied("FI_EFA_FORK_SAFE"),
+	   "deny list: RDMAV_* and the EFA limits, not FI_EFA_FORK_SAFE");
+}
+
+static void test_shipped_profiles(void)
+{
+	struct efa_profiles *set = NULL;
+	struct efa_error err = { "" };
+	static const struct {
+		const char *type, *profile;
+	} want[] = {
+		{ "p4d.24xlarge", "p4d" }, { "p4de.24xlarge", "p4de" },
+		{ "p5.48xlarge", "p5" }, { "p5e.48xlarge", "p5e" },
+		{ "p5en.48xlarge", "p5en" }, { "p6-b200.48xlarge", "p6-b200" },
+		{ "trn1.32xlarge", "trn1" }, { "trn1n.32xlarge", "trn1n" },
+		{ "trn2.48xlarge", "trn2" }, { "hpc7a.96xlarge", "default" },
+	};
+
+	ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
+	   "the shipped profiles load (%s)", err.msg);
+	if (!set)
+		return;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct efa_profile *p = efa_profiles_match(set, want[i].type);
+
+		is_str(p ? p->name : NULL, want[i].profile, "%s uses the %s profile",
+		       want[i].type, want[i].profile);
+	}
+	efa_profiles_free(set);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return done_testing();
+	}
+	test_parse_errors();
+	test_matching();
+	test_plan();
+	test_apply();
+	test_shipped_profiles();
+	remove_profiles();
+	return done_testing();
+}
