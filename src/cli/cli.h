@@ -19,5 +19,6 @@ struct cli_common {
 int cli_common_parse(int *argc, char **argv, struct cli_common *common);
 
 int cmd_env(int argc, char **argv, const struct cli_common *common);
+int cmd_topo(int argc, char **argv, const struct cli_common *common);
 
 #endif

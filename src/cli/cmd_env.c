@@ -33,14 +33,14 @@ static int print_var(void *ctx, const char *name, const char *value,
 
 	if (pr->json) {
 		json_t *v = json_pack("{s:s, s:s?, s:s, s:s}", "name", name,
-				      "value", decision == EFA_ENV_SKIPPED ? NULL : value,
+				      "value", value,
 				      "decision", efa_env_decision_name(decision),
 				      "reason", reason);
 
 		return v ? json_array_append_new(pr->vars, v) : -1;
 	}
-	if (decision == EFA_ENV_SKIPPED)
-		printf("  %-10s %s\n", "skipped", name);
+	if (decision == EFA_ENV_SKIPPED || decision == EFA_ENV_REMOVED)
+		printf("  %-10s %s\n", efa_env_decision_name(decision), name);
 	else
 		printf("  %-10s %s=%s\n", efa_env_decision_name(decision), name, value);
 	printf("  %-10s %s\n", "", decision == EFA_ENV_USER ?
@@ -137,7 +137,7 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 			printf("profile: %s\nenvironment of a step with --efa:\n",
 			       plan->profile ? plan->profile : "none (no profile matches this instance type)");
 	}
-	if (plan && efa_env_apply(plan, cfg, get_own_env, print_var, &pr)) {
+	if (plan && efa_env_apply(plan, NULL, 0, cfg, get_own_env, print_var, &pr)) {
 		fprintf(stderr, "slurm-efa: out of memory\n");
 		goto out;
 	}

@@ -10,6 +10,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{ "env", cmd_env, "the EFA/NCCL environment a job step gets on this node, and why" },
+	{ "topo", cmd_topo, "accelerators x EFA NICs of this node, with their PCIe closeness" },
 };
 
 static void usage(FILE *out)

@@ -15,6 +15,9 @@
 #include "strutil.h"
 
 #define DEFAULT_SNAPSHOT_MAX_AGE 300
+/* Around PyTorch's customary 29500, away from the ephemeral range. */
+#define DEFAULT_MASTER_PORT_LO 29500
+#define DEFAULT_MASTER_PORT_HI 29999
 
 enum value_type {
 	V_STRING,
@@ -23,6 +26,7 @@ enum value_type {
 	V_COUNT,	/* non-negative integer */
 	V_DURATION,	/* seconds, or with an s/m/h/d suffix */
 	V_LIST,		/* comma-separated, no empty items */
+	V_PORTS,	/* LO-HI, two longs */
 };
 
 struct choice {
@@ -88,6 +92,8 @@ static const struct key global_keys[] = {
 	GKEY("TopologyFile", V_PATH, topology_file, NULL),
 	GKEY("TopologyReload", V_STRING, topology_reload, NULL),
 	GKEY("ForceEnv", V_LIST, force_env, NULL),
+	GKEY("DistributedEnv", V_CHOICE, distributed_env, yes_no_choices),
+	GKEY("MasterPortRange", V_PORTS, master_ports, NULL),
 	{ NULL, 0, 0, NULL },
 };
 
@@ -196,6 +202,9 @@ struct efa_config *efa_config_defaults(void)
 	cfg->snapshot_max_age = DEFAULT_SNAPSHOT_MAX_AGE;
 	cfg->on_snapshot_missing = EFA_ON_MISSING_ACCEPT;
 	cfg->topology = EFA_TOPOLOGY_NONE;
+	cfg->distributed_env = EFA_YES;
+	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
+	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	if (!cfg->profile_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
 	    !cfg->topology_feature_prefixes) {
 		efa_config_free(cfg);
@@ -294,6 +303,17 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 			return parse_error(ps, "invalid %s=%s: use a whole number%s", k->name, value,
 					   k->type == V_DURATION ? " of seconds (or with s, m, h, d)" : "");
 		return 0;
+	case V_PORTS: {
+		long lo, hi;
+		char extra;
+
+		if (sscanf(value, "%ld-%ld%c", &lo, &hi, &extra) != 2 || lo < 1 || hi > 65535 || lo > hi)
+			return parse_error(ps, "invalid %s=%s: use LOW-HIGH, ports from 1 to 65535",
+					   k->name, value);
+		((struct efa_range *)field)->lo = lo;
+		((struct efa_range *)field)->hi = hi;
+		return 0;
+	}
 	case V_LIST: {
 		char **list;
 

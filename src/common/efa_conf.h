@@ -38,6 +38,10 @@ enum efa_ckpt_fs {
 	EFA_CKPT_FS_ANY,
 };
 
+struct efa_range {
+	long lo, hi;
+};
+
 struct efa_partition {
 	char *name;
 	enum efa_mode efa;		/* EFA_MODE_UNSET: user decides */
@@ -63,6 +67,8 @@ struct efa_config {
 	char *topology_file;
 	char *topology_reload;
 	char **force_env;		/* variables set over the user's value */
+	enum efa_tristate distributed_env;	/* RANK, MASTER_ADDR, ... */
+	struct efa_range master_ports;	/* MasterPortRange=LO-HI */
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

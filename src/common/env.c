@@ -163,6 +163,7 @@ const char *efa_env_decision_name(enum efa_env_decision d)
 		[EFA_ENV_USER] = "user",
 		[EFA_ENV_SKIPPED] = "skipped",
 		[EFA_ENV_PREPENDED] = "prepended",
+		[EFA_ENV_REMOVED] = "removed",
 	};
 
 	return names[d];
@@ -176,14 +177,14 @@ static bool forced(const struct efa_config *cfg, const char *name)
 	return false;
 }
 
-/* Whether dir (len bytes) is one of the ':'-separated entries of list. */
-static bool list_has(const char *list, const char *dir, size_t len)
+/* Whether item (len bytes) is one of the sep-separated entries of list. */
+static bool list_has(const char *list, char sep, const char *item, size_t len)
 {
 	for (const char *p = list; p && *p;) {
-		const char *end = strchr(p, ':');
+		const char *end = strchr(p, sep);
 		size_t plen = end ? (size_t)(end - p) : strlen(p);
 
-		if (plen == len && !strncmp(p, dir, len))
+		if (plen == len && !strncmp(p, item, len))
 			return true;
 		if (!end)
 			break;
@@ -199,7 +200,7 @@ static int append_entries(char *out, size_t size, const char *list, const char *
 		const char *end = strchr(p, ':');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 
-		if (len && !list_has(skip, p, len) &&
+		if (len && !list_has(skip, ':', p, len) &&
 		    efa_strlcatf(out, size, "%s%.*s", out[0] ? ":" : "", (int)len, p))
 			return -1;
 		p += len + (end ? 1 : 0);
@@ -236,30 +237,86 @@ static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 			     "what slurm-efa added to LD_LIBRARY_PATH");
 }
 
-int efa_env_apply(const struct efa_env_plan *plan, const struct efa_config *cfg,
-		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
+struct apply {
+	const struct efa_config *cfg;
+	efa_env_get_fn get;
+	efa_env_put_fn put;
+	void *ctx;
+	char owned_before[ENV_VALUE_MAX];	/* EFA_ENV_OWNED_VAR on arrival */
+	char owned_now[ENV_VALUE_MAX];
+};
+
+static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 {
 	char current[ENV_VALUE_MAX];
+	enum efa_env_decision d;
 	int rc;
 
-	for (size_t i = 0; i < plan->n; i++) {
-		const struct efa_env_entry *e = &plan->v[i];
-		enum efa_env_decision d;
-
-		if (!e->value)
-			d = EFA_ENV_SKIPPED;
-		else if (get(ctx, e->name, current, sizeof(current)) != 1)
-			d = EFA_ENV_SET;
-		else if (forced(cfg, e->name))
-			d = EFA_ENV_FORCED;
-		else
-			d = EFA_ENV_USER;
-		rc = put(ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, e->reason);
-		if (rc)
-			return rc;
-	}
-	if (plan->libdirs && (rc = apply_libdirs(plan, get, put, ctx)))
+	if (!e->value)
+		d = EFA_ENV_SKIPPED;
+	else if (e->slurm_var ||
+		 a->get(a->ctx, e->name, current, sizeof(current)) != 1 ||
+		 list_has(a->owned_before, ',', e->name, strlen(e->name)))
+		d = EFA_ENV_SET;
+	else if (forced(a->cfg, e->name))
+		d = EFA_ENV_FORCED;
+	else
+		d = EFA_ENV_USER;
+	rc = a->put(a->ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, e->reason);
+	if (rc || (d != EFA_ENV_SET && d != EFA_ENV_FORCED) || e->slurm_var)
 		return rc;
-	return put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
+	/* Too many to record is harmless: those stay as user values. */
+	efa_strlcatf(a->owned_now, sizeof(a->owned_now), "%s%s",
+		     a->owned_now[0] ? "," : "", e->name);
+	return 0;
+}
+
+/* Removes what an earlier step set that this one does not. */
+static int remove_stale(struct apply *a)
+{
+	char current[ENV_VALUE_MAX];
+
+	for (const char *p = a->owned_before; *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char name[256];
+		int rc;
+
+		if (len && len < sizeof(name) && !list_has(a->owned_now, ',', p, len)) {
+			memcpy(name, p, len);
+			name[len] = '\0';
+			if (a->get(a->ctx, name, current, sizeof(current)) == 1 &&
+			    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
+					 "set by slurm-efa for an earlier step; not wanted here")))
+				return rc;
+		}
+		p += len + (end ? 1 : 0);
+	}
+	return 0;
+}
+
+int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+		  size_t ntask, const struct efa_config *cfg,
+		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
+{
+	struct apply a = { .cfg = cfg, .get = get, .put = put, .ctx = ctx };
+	int rc;
+
+	if (get(ctx, EFA_ENV_OWNED_VAR, a.owned_before, sizeof(a.owned_before)) != 1)
+		a.owned_before[0] = '\0';
+	for (size_t i = 0; plan && i < plan->n; i++)
+		if ((rc = apply_entry(&a, &plan->v[i])))
+			return rc;
+	for (size_t i = 0; i < ntask; i++)
+		if ((rc = apply_entry(&a, &task[i])))
+			return rc;
+	if ((rc = remove_stale(&a)))
+		return rc;
+	if (plan && plan->libdirs && (rc = apply_libdirs(plan, get, put, ctx)))
+		return rc;
+	if ((rc = put(ctx, EFA_ENV_OWNED_VAR, a.owned_now, EFA_ENV_SET,
+		      "what slurm-efa set, so later steps may change it")))
+		return rc;
+	return put(ctx, EFA_ENV_PROFILE_VAR, plan && plan->profile ? plan->profile : "none",
 		   EFA_ENV_SET, "the profile this node matched");
 }

@@ -17,11 +17,14 @@
 #define EFA_ENV_PROFILE_VAR "SLURM_EFA_PROFILE"
 #define EFA_ENV_LIBPATH_VAR "LD_LIBRARY_PATH"
 #define EFA_ENV_LIBDIRS_VAR "SLURM_EFA_LIBDIRS"
+#define EFA_ENV_OWNED_VAR "SLURM_EFA_SET"
 
 struct efa_env_entry {
 	char *name;
 	char *value;		/* NULL when skipped */
 	char *reason;		/* where it came from, or why it was skipped */
+	bool slurm_var;		/* Slurm's own (CUDA_VISIBLE_DEVICES): always
+				 * set, never recorded or removed */
 };
 
 struct efa_env_plan {
@@ -51,6 +54,7 @@ enum efa_env_decision {
 	EFA_ENV_USER,		/* left alone: the user set it */
 	EFA_ENV_SKIPPED,	/* a condition did not hold */
 	EFA_ENV_PREPENDED,	/* LD_LIBRARY_PATH with the stack's dirs first */
+	EFA_ENV_REMOVED,	/* an earlier step's value this step must not keep */
 };
 
 const char *efa_env_decision_name(enum efa_env_decision d);
@@ -62,11 +66,21 @@ typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
 			      enum efa_env_decision decision, const char *reason);
 
 /*
- * Applies plan to one environment: profile variables unless the user set
- * them (or ForceEnv= lists them), the library directories prepended,
- * SLURM_EFA_PROFILE. Stops at the first put failure and returns it.
+ * Applies the step's plan and one task's own entries (bindings, launch
+ * variables) to that task's environment: each variable unless the user set
+ * it (or ForceEnv= lists it), the library directories prepended,
+ * SLURM_EFA_PROFILE.
+ *
+ * A batch script's environment reaches the steps it starts, on other nodes
+ * and with other bindings: what slurm-efa set is recorded in SLURM_EFA_SET,
+ * so a later step replaces those values (and removes the ones it does not
+ * want) instead of mistaking them for the user's.
+ *
+ * put is told every decision (value NULL for EFA_ENV_REMOVED); apply stops
+ * at the first put failure and returns it. plan may be NULL.
  */
-int efa_env_apply(const struct efa_env_plan *plan, const struct efa_config *cfg,
+int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+		  size_t ntask, const struct efa_config *cfg,
 		  efa_env_get_fn get, efa_env_put_fn put, void *ctx);
 
 #endif

@@ -1,11 +1,17 @@
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <slurm/slurm.h>
+
+#include "common/bind.h"
 #include "common/efa_conf.h"
 #include "common/env.h"
+#include "common/launch.h"
 #include "common/node.h"
 #include "common/profile.h"
 #include "step.h"
@@ -13,6 +19,9 @@
 #define NODE_NAME_MAX 256
 #define MESSAGE_MAX 1024
 #define ROOT_MAX 4096
+#define GPUS_MAX 256
+#define LIST_MAX 2048
+#define TASK_VARS (EFA_LAUNCH_VARS + 3)
 
 static struct {
 	enum efa_mode mode;
@@ -20,7 +29,11 @@ static struct {
 	char node_name[NODE_NAME_MAX];
 	char failure[MESSAGE_MAX];	/* non-empty: fail every task with it */
 	struct efa_config *cfg;
+	struct efa_node *node;		/* kept for per-task bindings */
 	struct efa_env_plan *plan;	/* NULL: set nothing */
+	/* The step's GPUs as Slurm gave them, before any per-task binding. */
+	char gres_gpus[LIST_MAX];
+	char cuda_visible[LIST_MAX];
 } step;
 
 static bool job_env(spank_t sp, const char *name, char *buf, size_t size)
@@ -100,6 +113,8 @@ static void prepare_plan(const struct efa_args *args)
 		slurm_error("efa: %s: only the library path is set; fix the profiles", err.msg);
 	if (efa_env_plan_build(node, profiles, &step.plan, &err))
 		slurm_error("efa: %s", err.msg);
+	step.node = node;
+	node = NULL;
 out:
 	efa_profiles_free(profiles);
 	efa_node_free(node);
@@ -120,8 +135,14 @@ void efa_step_prepare(spank_t sp, const struct efa_args *args,
 		return;
 	}
 	step.mode = effective_mode(sp, opts);
-	if (step.mode == EFA_MODE_REQUIRED || step.mode == EFA_MODE_AUTO)
-		prepare_plan(args);
+	if (step.mode != EFA_MODE_REQUIRED && step.mode != EFA_MODE_AUTO)
+		return;
+	if (!job_env(sp, "SLURM_STEP_GPUS", step.gres_gpus, sizeof(step.gres_gpus)) &&
+	    !job_env(sp, "SLURM_JOB_GPUS", step.gres_gpus, sizeof(step.gres_gpus)))
+		step.gres_gpus[0] = '\0';
+	if (!job_env(sp, "CUDA_VISIBLE_DEVICES", step.cuda_visible, sizeof(step.cuda_visible)))
+		step.cuda_visible[0] = '\0';
+	prepare_plan(args);
 }
 
 static int get_task_env(void *ctx, const char *name, char *buf, size_t size)
@@ -135,6 +156,12 @@ static int put_task_env(void *ctx, const char *name, const char *value,
 	spank_err_t rc;
 
 	(void)reason;
+	if (decision == EFA_ENV_REMOVED) {
+		rc = spank_unsetenv(ctx, name);
+		if (rc != ESPANK_SUCCESS)
+			slurm_error("efa: cannot unset %s: %s", name, spank_strerror(rc));
+		return rc == ESPANK_SUCCESS ? 0 : -1;
+	}
 	if (decision != EFA_ENV_SET && decision != EFA_ENV_FORCED &&
 	    decision != EFA_ENV_PREPENDED)
 		return 0;
@@ -149,6 +176,174 @@ static int put_task_env(void *ctx, const char *name, const char *value,
 static int set_own(spank_t sp, const char *name, const char *value)
 {
 	return put_task_env(sp, name, value, EFA_ENV_SET, NULL);
+}
+
+static uint32_t item_u32(spank_t sp, spank_item_t item)
+{
+	uint32_t v = 0;
+
+	if (spank_get_item(sp, item, &v) != ESPANK_SUCCESS)
+		return 0;
+	return v;
+}
+
+static int task_id(spank_t sp)
+{
+	int v = 0;
+
+	if (spank_get_item(sp, S_TASK_ID, &v) != ESPANK_SUCCESS)
+		return 0;
+	return v;
+}
+
+static int add_entry(struct efa_env_entry *e, size_t *n, const char *name,
+		     const char *value, const char *reason, bool slurm_var)
+{
+	e[*n].name = strdup(name);
+	e[*n].value = strdup(value);
+	e[*n].reason = strdup(reason);
+	e[*n].slurm_var = slurm_var;
+	(*n)++;
+	return e[*n - 1].name && e[*n - 1].value && e[*n - 1].reason ? 0 : -1;
+}
+
+/* The step's CUDA_VISIBLE_DEVICES entries at positions [first, first+count). */
+static void visible_share(const struct efa_task_binding *b, const int *gpus, size_t ngpus,
+			  char *out, size_t size)
+{
+	const char *p = step.cuda_visible;
+	size_t pos = 0, used = 0;
+
+	out[0] = '\0';
+	while (p && *p && pos < b->first + b->count) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (pos >= b->first && used + len + 2 < size) {
+			used += snprintf(out + used, size - used, "%s%.*s", used ? "," : "", (int)len, p);
+		}
+		pos++;
+		p = end ? end + 1 : NULL;
+	}
+	if (pos < b->first + b->count || !out[0]) {
+		/* CUDA_VISIBLE_DEVICES did not list the step's GPUs: use them. */
+		out[0] = '\0';
+		used = 0;
+		for (size_t i = b->first; i < b->first + b->count && i < ngpus; i++)
+			used += snprintf(out + used, size - used, "%s%d", used ? "," : "", gpus[i]);
+	}
+}
+
+/* --efa-bind=closest: the task's accelerators and the NICs nearest them. */
+static int binding_entries(spank_t sp, struct efa_env_entry *e, size_t *n)
+{
+	int gpus[GPUS_MAX], ngpus;
+	char task_gres[LIST_MAX], task_visible[LIST_MAX], value[EFA_BIND_LIST_MAX];
+	struct efa_bind_request req = { .task = (unsigned)task_id(sp),
+					.ntasks = item_u32(sp, S_JOB_LOCAL_TASK_COUNT) };
+	struct efa_task_binding b;
+	struct efa_error err;
+
+	if (!job_env(sp, "SLURM_STEP_GPUS", task_gres, sizeof(task_gres)) &&
+	    !job_env(sp, "SLURM_JOB_GPUS", task_gres, sizeof(task_gres)))
+		task_gres[0] = '\0';
+	if (!job_env(sp, "CUDA_VISIBLE_DEVICES", task_visible, sizeof(task_visible)))
+		task_visible[0] = '\0';
+	if (step.gres_gpus[0]) {
+		/* Slurm narrows the task's GPU list when it binds (--gpu-bind,
+		 * --gpus-per-task); otherwise the share is ours to make. */
+		req.gpus_given = task_gres[0] && strcmp(task_gres, step.gres_gpus);
+		ngpus = efa_parse_index_list(req.gpus_given ? task_gres : step.gres_gpus,
+					     gpus, GPUS_MAX);
+	} else if (task_visible[0]) {
+		req.gpus_given = true;	/* set by the user, without GRES */
+		ngpus = efa_parse_index_list(task_visible, gpus, GPUS_MAX);
+	} else {
+		ngpus = 0;
+	}
+	if (ngpus < 0) {
+		slurm_error("efa: cannot read the task's GPUs ('%s'): no GPU binding", task_gres);
+		ngpus = 0;
+	}
+	req.gpus = gpus;
+	req.ngpus = (size_t)ngpus;
+	if (efa_bind_task(step.node, &req, &b, &err)) {
+		slurm_error("efa: %s", err.msg);
+		return -1;
+	}
+	if (b.shared && req.task == 0)
+		slurm_info("efa: %u tasks share %s on node %s: each task gets a slice",
+			   req.ntasks, ngpus ? "the step's GPUs" : "the Neuron cores", step.node_name);
+	if (ngpus && !req.gpus_given) {
+		visible_share(&b, gpus, (size_t)ngpus, value, sizeof(value));
+		if (add_entry(e, n, "CUDA_VISIBLE_DEVICES", value, "--efa-bind=closest: the task's share", true))
+			return -1;
+	}
+	if (b.nics[0] && add_entry(e, n, "FI_EFA_IFACE", b.nics, "--efa-bind=closest", false))
+		return -1;
+	if (b.neuron_cores[0] &&
+	    add_entry(e, n, "NEURON_RT_VISIBLE_CORES", b.neuron_cores, "--efa-bind=closest", false))
+		return -1;
+	return 0;
+}
+
+static bool neuron_node(void)
+{
+	for (size_t i = 0; step.node && i < step.node->naccels; i++)
+		if (step.node->accels[i].kind == EFA_ACCEL_NEURON && step.node->accels[i].present)
+			return true;
+	return false;
+}
+
+static int launch_entries(spank_t sp, struct efa_env_entry *e, size_t *n)
+{
+	char nodelist[LIST_MAX];
+	struct efa_launch l = {
+		.rank = item_u32(sp, S_TASK_GLOBAL_ID),
+		.local_rank = (unsigned)task_id(sp),
+		.world_size = item_u32(sp, S_JOB_TOTAL_TASK_COUNT),
+		.local_world_size = item_u32(sp, S_JOB_LOCAL_TASK_COUNT),
+		.nodelist = nodelist,
+		.job_id = item_u32(sp, S_JOB_ID),
+		.step_id = item_u32(sp, S_JOB_STEPID),
+		.port_lo = step.cfg->master_ports.lo,
+		.port_hi = step.cfg->master_ports.hi,
+		.neuron = neuron_node(),
+	};
+	struct efa_error err;
+	int added;
+
+	if (!job_env(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) &&
+	    !job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)))
+		nodelist[0] = '\0';
+	added = efa_launch_entries(&l, e + *n, &err);
+	if (added < 0) {
+		slurm_error("efa: %s", err.msg);
+		return -1;
+	}
+	*n += (size_t)added;
+	return 0;
+}
+
+static int apply_task(spank_t sp)
+{
+	struct efa_env_entry task[TASK_VARS];
+	size_t n = 0;
+	int rc = -1;
+
+	memset(task, 0, sizeof(task));
+	/* The batch script launches the job; its own environment is not a
+	 * rank's. Later steps replace whatever it had (SLURM_EFA_SET). */
+	if (item_u32(sp, S_JOB_STEPID) != SLURM_BATCH_SCRIPT) {
+		if (step.bind == EFA_BIND_CLOSEST && binding_entries(sp, task, &n))
+			goto out;
+		if (step.cfg->distributed_env == EFA_YES && launch_entries(sp, task, &n))
+			goto out;
+	}
+	rc = efa_env_apply(step.plan, task, n, step.cfg, get_task_env, put_task_env, sp);
+out:
+	efa_launch_entries_free(task, n);
+	return rc;
 }
 
 int efa_step_task_init(spank_t sp)
@@ -166,11 +361,12 @@ int efa_step_task_init(spank_t sp)
 		return -1;
 	if (!step.plan)
 		return 0;
-	return efa_env_apply(step.plan, step.cfg, get_task_env, put_task_env, sp);
+	return apply_task(sp);
 }
 
 void efa_step_release(void)
 {
+	efa_node_free(step.node);
 	efa_env_plan_free(step.plan);
 	efa_config_free(step.cfg);
 	memset(&step, 0, sizeof(step));

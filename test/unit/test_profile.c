@@ -179,7 +179,9 @@ static int fake_put(void *ctx, const char *name, const char *value,
 		e->n++;
 		snprintf(e->names[i], sizeof(e->names[i]), "%s", name);
 	}
-	if (d != EFA_ENV_SKIPPED && d != EFA_ENV_USER)
+	if (d == EFA_ENV_REMOVED)
+		e->values[i][0] = '\0';
+	else if (d != EFA_ENV_SKIPPED && d != EFA_ENV_USER)
 		snprintf(e->values[i], sizeof(e->values[i]), "%s", value);
 	snprintf(e->decisions[i], sizeof(e->decisions[i]), "%s", efa_env_decision_name(d));
 	return 0;
@@ -204,10 +206,10 @@ static const char *fake_decision(struct fake_env *e, const char *name)
 static void test_apply(void)
 {
 	struct efa_env_entry entries[] = {
-		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1" },
-		{ "FI_PROVIDER", NULL, "p.profile:2: ofi-nccl 1.16 is not <= 1.5.0" },
-		{ "NCCL_ALGO", "Ring", "p.profile:3" },
-		{ "FORCED_ONE", "site", "p.profile:4" },
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
+		{ "FI_PROVIDER", NULL, "p.profile:2: ofi-nccl 1.16 is not <= 1.5.0", false },
+		{ "NCCL_ALGO", "Ring", "p.profile:3", false },
+		{ "FORCED_ONE", "site", "p.profile:4", false },
 	};
 	struct efa_env_plan plan = { .profile = "p5", .v = entries, .n = 4,
 				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };
@@ -224,7 +226,7 @@ static void test_apply(void)
 	strcpy(env.names[3], "SLURM_EFA_LIBDIRS");
 	strcpy(env.values[3], "/opt/other-node/lib");
 
-	ok(efa_env_apply(&plan, &cfg, fake_get, fake_put, &env) == 0, "plan applies");
+	ok(efa_env_apply(&plan, NULL, 0, &cfg, fake_get, fake_put, &env) == 0, "plan applies");
 	is_str(fake_value(&env, "NCCL_SOCKET_IFNAME"), "^docker,lo,veth", "unset variable is set");
 	is_str(fake_decision(&env, "NCCL_SOCKET_IFNAME"), "set", "  decision set");
 	is_str(fake_value(&env, "NCCL_ALGO"), "Tree", "the user's value wins");
@@ -237,6 +239,36 @@ static void test_apply(void)
 	       "LD_LIBRARY_PATH: ours first, an earlier step's dirs and duplicates dropped, the user's kept");
 	is_str(fake_value(&env, "SLURM_EFA_LIBDIRS"), "/opt/amazon/efa/lib:/opt/ofi", "what we added is recorded");
 	is_str(fake_value(&env, "SLURM_EFA_PROFILE"), "p5", "SLURM_EFA_PROFILE set");
+
+	is_str(fake_value(&env, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME,FORCED_ONE",
+	       "SLURM_EFA_SET records what slurm-efa set");
+
+	/* A later step (another node, no binding) in that environment. */
+	{
+		struct efa_env_entry task[] = {
+			{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true },
+			{ "RANK", "5", "launch", false },
+		};
+		struct efa_env_plan next = { .profile = "p4d", .v = entries, .n = 3 };
+
+		strcpy(env.names[env.n], "FI_EFA_IFACE");
+		strcpy(env.values[env.n++], "rdmap16s27");
+		strcpy(env.names[env.n], "RANK");
+		strcpy(env.values[env.n++], "0");
+		for (int i = 0; i < env.n; i++)
+			if (!strcmp(env.names[i], "SLURM_EFA_SET"))
+				strcpy(env.values[i], "NCCL_SOCKET_IFNAME,FORCED_ONE,FI_EFA_IFACE,RANK");
+		ok(efa_env_apply(&next, task, 2, NULL, fake_get, fake_put, &env) == 0, "a later step applies");
+		is_str(fake_decision(&env, "RANK"), "set", "a value slurm-efa set earlier is not the user's");
+		is_str(fake_value(&env, "RANK"), "5", "  and is replaced");
+		is_str(fake_decision(&env, "FI_EFA_IFACE"), "removed",
+		       "an earlier step's binding this step does not make is removed");
+		is_str(fake_decision(&env, "FORCED_ONE"), "removed", "  as is a variable this plan lacks");
+		is_str(fake_value(&env, "CUDA_VISIBLE_DEVICES"), "2,3", "Slurm's variables are set as bound");
+		is_str(fake_value(&env, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME,RANK",
+		       "  but never recorded as slurm-efa's");
+		is_str(fake_decision(&env, "NCCL_ALGO"), "user", "the user's own value still wins");
+	}
 
 	ok(efa_env_denied("RDMAV_FORK_SAFE") && efa_env_denied("RDMAV_HUGEPAGES_SAFE") &&
 	   efa_env_denied("FI_EFA_RX_IOV_LIMIT") && !efa_env_denied("FI_EFA_FORK_SAFE"),
