@@ -50,6 +50,12 @@ run srun -N1 -w n1 -n2 --gpus-per-task=1 --gpu-bind=single:1 --efa --efa-bind=cl
 is "$(sort <<<"$out")" "0: 0 rdmap79s0,rdmap80s0,rdmap81s0,rdmap82s0
 1: 1 rdmap96s0,rdmap97s0,rdmap98s0,rdmap99s0" "GPUs Slurm bound per task are kept; NICs follow them"
 
+# Slurm replaces a hand-set CUDA_VISIBLE_DEVICES when GPUs are GRES (as
+# here), so the "user's own list" case is covered by the unit tests only.
+run srun -N1 -w n1 -n2 --efa --efa-bind=closest -l bash -c 'echo "[${CUDA_VISIBLE_DEVICES-}] $FI_EFA_IFACE"'
+is "$(sort <<<"$out" | sed 's/,.*//')" $'0: [] rdmap79s0\n1: [] rdmap147s0' \
+	"a step without GPUs: its tasks split the node's NICs (16 each)"
+
 run srun -N1 -w n1 -n8 --gpus-per-node=4 --efa --efa-bind=closest -l \
 	bash -c 'echo "$CUDA_VISIBLE_DEVICES $FI_EFA_IFACE"'
 is "$(sort -n <<<"$out" | sed -n '1p;2p')" "0: 0 rdmap79s0,rdmap80s0
