@@ -2,6 +2,12 @@
 #ifndef EFA_CLI_H
 #define EFA_CLI_H
 
+#include <stdint.h>
+
+#include "common/efa_conf.h"
+#include "common/zones.h"
+#include "rest/slurmrest.h"
+
 #define EXIT_REFUSED 1	/* the request was refused or failed */
 #define EXIT_USAGE 2	/* usage or configuration error */
 
@@ -18,7 +24,37 @@ struct cli_common {
  */
 int cli_common_parse(int *argc, char **argv, struct cli_common *common);
 
+/* How to reach slurmrestd; NULL fields come from efa.conf. */
+struct cli_rest {
+	const char *url;
+	const char *user;
+	const char *token_file;
+	const char *timeout;	/* milliseconds */
+};
+
+/*
+ * Takes arg (and next, for "--url VALUE") when it is one of --url, --user,
+ * --token-file, --timeout; *used says how many arguments it consumed.
+ * Returns -1 after printing a usage error.
+ */
+int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used);
+
+/* A client as efa.conf and the options say; NULL after printing why. */
+slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *opts);
+
+/*
+ * Reads nodes and zones. With since (a previous answer's update time,
+ * updated here), an unchanged cluster sets *not_modified and fills nothing.
+ */
+int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
+		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
+		     slurmrest_error *err);
+
+int cmd_check(int argc, char **argv, const struct cli_common *common);
 int cmd_env(int argc, char **argv, const struct cli_common *common);
+int cmd_sync(int argc, char **argv, const struct cli_common *common);
+int cmd_submit(int argc, char **argv, const struct cli_common *common);
+int cmd_zones(int argc, char **argv, const struct cli_common *common);
 int cmd_topo(int argc, char **argv, const struct cli_common *common);
 
 #endif

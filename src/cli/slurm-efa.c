@@ -11,6 +11,10 @@ static const struct {
 } commands[] = {
 	{ "env", cmd_env, "the EFA/NCCL environment a job step gets on this node, and why" },
 	{ "topo", cmd_topo, "accelerators x EFA NICs of this node, with their PCIe closeness" },
+	{ "zones", cmd_zones, "Availability Zones of the cluster's nodes, from slurmrestd or the snapshot" },
+	{ "sync", cmd_sync, "keep the zone snapshot the job_submit bridge reads (daemon)" },
+	{ "submit", cmd_submit, "sbatch through slurmrestd, with the slurm-efa options" },
+	{ "check", cmd_check, "whether a checkpoint directory is allowed, or which one a job gets" },
 };
 
 static void usage(FILE *out)

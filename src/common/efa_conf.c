@@ -27,6 +27,8 @@ enum value_type {
 	V_DURATION,	/* seconds, or with an s/m/h/d suffix */
 	V_LIST,		/* comma-separated, no empty items */
 	V_PORTS,	/* LO-HI, two longs */
+	V_MODE,		/* octal permission bits, owner rwx */
+	V_ENV_NAME,	/* an environment variable's name */
 };
 
 struct choice {
@@ -94,6 +96,8 @@ static const struct key global_keys[] = {
 	GKEY("ForceEnv", V_LIST, force_env, NULL),
 	GKEY("DistributedEnv", V_CHOICE, distributed_env, yes_no_choices),
 	GKEY("MasterPortRange", V_PORTS, master_ports, NULL),
+	GKEY("CheckpointMode", V_MODE, checkpoint_mode, NULL),
+	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
 	{ NULL, 0, 0, NULL },
 };
 
@@ -158,6 +162,7 @@ void efa_config_free(struct efa_config *cfg)
 	free(cfg->topology_file);
 	free(cfg->topology_reload);
 	list_free(cfg->force_env);
+	free(cfg->checkpoint_env);
 	for (size_t i = 0; i < cfg->npartitions; i++)
 		partition_clear(&cfg->partitions[i]);
 	free(cfg->partitions);
@@ -205,8 +210,10 @@ struct efa_config *efa_config_defaults(void)
 	cfg->distributed_env = EFA_YES;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
+	cfg->checkpoint_mode = 0700;
+	cfg->checkpoint_env = strdup("CHECKPOINT_DIR");
 	if (!cfg->profile_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
-	    !cfg->topology_feature_prefixes) {
+	    !cfg->topology_feature_prefixes || !cfg->checkpoint_env) {
 		efa_config_free(cfg);
 		return NULL;
 	}
@@ -264,6 +271,16 @@ static int parse_number(const char *value, bool allow_unit, long *out)
 	return 0;
 }
 
+static bool env_name_ok(const char *name)
+{
+	if (isdigit((unsigned char)name[0]))
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return false;
+	return true;
+}
+
 static int set_value(struct parser *ps, const struct key *k, void *base,
 		     const char *value)
 {
@@ -272,8 +289,12 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 
 	switch (k->type) {
 	case V_PATH:
-		if (value[0] != '/')
+	case V_ENV_NAME:
+		if (k->type == V_PATH && value[0] != '/')
 			return parse_error(ps, "%s=%s: must be an absolute path", k->name, value);
+		if (k->type == V_ENV_NAME && !env_name_ok(value))
+			return parse_error(ps, "invalid %s=%s: use a variable name (letters, digits and _, not starting with a digit)",
+					   k->name, value);
 		/* fall through */
 	case V_STRING:
 		copy = strdup(value);
@@ -303,6 +324,20 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 			return parse_error(ps, "invalid %s=%s: use a whole number%s", k->name, value,
 					   k->type == V_DURATION ? " of seconds (or with s, m, h, d)" : "");
 		return 0;
+	case V_MODE: {
+		unsigned long mode;
+		char *end;
+
+		errno = 0;
+		mode = strtoul(value, &end, 8);
+		/* The job's user must be able to enter and write what is made. */
+		if (errno || *end || !isdigit((unsigned char)*value) || mode > 0777 ||
+		    (mode & 0700) != 0700)
+			return parse_error(ps, "invalid %s=%s: use octal permission bits that give the owner rwx, e.g. 0700 or 0750",
+					   k->name, value);
+		*(unsigned int *)field = (unsigned int)mode;
+		return 0;
+	}
 	case V_PORTS: {
 		long lo, hi;
 		char extra;

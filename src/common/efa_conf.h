@@ -69,6 +69,8 @@ struct efa_config {
 	char **force_env;		/* variables set over the user's value */
 	enum efa_tristate distributed_env;	/* RANK, MASTER_ADDR, ... */
 	struct efa_range master_ports;	/* MasterPortRange=LO-HI */
+	unsigned int checkpoint_mode;	/* permission bits of created directories */
+	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

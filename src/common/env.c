@@ -317,6 +317,8 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 	if ((rc = put(ctx, EFA_ENV_OWNED_VAR, a.owned_now, EFA_ENV_SET,
 		      "what slurm-efa set, so later steps may change it")))
 		return rc;
-	return put(ctx, EFA_ENV_PROFILE_VAR, plan && plan->profile ? plan->profile : "none",
+	if (!plan)
+		return 0;	/* EFA is off for this step: no profile to name */
+	return put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
 		   EFA_ENV_SET, "the profile this node matched");
 }

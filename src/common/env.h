@@ -23,8 +23,9 @@ struct efa_env_entry {
 	char *name;
 	char *value;		/* NULL when skipped */
 	char *reason;		/* where it came from, or why it was skipped */
-	bool slurm_var;		/* Slurm's own (CUDA_VISIBLE_DEVICES): always
-				 * set, never recorded or removed */
+	bool slurm_var;		/* Slurm's own (CUDA_VISIBLE_DEVICES) or one
+				 * slurm-efa always owns: always set, never
+				 * recorded or removed */
 };
 
 struct efa_env_plan {
@@ -77,7 +78,8 @@ typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
  * want) instead of mistaking them for the user's.
  *
  * put is told every decision (value NULL for EFA_ENV_REMOVED); apply stops
- * at the first put failure and returns it. plan may be NULL.
+ * at the first put failure and returns it. plan may be NULL (a step
+ * without EFA): then only the task's entries, and no SLURM_EFA_PROFILE.
  */
 int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,
 		  size_t ntask, const struct efa_config *cfg,

@@ -4,6 +4,7 @@
 
 #include "node.h"
 #include "stack.h"
+#include "strutil.h"
 #include "sysfs.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
@@ -90,7 +91,7 @@ static int find_uverbs(const struct efa_sysfs *fs, struct efa_nic *nic)
 		nic->uverbs = n;
 		break;
 	}
-	efa_sysfs_list_free(entries);
+	efa_strv_free(entries);
 	nic->usable = nic->uverbs >= 0 &&
 		      efa_sysfs_exists(fs, "/dev/infiniband/uverbs%d", nic->uverbs);
 	return 0;
@@ -148,7 +149,7 @@ static int discover_nics(const struct efa_sysfs *fs, struct efa_node *node)
 	qsort(node->nics, node->nnics, sizeof(*node->nics), nic_cmp);
 	rc = 0;
 out:
-	efa_sysfs_list_free(names);
+	efa_strv_free(names);
 	return rc;
 }
 
@@ -225,7 +226,7 @@ static int discover_gpus(const struct efa_sysfs *fs, struct efa_node *node,
 	}
 	rc = 0;
 out:
-	efa_sysfs_list_free(addrs);
+	efa_strv_free(addrs);
 	return rc;
 }
 
@@ -260,10 +261,10 @@ static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 			pci_fill(fs, &dev->pci, link);
 		free(link);
 	}
-	efa_sysfs_list_free(names);
+	efa_strv_free(names);
 	return 0;
 fail:
-	efa_sysfs_list_free(names);
+	efa_strv_free(names);
 	return -1;
 }
 

@@ -20,11 +20,6 @@ static const char *const cmp_names[] = {
 	[EFA_CMP_GE] = ">=", [EFA_CMP_EQ] = "==", [EFA_CMP_NE] = "!=",
 };
 
-static void list_free(char **list)
-{
-	efa_sysfs_list_free(list);
-}
-
 static void var_clear(struct efa_profile_var *v)
 {
 	free(v->name);
@@ -40,8 +35,8 @@ static void var_clear(struct efa_profile_var *v)
 static void profile_clear(struct efa_profile *p)
 {
 	free(p->name);
-	list_free(p->match);
-	list_free(p->includes);
+	efa_strv_free(p->match);
+	efa_strv_free(p->includes);
 	for (size_t i = 0; i < p->nvars; i++)
 		var_clear(&p->vars[i]);
 	free(p->vars);
@@ -338,11 +333,11 @@ int efa_profiles_load(const char *dir, struct efa_profiles **out, struct efa_err
 	}
 	if (check_set(set, err))
 		goto fail;
-	efa_sysfs_list_free(names);
+	efa_strv_free(names);
 	*out = set;
 	return 0;
 fail:
-	efa_sysfs_list_free(names);
+	efa_strv_free(names);
 	efa_profiles_free(set);
 	return -1;
 }

@@ -17,7 +17,7 @@ void efa_stack_clear(struct efa_stack *stack)
 	free(stack->rdma_core);
 	free(stack->ofi_nccl);
 	free(stack->efa_driver);
-	efa_sysfs_list_free(stack->libdirs);
+	efa_strv_free(stack->libdirs);
 	memset(stack, 0, sizeof(*stack));
 }
 
@@ -129,7 +129,7 @@ static bool has_libraries(const struct efa_sysfs *fs, const char *dir)
 		return false;
 	for (char **e = entries; *e && !found; e++)
 		found = !strncmp(*e, "lib", 3) && strstr(*e, ".so");
-	efa_sysfs_list_free(entries);
+	efa_strv_free(entries);
 	return found;
 }
 
@@ -180,17 +180,17 @@ static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
 			    strcmp(*e + elen - strlen(MULTIARCH_SUFFIX), MULTIARCH_SUFFIX))
 				continue;
 			if (asprintf(&dir, "%s/%s", plugin_roots[i], *e) < 0) {
-				efa_sysfs_list_free(entries);
+				efa_strv_free(entries);
 				return -1;
 			}
 			if (has_libraries(fs, dir) && add_libdir(stack, &n, dir)) {
 				free(dir);
-				efa_sysfs_list_free(entries);
+				efa_strv_free(entries);
 				return -1;
 			}
 			free(dir);
 		}
-		efa_sysfs_list_free(entries);
+		efa_strv_free(entries);
 		if (has_libraries(fs, plugin_roots[i]) && add_libdir(stack, &n, plugin_roots[i]))
 			return -1;
 	}

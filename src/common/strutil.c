@@ -92,3 +92,28 @@ fail:
 	close(fd);
 	return -1;
 }
+
+void efa_strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+char **efa_strv_dup(char *const *v)
+{
+	size_t n = 0;
+	char **copy;
+
+	while (v && v[n])
+		n++;
+	if (!(copy = calloc(n + 1, sizeof(*copy))))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!(copy[i] = strdup(v[i]))) {
+			efa_strv_free(copy);
+			return NULL;
+		}
+	}
+	return copy;
+}

@@ -18,4 +18,10 @@ int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 int efa_read_file(const char *path, size_t max, char **text, size_t *len,
 		  struct efa_error *err);
 
+/* Frees a NULL-terminated list of strings and the list; NULL is fine. */
+void efa_strv_free(char **v);
+
+/* A copy of a NULL-terminated list (NULL copies as an empty list). */
+char **efa_strv_dup(char *const *v);
+
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "strutil.h"
 #include "sysfs.h"
 
 int efa_sysfs_open(struct efa_sysfs *fs, const char *root)
@@ -176,15 +177,6 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void efa_sysfs_list_free(char **list)
-{
-	if (!list)
-		return;
-	for (char **it = list; *it; it++)
-		free(*it);
-	free(list);
-}
-
 char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 {
 	struct dirent *de;
@@ -229,6 +221,6 @@ char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 	return list;
 fail:
 	free(p);
-	efa_sysfs_list_free(list);
+	efa_strv_free(list);
 	return NULL;
 }

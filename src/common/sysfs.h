@@ -45,9 +45,9 @@ char *efa_sysfs_resolve(const struct efa_sysfs *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Sorted names in a directory (no "." entries), NULL-terminated and
- * malloc'd; an empty list when the directory is missing; NULL on ENOMEM. */
+ * malloc'd (free with efa_strv_free); an empty list when the directory is
+ * missing; NULL on ENOMEM. */
 char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void efa_sysfs_list_free(char **list);
 
 #endif

@@ -7,9 +7,11 @@
 enum option_id {
 	OPT_EFA,
 	OPT_EFA_BIND,
+	OPT_CHECKPOINT_DIR,
+	OPT_CHECKPOINT_KEEP,
 };
 
-static struct efa_options opts;
+static struct efa_options opts = { .checkpoint_keep = EFA_CKPT_KEEP_UNSET };
 
 static int option_cb(int val, const char *optarg, int remote)
 {
@@ -22,6 +24,13 @@ static int option_cb(int val, const char *optarg, int remote)
 		break;
 	case OPT_EFA_BIND:
 		rc = efa_bind_parse(optarg, &opts.bind, &err);
+		break;
+	case OPT_CHECKPOINT_DIR:
+		rc = efa_checkpoint_dir_parse(optarg, opts.checkpoint_dir,
+					      sizeof(opts.checkpoint_dir), &err);
+		break;
+	case OPT_CHECKPOINT_KEEP:
+		rc = efa_checkpoint_keep_parse(optarg, &opts.checkpoint_keep, &err);
 		break;
 	}
 	/* Remote values were checked by srun/sbatch already; an error there
@@ -42,6 +51,15 @@ static struct spank_option options[] = {
 	  "its GPUs and the NICs nearest to them, 'none' (default) leaves NIC "
 	  "choice to NCCL.",
 	  1, OPT_EFA_BIND, option_cb },
+	{ "checkpoint-dir", "PATH",
+	  "Directory for this job's checkpoints (an absolute path, under the "
+	  "partition's checkpoint root when it has one), created as you on every "
+	  "node and given to every task as CHECKPOINT_DIR.",
+	  1, OPT_CHECKPOINT_DIR, option_cb },
+	{ "checkpoint-keep", "N",
+	  "When the job ends, keep only the N newest checkpoints (checkpoint-*, "
+	  "step_*, global_step*, iter_*, ...) in its checkpoint directory; 0 keeps all.",
+	  1, OPT_CHECKPOINT_KEEP, option_cb },
 };
 
 int efa_options_register(spank_t sp)

@@ -8,11 +8,14 @@
 
 #include <slurm/spank.h>
 
+#include "common/checkpoint.h"
 #include "common/mode.h"
 
 struct efa_options {
 	enum efa_mode efa;
 	enum efa_bind bind;
+	char checkpoint_dir[EFA_CKPT_PATH_MAX];	/* normalized; "" when not given */
+	long checkpoint_keep;			/* EFA_CKPT_KEEP_UNSET when not given */
 };
 
 /* Registers every option; call from slurm_spank_init. */

@@ -10,6 +10,7 @@
 
 #include "common/mode.h"
 #include "common/plugin_args.h"
+#include "checkpoint.h"
 #include "options.h"
 #include "step.h"
 
@@ -57,6 +58,16 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* Runs in slurmstepd with the job user's effective uid and groups. */
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	efa_ckpt_create();
+	return 0;
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
@@ -66,10 +77,11 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-	(void)sp;
 	(void)ac;
 	(void)av;
-	if (spank_context() == S_CTX_REMOTE)
+	if (spank_context() == S_CTX_REMOTE) {
+		efa_ckpt_retain(sp);
 		efa_step_release();
+	}
 	return 0;
 }

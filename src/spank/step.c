@@ -9,11 +9,13 @@
 #include <slurm/slurm.h>
 
 #include "common/bind.h"
+#include "common/checkpoint.h"
 #include "common/efa_conf.h"
 #include "common/env.h"
 #include "common/launch.h"
 #include "common/node.h"
 #include "common/profile.h"
+#include "checkpoint.h"
 #include "step.h"
 
 #define NODE_NAME_MAX 256
@@ -21,7 +23,7 @@
 #define ROOT_MAX 4096
 #define GPUS_MAX 256
 #define LIST_MAX 2048
-#define TASK_VARS (EFA_LAUNCH_VARS + 3)
+#define TASK_VARS (EFA_LAUNCH_VARS + 5)
 
 static struct {
 	enum efa_mode mode;
@@ -54,26 +56,31 @@ static void find_node_name(spank_t sp)
 		snprintf(step.node_name, sizeof(step.node_name), "(unknown)");
 }
 
-/* The user's --efa, else the partition's EFA= default. */
-static enum efa_mode effective_mode(spank_t sp, const struct efa_options *opts)
+/* The job's partition in efa.conf, or NULL. */
+static const struct efa_partition *job_partition(spank_t sp)
 {
-	const struct efa_partition *part;
 	char name[256];
 
+	if (!job_env(sp, "SLURM_JOB_PARTITION", name, sizeof(name)))
+		return NULL;
+	return efa_config_partition(step.cfg, name);
+}
+
+/* The user's --efa, else the partition's EFA= default. */
+static enum efa_mode effective_mode(const struct efa_options *opts,
+				    const struct efa_partition *part)
+{
 	if (opts->efa != EFA_MODE_UNSET)
 		return opts->efa;
-	if (!job_env(sp, "SLURM_JOB_PARTITION", name, sizeof(name)))
-		return EFA_MODE_UNSET;
-	part = efa_config_partition(step.cfg, name);
 	return part ? part->efa : EFA_MODE_UNSET;
 }
 
-static void fail_tasks(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void fail_tasks(const char *fmt, ...)
+void efa_step_fail(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (step.failure[0])
+		return;
 	va_start(ap, fmt);
 	vsnprintf(step.failure, sizeof(step.failure), fmt, ap);
 	va_end(ap);
@@ -93,17 +100,17 @@ static void prepare_plan(const struct efa_args *args)
 	if (efa_node_discover(root, step.cfg->instance_type, &node, &err)) {
 		slurm_error("efa: %s", err.msg);
 		if (step.mode == EFA_MODE_REQUIRED)
-			fail_tasks("efa: --efa=required but node %s cannot read its devices: %s",
-				   step.node_name, err.msg);
+			efa_step_fail("efa: --efa=required but node %s cannot read its devices: %s",
+				      step.node_name, err.msg);
 		return;
 	}
 	efa_node_efa_problem(node, problem, sizeof(problem));
 	if (problem[0]) {
 		if (step.mode == EFA_MODE_REQUIRED) {
-			fail_tasks("efa: --efa=required but node %s (%s) has %s: submit without --efa or to a partition of EFA instances",
-				   step.node_name,
-				   node->instance_type ? node->instance_type : "unknown instance type",
-				   problem);
+			efa_step_fail("efa: --efa=required but node %s (%s) has %s: submit without --efa or to a partition of EFA instances",
+				      step.node_name,
+				      node->instance_type ? node->instance_type : "unknown instance type",
+				      problem);
 		} else {
 			slurm_info("efa: node %s has %s: --efa=auto sets nothing", step.node_name, problem);
 		}
@@ -123,6 +130,7 @@ out:
 void efa_step_prepare(spank_t sp, const struct efa_args *args,
 		      const struct efa_options *opts)
 {
+	const struct efa_partition *part;
 	struct efa_error err;
 
 	step.bind = opts->bind;
@@ -130,11 +138,16 @@ void efa_step_prepare(spank_t sp, const struct efa_args *args,
 	if (efa_config_find_and_load(args->config, &step.cfg, &err)) {
 		slurm_error("efa: %s", err.msg);
 		if (opts->efa == EFA_MODE_REQUIRED || opts->efa == EFA_MODE_AUTO)
-			fail_tasks("efa: node %s cannot use EFA: %s (tell your cluster admin)",
-				   step.node_name, err.msg);
+			efa_step_fail("efa: node %s cannot use EFA: %s (tell your cluster admin)",
+				      step.node_name, err.msg);
+		else if (opts->checkpoint_dir[0])
+			efa_step_fail("efa: node %s cannot prepare --checkpoint-dir: %s (tell your cluster admin)",
+				      step.node_name, err.msg);
 		return;
 	}
-	step.mode = effective_mode(sp, opts);
+	part = job_partition(sp);
+	efa_ckpt_prepare(sp, step.cfg, part, opts, step.node_name);
+	step.mode = effective_mode(opts, part);
 	if (step.mode != EFA_MODE_REQUIRED && step.mode != EFA_MODE_AUTO)
 		return;
 	if (!job_env(sp, "SLURM_STEP_GPUS", step.gres_gpus, sizeof(step.gres_gpus)) &&
@@ -328,18 +341,27 @@ static int launch_entries(spank_t sp, struct efa_env_entry *e, size_t *n)
 static int apply_task(spank_t sp)
 {
 	struct efa_env_entry task[TASK_VARS];
+	const char *ckpt_dir = efa_ckpt_dir();
 	size_t n = 0;
 	int rc = -1;
 
+	if (!step.plan && !ckpt_dir)
+		return 0;
 	memset(task, 0, sizeof(task));
 	/* The batch script launches the job; its own environment is not a
 	 * rank's. Later steps replace whatever it had (SLURM_EFA_SET). */
-	if (item_u32(sp, S_JOB_STEPID) != SLURM_BATCH_SCRIPT) {
+	if (step.plan && item_u32(sp, S_JOB_STEPID) != SLURM_BATCH_SCRIPT) {
 		if (step.bind == EFA_BIND_CLOSEST && binding_entries(sp, task, &n))
 			goto out;
 		if (step.cfg->distributed_env == EFA_YES && launch_entries(sp, task, &n))
 			goto out;
 	}
+	if (ckpt_dir &&
+	    (add_entry(task, &n, step.cfg->checkpoint_env, ckpt_dir,
+		       "the job's checkpoint directory", false) ||
+	     add_entry(task, &n, EFA_CKPT_ENV_VAR, ckpt_dir,
+		       "the job's checkpoint directory, whatever CheckpointEnv= says", true)))
+		goto out;
 	rc = efa_env_apply(step.plan, task, n, step.cfg, get_task_env, put_task_env, sp);
 out:
 	efa_launch_entries_free(task, n);
@@ -352,15 +374,13 @@ int efa_step_task_init(spank_t sp)
 		slurm_error("%s", step.failure);
 		return -1;
 	}
-	if (step.mode == EFA_MODE_UNSET)
-		return 0;
-	if (set_own(sp, "SLURM_EFA_MODE", efa_mode_name(step.mode)))
-		return -1;
-	if (step.bind != EFA_BIND_UNSET &&
-	    set_own(sp, "SLURM_EFA_BIND", efa_bind_name(step.bind)))
-		return -1;
-	if (!step.plan)
-		return 0;
+	if (step.mode != EFA_MODE_UNSET) {
+		if (set_own(sp, "SLURM_EFA_MODE", efa_mode_name(step.mode)))
+			return -1;
+		if (step.bind != EFA_BIND_UNSET &&
+		    set_own(sp, "SLURM_EFA_BIND", efa_bind_name(step.bind)))
+			return -1;
+	}
 	return apply_task(sp);
 }
 

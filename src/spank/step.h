@@ -15,6 +15,10 @@
 void efa_step_prepare(spank_t sp, const struct efa_args *args,
 		      const struct efa_options *opts);
 
+/* Makes every task of the step fail with this message (the first one
+ * given wins): how user_init and init_post_opt report a problem. */
+void efa_step_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Applies the plan to the task's environment, or fails the task with
  * the message prepared earlier. */
 int efa_step_task_init(spank_t sp);

@@ -6,11 +6,16 @@
 
 # Submits a batch job, waits for it, and puts its output in $out and its
 # exit status in $rc. Extra sbatch options first, then --wrap text.
+# With BATCH_USER=NAME, that user submits it (and it runs as them).
 batch() {
-	local wrap=${*: -1} outfile
+	local wrap=${*: -1} outfile as=()
 	outfile=$(mktemp "$SLURM_EFA_CLUSTER/out/job.XXXXXX")
+	if [ -n "${BATCH_USER:-}" ]; then
+		chown "$BATCH_USER" "$outfile"
+		as=(runuser -u "$BATCH_USER" -- env SLURM_CONF="$SLURM_CONF")
+	fi
 	set +e
-	timeout 120 sbatch --wait --quiet --output="$outfile" "${@:1:$#-1}" --wrap="$wrap" \
+	timeout 120 "${as[@]}" sbatch --wait --quiet --output="$outfile" "${@:1:$#-1}" --wrap="$wrap" \
 		>"$outfile.submit" 2>&1
 	rc=$?
 	set -e

@@ -22,17 +22,23 @@ esac
 [ -f "$SPANK_EFA_SO" ] || skip_all "$SPANK_EFA_SO not built"
 
 cluster_log=$(mktemp /tmp/slurm-efa-up.XXXXXX)
-if ! "$top_srcdir/test/cluster/up" \
+# slurmctld's job_submit.lua finds the bridge and efa.conf the way a site's
+# would: through LUA_PATH/LUA_CPATH and SLURM_EFA_CONF in its environment.
+cluster_dir=$(mktemp -d /tmp/slurm-efa-cluster.XXXXXX)
+chmod 755 "$cluster_dir"
+trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || true' EXIT
+if ! "$top_srcdir/test/cluster/up" --dir "$cluster_dir" \
 	--plugstack-line "required $SPANK_EFA_SO" \
-	--job-submit "$top_srcdir/lua/job_submit.lua" >"$cluster_log" 2>&1; then
+	--job-submit "$top_srcdir/lua/job_submit.lua" \
+	--daemon-env "SLURM_EFA_CONF=$cluster_dir/efa.conf" \
+	--daemon-env "LUA_PATH=$top_srcdir/lua/?.lua;;" \
+	--daemon-env "LUA_CPATH=$top_builddir/.libs/?.so;;" >"$cluster_log" 2>&1; then
 	sed 's/^/# /' "$cluster_log"
 	skip_all "the local Slurm cluster could not start (see the lines above)"
 fi
-cluster_dir=$(tail -n 1 "$cluster_log")
 rm -f "$cluster_log"
 # shellcheck source=/dev/null
 . "$cluster_dir/env"
-trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || true' EXIT
 mkdir -p "$SLURM_EFA_CLUSTER/out"
 chmod 1777 "$SLURM_EFA_CLUSTER/out"
 
@@ -50,7 +56,9 @@ ln -s "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 # shellcheck source=lib.sh
 . "$top_srcdir/test/integration/lib.sh"
 
+# SLURM_EFA_TESTS="t_env.sh t_bind.sh" runs only those (for development).
 for t in "$top_srcdir"/test/integration/t_*.sh; do
+	[ -z "${SLURM_EFA_TESTS:-}" ] || [[ " $SLURM_EFA_TESTS " == *" $(basename "$t") "* ]] || continue
 	echo "# $(basename "$t")"
 	# shellcheck source=/dev/null
 	. "$t"

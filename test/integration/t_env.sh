@@ -65,12 +65,20 @@ like "$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n3.log")" "efa: node n3 has no EFA de
 	"  and says so in the node's log"
 is "$(sinfo -h -n n3 -o %T)" "idle" "n3 is idle, not drained, after the failed steps"
 
-# Partition defaults: cpu (n1,n2) requires EFA without --efa; --efa=off opts out.
+# Partition defaults: EFA=required applies without --efa and refuses
+# --efa=off at submission (the job_submit bridge); EFA=optional lets users
+# opt out.
 write_efa_conf "PartitionName=cpu EFA=required"
 run srun -p cpu -N1 -w n2 printenv SLURM_EFA_PROFILE SLURM_EFA_MODE
 is "$out" $'p4d\nrequired' "PartitionName=cpu EFA=required applies without --efa"
+run srun -p cpu -N1 -w n2 --efa=off true
+like "$out" "efa: partition cpu requires EFA \(EFA=required\): remove --efa=off" \
+	"--efa=off in an EFA=required partition is refused at submission"
+write_efa_conf "PartitionName=cpu EFA=optional"
+run srun -p cpu -N1 -w n2 printenv SLURM_EFA_PROFILE SLURM_EFA_MODE
+is "$out" $'p4d\nauto' "PartitionName=cpu EFA=optional: EFA where the node has it"
 run srun -p cpu -N1 -w n2 --efa=off bash -c 'echo "[${SLURM_EFA_PROFILE-unset}]"'
-is "$out" "[unset]" "--efa=off opts out of the partition default"
+is "$out" "[unset]" "--efa=off opts out where the partition allows it"
 run srun -p gpu -N1 -w n2 bash -c 'echo "[${SLURM_EFA_PROFILE-unset}]"'
 is "$out" "[unset]" "a partition without EFA= sets nothing unless asked"
 

@@ -40,6 +40,8 @@ static void test_defaults(void)
 	ok(cfg->topology_feature_prefixes[3] == NULL, "three default layers");
 	ok(cfg->instance_type == NULL, "instance type detected unless set");
 	is_int(cfg->npartitions, 0, "no partitions");
+	is_int(cfg->checkpoint_mode, 0700, "CheckpointMode defaults to 0700");
+	is_str(cfg->checkpoint_env, "CHECKPOINT_DIR", "CheckpointEnv defaults to CHECKPOINT_DIR");
 	efa_config_free(cfg);
 }
 
@@ -57,6 +59,7 @@ static void test_full(void)
 		"Topology=tree TopologyFeaturePrefixes=k8s/nn1-,k8s/nn2-\n"
 		"TopologyFile=/etc/slurm/topology.conf\n"
 		"TopologyReload=\"scontrol reconfigure\"\n"
+		"CheckpointMode=0750 CheckpointEnv=CKPT_DIR_2\n"
 		"PartitionName=DEFAULT SingleZone=yes\n"
 		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3\n"
 		"PartitionName=cpu EFA=off SingleZone=no\n"
@@ -78,6 +81,8 @@ static void test_full(void)
 	is_str(cfg->topology_feature_prefixes[1], "k8s/nn2-", "prefix list");
 	ok(cfg->topology_feature_prefixes[2] == NULL, "list replaces the default");
 	is_str(cfg->topology_reload, "scontrol reconfigure", "quoted value keeps spaces");
+	is_int(cfg->checkpoint_mode, 0750, "CheckpointMode is octal");
+	is_str(cfg->checkpoint_env, "CKPT_DIR_2", "CheckpointEnv");
 	is_int(cfg->npartitions, 3, "DEFAULT is not a partition");
 
 	p = efa_config_partition(cfg, "gpu");
@@ -127,6 +132,13 @@ static void test_errors(void)
 	rejects("PartitionName=gpu CheckpointKeep=3d\n", "invalid CheckpointKeep=3d");
 	rejects("PartitionName=gpu CheckpointRoot=fsx\n", "must be an absolute path");
 	rejects("PartitionName=a PartitionName=b\n", "one PartitionName per line");
+	rejects("CheckpointMode=0600\n", "invalid CheckpointMode=0600: use octal permission bits that give the owner rwx");
+	rejects("CheckpointMode=0789\n", "invalid CheckpointMode=0789");
+	rejects("CheckpointMode=01777\n", "invalid CheckpointMode=01777");
+	rejects("CheckpointMode=u+rwx\n", "invalid CheckpointMode=u+rwx");
+	rejects("CheckpointEnv=CHECKPOINT-DIR\n", "invalid CheckpointEnv=CHECKPOINT-DIR: use a variable name");
+	rejects("CheckpointEnv=1DIR\n", "invalid CheckpointEnv=1DIR");
+	rejects("PartitionName=gpu CheckpointMode=0700\n", "CheckpointMode is a global key");
 
 	{
 		struct efa_error err;

@@ -1,0 +1,192 @@
+--[[
+slurm-efa's job_submit bridge: the Lua side. It reads what Lua can read of
+a job (job_desc, its SPANK options in spank_job_env or, for slurmrestd
+jobs, in the job's environment), asks the C module slurm_efa for the
+decision, and applies it. All rules live in C (src/common/policy.c).
+
+Use it from a site's existing job_submit.lua with two lines:
+
+    local efa = require("slurm_efa_bridge")
+    -- first thing in slurm_job_submit():
+    local rc = efa.job_submit(job_desc, part_list, submit_uid); if rc ~= slurm.SUCCESS then return rc end
+
+(and efa.job_modify(job_desc, job_rec, part_list, modify_uid) likewise in
+slurm_job_modify). Nothing here may fail open by accident: any error is
+logged and then handled as OnSnapshotMissing= says (accept or reject).
+--]]
+
+local M = {}
+
+local OPTION_PREFIX = "_SLURM_SPANK_OPTION_efa_"	-- in spank_job_env (sbatch, salloc, srun)
+local ENV_PREFIX = "SLURM_SPANK_" .. OPTION_PREFIX	-- in the job's environment (slurmrestd)
+local NOT_SET = 4294967294				-- Slurm's NO_VAL
+
+local loaded, efa = pcall(require, "slurm_efa")
+local bridge = loaded and efa.open() or nil
+
+local function log_info(fmt, ...)
+	slurm.log_info("efa: " .. fmt, ...)
+end
+
+local function log_error(fmt, ...)
+	slurm.log_error("efa: " .. fmt, ...)
+end
+
+-- OnSnapshotMissing= read without the C module, for when it cannot load.
+local function on_missing_fallback()
+	local path = os.getenv("SLURM_EFA_CONF") or "/etc/slurm/efa.conf"
+	local f = io.open(path, "r")
+	if not f then
+		return "accept"
+	end
+	local value = "accept"
+	for line in f:lines() do
+		local v = line:gsub("#.*", ""):match("[Oo][Nn][Ss][Nn][Aa][Pp][Ss][Hh][Oo][Tt][Mm][Ii][Ss][Ss][Ii][Nn][Gg]=(%a+)")
+		if v then
+			value = v:lower()
+		end
+	end
+	f:close()
+	return value
+end
+
+local function on_missing()
+	if bridge then
+		local ok, v = pcall(bridge.setting, bridge, "on_snapshot_missing")
+		if ok then
+			return v
+		end
+	end
+	return on_missing_fallback()
+end
+
+-- A SPANK option of ours, as sbatch or slurmrestd carried it.
+local function spank_option(job_desc, name)
+	local env = job_desc.spank_job_env
+	local size = job_desc.spank_job_env_size or 0
+	if type(env) == "table" then
+		for i = 0, size - 1 do
+			local entry = env[i]
+			if entry then
+				local value = entry:match("^" .. OPTION_PREFIX .. name .. "=(.*)$")
+				if value then
+					return value
+				end
+			end
+		end
+	end
+	local environment = job_desc.environment
+	if environment then
+		local ok, value = pcall(function() return environment[ENV_PREFIX .. name] end)
+		if ok and value then
+			return value
+		end
+	end
+	return nil
+end
+
+local function default_partition(part_list)
+	for name, part in pairs(part_list or {}) do
+		if part.flag_default == 1 or part.flag_default == true then
+			return name
+		end
+	end
+	return nil
+end
+
+local function count(v)
+	if type(v) ~= "number" or v >= NOT_SET then
+		return nil
+	end
+	return v
+end
+
+local function request(job_desc, part_list, job_rec)
+	local partition = job_desc.partition or (job_rec and job_rec.partition) or default_partition(part_list)
+	if partition then
+		partition = partition:match("^[^,]+")	-- the first of a list decides
+	end
+	return {
+		partition = partition,
+		min_nodes = count(job_desc.min_nodes),
+		max_nodes = count(job_desc.max_nodes),
+		features = job_desc.features or (job_rec and job_rec.features),
+		user = job_desc.user_name,
+		job_name = job_desc.name,
+		efa = spank_option(job_desc, "efa"),
+		checkpoint_dir = spank_option(job_desc, "checkpoint_dir"),
+	}
+end
+
+local function refuse(message)
+	slurm.log_user("%s", message)
+	return slurm.ERROR
+end
+
+-- The bridge could not decide: OnSnapshotMissing= says what happens.
+local function undecided(problem)
+	if on_missing() == "reject" then
+		log_error("%s; rejecting (OnSnapshotMissing=reject)", problem)
+		return refuse("efa: the submission policy could not be checked (" .. problem ..
+			"). Retry in a minute; cluster admins: check slurmctld's log and slurm-efa sync")
+	end
+	log_error("%s; accepting without checks (OnSnapshotMissing=accept)", problem)
+	return slurm.SUCCESS
+end
+
+local function apply(job_desc, req)
+	if not bridge then
+		return undecided("the slurm_efa Lua module did not load (" .. tostring(efa) ..
+			"): check package.cpath / LUA_CPATH of slurmctld")
+	end
+	local verdict, result, log = bridge:decide(req)
+	if log then
+		log_info("job of %s in %s: %s", tostring(req.user), tostring(req.partition), log)
+	end
+	if verdict == "accept" then
+		return slurm.SUCCESS
+	elseif verdict == "change" then
+		if result.features then
+			job_desc.features = result.features
+		end
+		if result.checkpoint_dir then
+			local note = "slurm-efa: checkpoints in " .. result.checkpoint_dir
+			local old = job_desc.admin_comment
+			job_desc.admin_comment = old and old ~= "" and (old .. "; " .. note) or note
+		end
+		return slurm.SUCCESS
+	elseif verdict == "reject" then
+		log_info("rejected job of %s in %s: %s", tostring(req.user), tostring(req.partition), result)
+		return refuse(result)
+	end
+	return undecided(tostring(result))
+end
+
+local function guarded(fn)
+	local ok, rc = pcall(fn)
+	if ok then
+		return rc
+	end
+	return undecided("Lua error in the bridge: " .. tostring(rc))
+end
+
+function M.job_submit(job_desc, part_list, submit_uid)
+	return guarded(function()
+		return apply(job_desc, request(job_desc, part_list, nil))
+	end)
+end
+
+-- Only changes to what the rules look at re-apply them.
+function M.job_modify(job_desc, job_rec, part_list, modify_uid)
+	return guarded(function()
+		if not (job_desc.partition or count(job_desc.min_nodes) or count(job_desc.max_nodes) or
+			job_desc.features) then
+			return slurm.SUCCESS
+		end
+		local req = request(job_desc, part_list, job_rec)
+		req.user = req.user or (job_rec and job_rec.user_name)
+		return apply(job_desc, req)
+	end)
+end
+
+return M

@@ -1,0 +1,227 @@
+/*
+ * slurm-efa check: before submitting, whether a checkpoint directory is
+ * allowed on a partition and why, or which directory a job would get.
+ * The rules are the ones the job_submit bridge and the plugin apply.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/checkpoint.h"
+#include "common/efa_conf.h"
+
+#define ROOTS_MAX 1024
+
+static const char usage[] =
+	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
+	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--user U]\n"
+	"                       [--config FILE] [--json]\n";
+
+struct request {
+	const char *dir;
+	const char *partition;
+	const char *user;
+	const char *job_name;
+	const char *job_id;
+};
+
+struct verdict {
+	const char *what;	/* allowed, refused, default, none */
+	char path[EFA_CKPT_PATH_MAX];
+	const char *root;
+	char why[EFA_ERROR_MAX + ROOTS_MAX + 128];
+};
+
+static int parse(int argc, char **argv, struct request *req)
+{
+	static const struct option longopts[] = {
+		{ "checkpoint-dir", required_argument, NULL, 'd' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "job-name", required_argument, NULL, 'n' },
+		{ "job-id", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': req->dir = optarg; break;
+		case 'p': req->partition = optarg; break;
+		case 'u': req->user = optarg; break;
+		case 'n': req->job_name = optarg; break;
+		case 'i': req->job_id = optarg; break;
+		default:
+			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
+				argv[optind - 1], usage);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "slurm-efa check: unexpected argument '%s'\n%s", argv[optind], usage);
+		return -1;
+	}
+	if (!req->dir && (!req->partition || !req->job_name)) {
+		fprintf(stderr, "slurm-efa check: give --checkpoint-dir, or --partition and --job-name for the default directory\n%s",
+			usage);
+		return -1;
+	}
+	return 0;
+}
+
+/* Partitions with a root, for a user who gave none: "gpu=/fsx/ckpt, ...". */
+static void list_roots(const struct efa_config *cfg, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < cfg->npartitions && used < size; i++)
+		if (cfg->partitions[i].checkpoint_root)
+			used += (size_t)snprintf(buf + used, size - used, "%s%s=%s", used ? ", " : "",
+						 cfg->partitions[i].name,
+						 cfg->partitions[i].checkpoint_root);
+}
+
+static void check_dir(const struct efa_config *cfg, const struct request *req,
+		      const struct efa_partition *part, struct verdict *v)
+{
+	struct efa_error err;
+	char roots[ROOTS_MAX];
+
+	if (efa_checkpoint_dir_parse(req->dir, v->path, sizeof(v->path), &err)) {
+		v->what = "refused";
+		snprintf(v->path, sizeof(v->path), "%s", req->dir);
+		snprintf(v->why, sizeof(v->why), "%s", err.msg);
+	} else if (v->root && efa_checkpoint_allowed(v->root, req->dir, v->path, sizeof(v->path), &err)) {
+		v->what = "refused";
+		snprintf(v->why, sizeof(v->why), "%s", err.msg);
+	} else if (v->root) {
+		v->what = "allowed";
+		snprintf(v->why, sizeof(v->why), "it is under partition %s's checkpoint root %s",
+			 part->name, v->root);
+	} else if (req->partition) {
+		v->what = "allowed";
+		snprintf(v->why, sizeof(v->why), "partition %s has no CheckpointRoot= in efa.conf: any absolute path",
+			 req->partition);
+	} else {
+		v->what = "allowed";
+		list_roots(cfg, roots, sizeof(roots));
+		snprintf(v->why, sizeof(v->why), "no --partition: any absolute path; %s%s",
+			 roots[0] ? "these partitions restrict it to their root (give --partition): " :
+			 "no partition in efa.conf has a CheckpointRoot=", roots);
+	}
+}
+
+static int default_dir(const struct request *req, const struct efa_partition *part,
+		       struct verdict *v)
+{
+	const char *user = req->user;
+	struct passwd *pw;
+	struct efa_error err;
+	unsigned long id = 0;
+	char *end;
+
+	if (!v->root) {
+		v->what = "none";
+		snprintf(v->why, sizeof(v->why), "partition %s has no CheckpointRoot= in efa.conf: a job gets a checkpoint directory only with --checkpoint-dir",
+			 req->partition);
+		return 0;
+	}
+	if (!user) {
+		pw = getpwuid(getuid());
+		if (!pw) {
+			fprintf(stderr, "slurm-efa check: cannot find your user name: give --user\n");
+			return -1;
+		}
+		user = pw->pw_name;
+	}
+	if (req->job_id) {
+		errno = 0;
+		id = strtoul(req->job_id, &end, 10);
+		if (errno || *end || !id) {
+			fprintf(stderr, "slurm-efa check: invalid --job-id '%s': use a job number\n", req->job_id);
+			return -1;
+		}
+	}
+	v->what = "default";
+	if (!efa_checkpoint_name_ok(req->job_name) && !req->job_id) {
+		snprintf(v->path, sizeof(v->path), "%s/%s/<job id>", v->root, user);
+	} else if (efa_checkpoint_default(v->root, user, req->job_name, id, v->path,
+					  sizeof(v->path), &err)) {
+		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
+		return -1;
+	}
+	if (efa_checkpoint_name_ok(req->job_name))
+		snprintf(v->why, sizeof(v->why), "<root>/<user>/<job name> on partition %s: a job resubmitted with the same name finds its checkpoints again",
+			 part->name);
+	else
+		snprintf(v->why, sizeof(v->why), "<root>/<user>/<job id> on partition %s: the job name '%s' cannot be a directory name (empty, '.', '..', '/', not printable ASCII, or longer than %d)",
+			 part->name, req->job_name, EFA_CKPT_NAME_MAX);
+	return 0;
+}
+
+static int print(const struct request *req, const struct verdict *v, int json)
+{
+	json_t *doc;
+
+	if (!json) {
+		printf("%s: %s\n", v->what, v->path[0] ? v->path : "(no checkpoint directory)");
+		printf("  root: %s\n  why: %s\n", v->root ? v->root : "none", v->why);
+		return 0;
+	}
+	doc = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "verdict", v->what,
+			"path", v->path[0] ? v->path : NULL, "given", req->dir,
+			"partition", req->partition, "root", v->root, "why", v->why);
+	if (!doc) {
+		fprintf(stderr, "slurm-efa check: out of memory\n");
+		return -1;
+	}
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(doc);
+	return 0;
+}
+
+int cmd_check(int argc, char **argv, const struct cli_common *common)
+{
+	const struct efa_partition *part;
+	struct efa_config *cfg = NULL;
+	struct request req = { NULL };
+	struct verdict v = { NULL };
+	char root[EFA_CKPT_PATH_MAX];
+	struct efa_error err;
+	int rc = EXIT_USAGE;
+
+	if (parse(argc, argv, &req))
+		return EXIT_USAGE;
+	if (efa_config_find_and_load(common->config, &cfg, &err)) {
+		fprintf(stderr, "slurm-efa: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	part = efa_config_partition(cfg, req.partition);
+	if (part && part->checkpoint_root) {
+		if (efa_path_normalize(part->checkpoint_root, root, sizeof(root), &err)) {
+			fprintf(stderr, "slurm-efa: partition %s: CheckpointRoot=%s\n", part->name, err.msg);
+			goto out;
+		}
+		v.root = root;
+	}
+	if (req.dir)
+		check_dir(cfg, &req, part, &v);
+	else if (default_dir(&req, part, &v))
+		goto out;
+	if (print(&req, &v, common->json))
+		goto out;
+	rc = strcmp(v.what, "refused") ? 0 : EXIT_REFUSED;
+out:
+	efa_config_free(cfg);
+	return rc;
+}

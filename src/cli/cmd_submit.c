@@ -1,0 +1,309 @@
+/*
+ * slurm-efa submit: sbatch through slurmrestd. The SPANK options travel in
+ * the job's environment exactly as sbatch carries them
+ * (SLURM_SPANK__SLURM_SPANK_OPTION_efa_<option>), so the plugin and the
+ * job_submit bridge treat both paths the same.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/mode.h"
+#include "common/strutil.h"
+
+#define SCRIPT_MAX (4 * 1024 * 1024)
+#define SPANK_ENV_PREFIX "SLURM_SPANK__SLURM_SPANK_OPTION_efa_"
+
+extern char **environ;
+
+static const char usage[] =
+	"usage: slurm-efa submit [--efa[=auto|required|off]] [--efa-bind=none|closest]\n"
+	"                        [--checkpoint-dir=PATH] [--checkpoint-keep=N]\n"
+	"                        [-p PARTITION] [-N NODES] [-n TASKS] [--ntasks-per-node=N]\n"
+	"                        [--gpus-per-node=G] [-J NAME] [-t TIME] [-o FILE] [-e FILE]\n"
+	"                        [-D DIR] [-C CONSTRAINT] [--exclusive] [--field KEY=JSON]\n"
+	"                        [--json] [--config FILE] [--url URL] [--user U]\n"
+	"                        [--token-file F] [--timeout MS] script.sh\n";
+
+/* sbatch options that map to one job field. */
+static const struct {
+	const char *long_name;
+	char short_name;
+	const char *field;
+	enum { STR, INT } type;
+} job_options[] = {
+	{ "--partition", 'p', "partition", STR },
+	{ "--nodes", 'N', "nodes", INT },
+	{ "--ntasks", 'n', "tasks", INT },
+	{ "--ntasks-per-node", 0, "tasks_per_node", INT },
+	{ "--gpus-per-node", 0, "gpus_per_node", STR },
+	{ "--job-name", 'J', "name", STR },
+	{ "--time", 't', "time_limit", STR },
+	{ "--output", 'o', "standard_output", STR },
+	{ "--error", 'e', "standard_error", STR },
+	{ "--chdir", 'D', "current_working_directory", STR },
+	{ "--constraint", 'C', "constraints", STR },
+};
+
+/* SPANK options: carried in the environment, checked here as sbatch would. */
+static const struct {
+	const char *name;	/* without "--" */
+	const char *env;	/* suffix after the prefix */
+	int optional_arg;
+} spank_options[] = {
+	{ "efa", "efa", 1 },
+	{ "efa-bind", "efa_bind", 0 },
+	{ "checkpoint-dir", "checkpoint_dir", 0 },
+	{ "checkpoint-keep", "checkpoint_keep", 0 },
+};
+
+struct submit {
+	json_t *fields;
+	char **env_extra;	/* NAME=VALUE of SPANK options */
+	size_t nextra;
+	const char *script_path;
+};
+
+static int add_env(struct submit *s, const char *suffix, const char *value)
+{
+	char **grown = realloc(s->env_extra, (s->nextra + 2) * sizeof(*grown));
+
+	if (!grown)
+		return -1;
+	s->env_extra = grown;
+	if (asprintf(&grown[s->nextra], "%s%s=%s", SPANK_ENV_PREFIX, suffix, value) < 0)
+		return -1;
+	grown[++s->nextra] = NULL;
+	return 0;
+}
+
+static int check_spank_value(const char *name, const char *value)
+{
+	struct efa_error err;
+	enum efa_mode mode;
+	enum efa_bind bind;
+	char *end;
+
+	if (!strcmp(name, "efa") && efa_mode_parse(value, &mode, &err))
+		goto bad;
+	if (!strcmp(name, "efa-bind") && efa_bind_parse(value, &bind, &err))
+		goto bad;
+	if (!strcmp(name, "checkpoint-dir") && value[0] != '/') {
+		fprintf(stderr, "slurm-efa submit: --checkpoint-dir=%s: use an absolute path\n", value);
+		return -1;
+	}
+	if (!strcmp(name, "checkpoint-keep") && (strtol(value, &end, 10) < 0 || *end || !*value)) {
+		fprintf(stderr, "slurm-efa submit: --checkpoint-keep=%s: use a whole number\n", value);
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "slurm-efa submit: efa: %s\n", err.msg);
+	return -1;
+}
+
+/* Returns 1 when argv[*i] was a SPANK option, 0 when not, -1 on error. */
+static int take_spank_option(struct submit *s, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+
+	if (strncmp(arg, "--", 2))
+		return 0;
+	for (size_t k = 0; k < sizeof(spank_options) / sizeof(spank_options[0]); k++) {
+		size_t len = strlen(spank_options[k].name);
+		const char *value;
+
+		if (strncmp(arg + 2, spank_options[k].name, len) || (arg[2 + len] && arg[2 + len] != '='))
+			continue;
+		if (arg[2 + len] == '=')
+			value = arg + 3 + len;
+		else if (spank_options[k].optional_arg)
+			value = "(null)";	/* what sbatch sends for a bare flag */
+		else if (argv[*i + 1])
+			value = argv[++*i];
+		else
+			return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
+		if (check_spank_value(spank_options[k].name, strcmp(value, "(null)") ? value : NULL))
+			return -1;
+		return add_env(s, spank_options[k].env, value) ? -1 : 1;
+	}
+	return 0;
+}
+
+static int set_field(struct submit *s, size_t k, const char *value)
+{
+	json_t *v;
+	char *end;
+
+	switch (job_options[k].type) {
+	case INT: {
+		long n = strtol(value, &end, 10);
+
+		if (*end || n <= 0) {
+			fprintf(stderr, "slurm-efa submit: %s %s: use a positive number\n",
+				job_options[k].long_name, value);
+			return -1;
+		}
+		v = json_integer(n);
+		break;
+	}
+	default:
+		v = json_string(value);
+	}
+	return json_object_set_new(s->fields, job_options[k].field, v);
+}
+
+/* Returns 1 when argv[*i] was a job option, 0 when not, -1 on error. */
+static int take_job_option(struct submit *s, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+
+	for (size_t k = 0; k < sizeof(job_options) / sizeof(job_options[0]); k++) {
+		size_t len = strlen(job_options[k].long_name);
+		const char *value = NULL;
+
+		if (!strncmp(arg, job_options[k].long_name, len) && arg[len] == '=')
+			value = arg + len + 1;
+		else if ((!strcmp(arg, job_options[k].long_name) ||
+			  (job_options[k].short_name && arg[0] == '-' &&
+			   arg[1] == job_options[k].short_name && !arg[2])) && argv[*i + 1])
+			value = argv[++*i];
+		else if (job_options[k].short_name && arg[0] == '-' &&
+			 arg[1] == job_options[k].short_name && arg[2])
+			value = arg + 2;
+		if (!value)
+			continue;
+		return set_field(s, k, value) ? -1 : 1;
+	}
+	if (!strcmp(arg, "--exclusive"))
+		return json_object_set_new(s->fields, "exclusive", json_true()) ? -1 : 1;
+	if (!strcmp(arg, "--field") && argv[*i + 1]) {
+		const char *kv = argv[++*i], *eq = strchr(kv, '=');
+		json_t *v;
+		char *key;
+
+		if (!eq || !(v = json_loads(eq + 1, JSON_DECODE_ANY, NULL))) {
+			fprintf(stderr, "slurm-efa submit: --field %s: use KEY=JSON, e.g. --field 'comment=\"x\"'\n",
+				kv);
+			return -1;
+		}
+		key = strndup(kv, (size_t)(eq - kv));
+		if (!key || json_object_set_new(s->fields, key, v)) {
+			free(key);
+			return -1;
+		}
+		free(key);
+		return 1;
+	}
+	return 0;
+}
+
+/* The submitting environment, as sbatch exports it, without the token. */
+static char **job_environment(const struct submit *s)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + s->nextra + 1, sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(environ[i], "SLURM_JWT=", 10) ||
+		    !strncmp(environ[i], SPANK_ENV_PREFIX, strlen(SPANK_ENV_PREFIX)))
+			continue;
+		env[k++] = environ[i];
+	}
+	for (size_t i = 0; i < s->nextra; i++)
+		env[k++] = s->env_extra[i];
+	return env;
+}
+
+int cmd_submit(int argc, char **argv, const struct cli_common *common)
+{
+	struct cli_rest rest_opts = { 0 };
+	struct submit s = { .fields = json_object() };
+	struct efa_config *cfg = NULL;
+	slurmrest_t *rest = NULL;
+	slurmrest_job_desc desc = { 0 };
+	slurmrest_error rerr;
+	struct efa_error err;
+	char **env = NULL, *script = NULL, *user_msg = NULL, cwd[4096];
+	size_t len;
+	uint32_t job_id;
+	int rc = EXIT_USAGE;
+
+	if (!s.fields)
+		goto out;
+	for (int i = 1; i < argc; i++) {
+		int used, taken;
+
+		if (cli_rest_option(argv[i], argv[i + 1], &rest_opts, &used))
+			goto out;
+		if (used) {
+			i += used - 1;
+			continue;
+		}
+		if ((taken = take_spank_option(&s, argv, &i)) < 0 ||
+		    (!taken && (taken = take_job_option(&s, argv, &i)) < 0))
+			goto out;
+		if (taken)
+			continue;
+		if (argv[i][0] == '-' || s.script_path) {
+			fprintf(stderr, "slurm-efa submit: unexpected argument '%s'\n%s", argv[i], usage);
+			goto out;
+		}
+		s.script_path = argv[i];
+	}
+	if (!s.script_path) {
+		fprintf(stderr, "slurm-efa submit: no script given\n%s", usage);
+		goto out;
+	}
+	if (efa_read_file(s.script_path, SCRIPT_MAX, &script, &len, &err)) {
+		fprintf(stderr, "slurm-efa submit: %s\n", err.msg);
+		goto out;
+	}
+	if (strncmp(script, "#!", 2)) {
+		fprintf(stderr, "slurm-efa submit: %s does not start with #! (sbatch needs an interpreter line)\n",
+			s.script_path);
+		goto out;
+	}
+	/* sbatch runs the job where it was submitted unless told otherwise. */
+	if (!json_object_get(s.fields, "current_working_directory") && getcwd(cwd, sizeof(cwd)))
+		json_object_set_new(s.fields, "current_working_directory", json_string(cwd));
+	if (efa_config_find_and_load(common->config, &cfg, &err)) {
+		fprintf(stderr, "slurm-efa: %s\n", err.msg);
+		goto out;
+	}
+	if (!(env = job_environment(&s)))
+		goto out;
+	if (!(rest = cli_rest_open(cfg, &rest_opts)))
+		goto out;
+	desc.script = script;
+	desc.fields = s.fields;
+	desc.environment = (const char *const *)env;
+	if (slurmrest_submit(rest, &desc, &job_id, &user_msg, &rerr)) {
+		fprintf(stderr, "slurm-efa submit: job refused: %s\n", rerr.message);
+		rc = EXIT_REFUSED;
+		goto out;
+	}
+	if (common->json)
+		printf("{\"job_id\": %u}\n", job_id);
+	else
+		printf("Submitted batch job %u\n", job_id);
+	if (user_msg && *user_msg)
+		fprintf(stderr, "slurm-efa submit: %s\n", user_msg);
+	rc = 0;
+out:
+	free(user_msg);
+	free(env);
+	efa_strv_free(s.env_extra);
+	json_decref(s.fields);
+	free(script);
+	slurmrest_free(rest);
+	efa_config_free(cfg);
+	return rc;
+}

@@ -1,0 +1,204 @@
+/*
+ * slurm-efa sync: keeps the zone snapshot that the job_submit bridge reads.
+ * A daemon beside slurmctld (systemd unit or Slinky sidecar): it polls
+ * slurmrestd with conditional requests, so an idle cluster costs one small
+ * answer per interval, and it keeps the last good snapshot when slurmrestd
+ * is down or answers nonsense.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/snapshot.h"
+
+static const char usage[] =
+	"usage: slurm-efa sync [--once | --interval SECONDS] [--snapshot PATH] [--config FILE]\n"
+	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n";
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	va_list ap;
+
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
+	fprintf(stderr, "%s slurm-efa sync: ", stamp);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void describe(const struct efa_cluster *c, char *buf, size_t size)
+{
+	size_t zoned = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->nzones; i++) {
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s %zu/%zu usable",
+			 i ? ", " : "", c->zones[i].name, c->zones[i].usable, c->zones[i].nodes);
+		zoned += c->zones[i].nodes;
+	}
+	if (zoned < c->nnodes)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%zu without a zone",
+			 c->nzones ? ", " : "", c->nnodes - zoned);
+}
+
+struct syncer {
+	const struct efa_config *cfg;
+	const char *url;
+	const char *path;
+	slurmrest_t *rest;
+	struct efa_cluster last;	/* the last good data */
+	int have_last;
+	int64_t since;
+	int unchanged_logged;
+	int conditional_failed;	/* said once */
+	int failing;
+};
+
+/* One round: returns 0 when the snapshot is current, -1 when it is not. */
+static int sync_once(struct syncer *s)
+{
+	struct efa_cluster fresh;
+	slurmrest_error rerr;
+	struct efa_error err;
+	char summary[1024];
+	int not_modified;
+
+	int rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, &rerr);
+
+	/* slurmrestd 22.05 sometimes fails a conditional request that a plain
+	 * one answers (HTTP 500, "Unspecified error"): ask again in full. */
+	if (rc && s->since > 0 && (rc == SLURMREST_E_SLURM || rc == SLURMREST_E_HTTP)) {
+		if (!s->conditional_failed)
+			say("a conditional request failed (%s); asking for everything instead",
+			    rerr.message);
+		s->conditional_failed = 1;
+		s->since = 0;
+		rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, &rerr);
+	}
+	if (rc) {
+		if (s->have_last)
+			say("%s; keeping the last good snapshot %s (from %lld)", rerr.message, s->path,
+			    (long long)s->last.generated);
+		else
+			say("%s; no snapshot written yet", rerr.message);
+		/* After a failure, ask for everything: a conditional request is
+		 * only as good as the answer it follows. */
+		s->since = 0;
+		s->failing = 1;
+		return -1;
+	}
+	if (not_modified) {
+		s->last.generated = (int64_t)time(NULL);
+		if (!s->unchanged_logged) {
+			say("nodes unchanged since %lld (conditional request answered 304); refreshing the snapshot's time only",
+			    (long long)s->since);
+			s->unchanged_logged = 1;
+		}
+	} else {
+		if (s->have_last)
+			efa_cluster_clear(&s->last);
+		s->last = fresh;
+		s->have_last = 1;
+		s->unchanged_logged = 0;
+	}
+	if (efa_snapshot_write(&s->last, s->path, &err)) {
+		say("%s", err.msg);
+		return -1;
+	}
+	if (!not_modified || s->failing) {
+		describe(&s->last, summary, sizeof(summary));
+		say("wrote %s: %zu nodes from %s (Slurm %s, %s): %s", s->path, s->last.nnodes, s->url,
+		    s->last.slurm_version ? s->last.slurm_version : "?",
+		    s->last.api_version ? s->last.api_version : "?", summary);
+	}
+	s->failing = 0;
+	return 0;
+}
+
+int cmd_sync(int argc, char **argv, const struct cli_common *common)
+{
+	struct cli_rest rest_opts = { 0 };
+	struct syncer s = { 0 };
+	struct efa_config *cfg = NULL;
+	const char *path = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct efa_error err;
+	long interval = 10;
+	int once = 0, rc = EXIT_USAGE;
+
+	for (int i = 1; i < argc; i++) {
+		int used;
+		char *end;
+
+		if (cli_rest_option(argv[i], argv[i + 1], &rest_opts, &used))
+			return EXIT_USAGE;
+		if (used) {
+			i += used - 1;
+		} else if (!strcmp(argv[i], "--once")) {
+			once = 1;
+		} else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
+			interval = strtol(argv[++i], &end, 10);
+			if (*end || interval < 1) {
+				fprintf(stderr, "slurm-efa sync: --interval takes whole seconds >= 1\n");
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(argv[i], "--snapshot") && i + 1 < argc) {
+			path = argv[++i];
+		} else {
+			fprintf(stderr, "slurm-efa sync: unexpected argument '%s'\n%s", argv[i], usage);
+			return EXIT_USAGE;
+		}
+	}
+	if (efa_config_find_and_load(common->config, &cfg, &err)) {
+		fprintf(stderr, "slurm-efa: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	s.cfg = cfg;
+	s.url = rest_opts.url ? rest_opts.url : cfg->rest_url;
+	s.path = path ? path : cfg->snapshot;
+	if (!(s.rest = cli_rest_open(cfg, &rest_opts)))
+		goto out;
+	if (once) {
+		rc = sync_once(&s) ? EXIT_REFUSED : 0;
+		goto out;
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	say("polling %s every %ld s into %s", s.url, interval, s.path);
+	while (!stopping) {
+		struct timespec pause = { .tv_sec = interval };
+
+		sync_once(&s);
+		while (!stopping && nanosleep(&pause, &pause) && errno == EINTR)
+			;
+	}
+	say("stopping");
+	rc = 0;
+out:
+	if (s.have_last)
+		efa_cluster_clear(&s.last);
+	slurmrest_free(s.rest);
+	efa_config_free(cfg);
+	return rc;
+}

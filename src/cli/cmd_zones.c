@@ -1,0 +1,144 @@
+/* slurm-efa zones: Availability Zones, their nodes and partitions. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "common/snapshot.h"
+
+static const char usage[] =
+	"usage: slurm-efa zones [--partition P] [--snapshot] [--json] [--config FILE]\n"
+	"                       [--url URL] [--user U] [--token-file F] [--timeout MS]\n";
+
+static bool in_partition(const struct efa_cluster_node *n, const char *partition)
+{
+	if (!partition)
+		return true;
+	for (char *const *p = n->partitions; p && *p; p++)
+		if (!strcmp(*p, partition))
+			return true;
+	return false;
+}
+
+/* Nodes and usable nodes of a zone (NULL: nodes without one) in a partition. */
+static void count(const struct efa_cluster *c, const char *zone, const char *partition,
+		  size_t *nodes, size_t *usable)
+{
+	*nodes = *usable = 0;
+	for (size_t i = 0; i < c->nnodes; i++) {
+		const struct efa_cluster_node *n = &c->nodes[i];
+
+		if (!in_partition(n, partition) ||
+		    (zone ? !n->zone || strcmp(n->zone, zone) : n->zone != NULL))
+			continue;
+		(*nodes)++;
+		*usable += n->usable;
+	}
+}
+
+static char *join_partitions(char *const *v, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	for (char *const *p = v; p && *p; p++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", p == v ? "" : ",", *p);
+	return buf;
+}
+
+static int print(const struct efa_cluster *c, const char *partition, int json)
+{
+	char parts[1024];
+	size_t nodes, usable;
+	json_t *zones = json_array();
+
+	if (!json)
+		printf("%-16s %-22s %5s %6s  %s\n", "ZONE", "FEATURE", "NODES", "USABLE", "PARTITIONS");
+	for (size_t i = 0; i < c->nzones; i++) {
+		const struct efa_cluster_zone *z = &c->zones[i];
+
+		count(c, z->name, partition, &nodes, &usable);
+		if (partition && !nodes)
+			continue;
+		if (json)
+			json_array_append_new(zones, json_pack("{s:s, s:s, s:I, s:I, s:o}", "zone", z->name,
+							       "feature", z->feature, "nodes", (json_int_t)nodes,
+							       "usable", (json_int_t)usable, "partitions",
+							       json_string(join_partitions(z->partitions, parts,
+											   sizeof(parts)))));
+		else
+			printf("%-16s %-22s %5zu %6zu  %s\n", z->name, z->feature, nodes, usable,
+			       join_partitions(z->partitions, parts, sizeof(parts)));
+	}
+	count(c, NULL, partition, &nodes, &usable);
+	if (json) {
+		json_t *doc = json_pack("{s:o, s:{s:I, s:I}, s:I}", "zones", zones, "no_zone",
+					"nodes", (json_int_t)nodes, "usable", (json_int_t)usable,
+					"generated", (json_int_t)c->generated);
+
+		if (!doc)
+			return -1;
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(doc);
+	} else if (nodes) {
+		printf("%-16s %-22s %5zu %6zu  (nodes without a %s feature: they never take single-zone jobs)\n",
+		       "-", "-", nodes, usable, c->zone_prefix);
+	}
+	return 0;
+}
+
+int cmd_zones(int argc, char **argv, const struct cli_common *common)
+{
+	struct cli_rest rest_opts = { 0 };
+	struct efa_cluster cluster = { 0 };
+	struct efa_config *cfg = NULL;
+	const char *partition = NULL;
+	slurmrest_t *rest = NULL;
+	slurmrest_error rerr;
+	struct efa_error err;
+	int from_snapshot = 0, not_modified, rc = EXIT_USAGE;
+
+	for (int i = 1; i < argc; i++) {
+		int used;
+
+		if (cli_rest_option(argv[i], argv[i + 1], &rest_opts, &used))
+			return EXIT_USAGE;
+		if (used) {
+			i += used - 1;
+		} else if (!strcmp(argv[i], "--snapshot")) {
+			from_snapshot = 1;
+		} else if (!strcmp(argv[i], "--partition") && i + 1 < argc) {
+			partition = argv[++i];
+		} else if (!strncmp(argv[i], "--partition=", 12)) {
+			partition = argv[i] + 12;
+		} else {
+			fprintf(stderr, "slurm-efa zones: unexpected argument '%s'\n%s", argv[i], usage);
+			return EXIT_USAGE;
+		}
+	}
+	if (efa_config_find_and_load(common->config, &cfg, &err)) {
+		fprintf(stderr, "slurm-efa: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	if (from_snapshot) {
+		if (efa_snapshot_read(cfg->snapshot, &cluster, &err)) {
+			fprintf(stderr, "slurm-efa: %s\n", err.msg);
+			rc = EXIT_REFUSED;
+			goto out;
+		}
+	} else {
+		if (!(rest = cli_rest_open(cfg, &rest_opts)))
+			goto out;
+		if (cli_rest_cluster(rest, cfg, rest_opts.url ? rest_opts.url : cfg->rest_url, NULL,
+				     &cluster, &not_modified, &rerr)) {
+			fprintf(stderr, "slurm-efa: %s\n", rerr.message);
+			rc = EXIT_REFUSED;
+			goto out;
+		}
+	}
+	rc = print(&cluster, partition, common->json) ? EXIT_REFUSED : 0;
+out:
+	efa_cluster_clear(&cluster);
+	slurmrest_free(rest);
+	efa_config_free(cfg);
+	return rc;
+}

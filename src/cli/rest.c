@@ -1,0 +1,125 @@
+/* slurm-efa's use of libslurmrest: connecting as efa.conf says, and
+ * reading the cluster's zones. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "common/strutil.h"
+
+int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} options[] = {
+		{ "--url", offsetof(struct cli_rest, url) },
+		{ "--user", offsetof(struct cli_rest, user) },
+		{ "--token-file", offsetof(struct cli_rest, token_file) },
+		{ "--timeout", offsetof(struct cli_rest, timeout) },
+	};
+
+	*used = 0;
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		size_t len = strlen(options[i].name);
+		const char **field = (const char **)((char *)opts + options[i].offset);
+
+		if (strncmp(arg, options[i].name, len) || (arg[len] && arg[len] != '='))
+			continue;
+		if (arg[len] == '=') {
+			*field = arg + len + 1;
+			*used = 1;
+		} else if (next) {
+			*field = next;
+			*used = 2;
+		} else {
+			fprintf(stderr, "slurm-efa: %s needs a value\n", arg);
+			return -1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *o)
+{
+	slurmrest_options opts = {
+		.url = o->url ? o->url : cfg->rest_url,
+		.user = o->user ? o->user : cfg->rest_user,
+		.token_file = o->token_file ? o->token_file : cfg->rest_token_file,
+		.token_from_env = 1,
+	};
+	slurmrest_error err;
+	slurmrest_t *rest;
+
+	if (o->timeout) {
+		char *end;
+
+		opts.timeout_ms = strtol(o->timeout, &end, 10);
+		if (*end || opts.timeout_ms <= 0) {
+			fprintf(stderr, "slurm-efa: --timeout %s: use milliseconds, e.g. --timeout 5000\n",
+				o->timeout);
+			return NULL;
+		}
+		opts.connect_timeout_ms = opts.timeout_ms < 2000 ? opts.timeout_ms : 2000;
+	}
+	if (!opts.url) {
+		fprintf(stderr, "slurm-efa: no slurmrestd to ask: set RestURL= in efa.conf or pass --url\n");
+		return NULL;
+	}
+	/* A local socket authenticates by uid: a stray SLURM_JWT does not apply. */
+	if (!strncmp(opts.url, "unix:", 5) && !o->token_file && !cfg->rest_token_file)
+		opts.token_from_env = 0;
+	rest = slurmrest_new(&opts, &err);
+	if (!rest)
+		fprintf(stderr, "slurm-efa: %s\n", err.message);
+	return rest;
+}
+
+int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
+		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
+		     slurmrest_error *err)
+{
+	slurmrest_nodes *nodes = NULL;
+	struct efa_error e;
+	int rc;
+
+	memset(cluster, 0, sizeof(*cluster));
+	*not_modified = 0;
+	rc = slurmrest_get_nodes(rest, since ? *since : 0, &nodes, err);
+	if (rc)
+		return rc;
+	if (nodes->not_modified) {
+		*not_modified = 1;
+		slurmrest_nodes_free(nodes);
+		return 0;
+	}
+	if (since)
+		*since = nodes->update_time;
+	cluster->generated = (int64_t)time(NULL);
+	cluster->source = strdup(url);
+	cluster->zone_prefix = strdup(cfg->zone_feature_prefix);
+	cluster->api_version = slurmrest_api_version(rest) ? strdup(slurmrest_api_version(rest)) : NULL;
+	cluster->slurm_version = slurmrest_slurm_version(rest) ? strdup(slurmrest_slurm_version(rest)) : NULL;
+	if (!cluster->source || !cluster->zone_prefix)
+		goto nomem;
+	for (size_t i = 0; i < nodes->count; i++) {
+		const slurmrest_node *n = &nodes->nodes[i];
+
+		/* Active features: what the node has now (Slinky and
+		 * changeable features may differ from the configured ones). */
+		if (efa_cluster_add_node(cluster, n->name,
+					 n->active_features[0] ? n->active_features : n->features,
+					 n->state, n->partitions, &e))
+			goto nomem;
+	}
+	slurmrest_nodes_free(nodes);
+	return 0;
+nomem:
+	slurmrest_nodes_free(nodes);
+	efa_cluster_clear(cluster);
+	err->code = SLURMREST_E_NOMEM;
+	snprintf(err->message, sizeof(err->message), "out of memory");
+	return SLURMREST_E_NOMEM;
+}

@@ -1,0 +1,69 @@
+/*
+ * Availability Zones of a cluster's nodes, read from node features: a
+ * feature "<ZoneFeaturePrefix><zone>" (Slinky adds "k8s/" to the features
+ * of Kubernetes node annotations, so "k8s/<prefix><zone>" counts too).
+ * Plain data, shared by slurm-efa sync (which writes the snapshot) and the
+ * job_submit bridge (which reads it).
+ */
+#ifndef EFA_ZONES_H
+#define EFA_ZONES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define EFA_SLINKY_FEATURE_PREFIX "k8s/"
+
+struct efa_cluster_node {
+	char *name;
+	char *zone;		/* "us-west-2a"; NULL when no zone feature */
+	char *zone_feature;	/* the feature itself, "az-us-west-2a" */
+	char *state;		/* "idle", "idle+drain", ... */
+	bool usable;		/* can take new work */
+	bool zone_conflict;	/* features of two zones: never usable */
+	char **partitions;	/* NULL-terminated */
+};
+
+struct efa_cluster_zone {
+	char *name;
+	char *feature;
+	size_t nodes;
+	size_t usable;
+	char **partitions;	/* NULL-terminated, sorted */
+};
+
+struct efa_cluster {
+	int64_t generated;	/* when the data was read (epoch seconds) */
+	char *source;		/* slurmrestd URL */
+	char *slurm_version;
+	char *api_version;
+	char *zone_prefix;
+	struct efa_cluster_node *nodes;
+	size_t nnodes;
+	struct efa_cluster_zone *zones;	/* sorted by name */
+	size_t nzones;
+};
+
+/*
+ * The zone a node's features name, or NULL; *feature gets the matching
+ * feature. Two different zone features on one node are an error (a node
+ * sits in one zone): the first is used and *conflict is set.
+ */
+const char *efa_zone_of(char *const *features, const char *prefix, const char **feature,
+			bool *conflict);
+
+/* Whether a node in these (lowercase) states takes new work. */
+bool efa_state_usable(char *const *states);
+
+/* Adds a node (copies everything) and keeps the zone table current; a
+ * node with features of two zones is kept but not usable. */
+int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *features,
+			 char *const *states, char *const *partitions, struct efa_error *err);
+
+void efa_cluster_clear(struct efa_cluster *c);
+
+const struct efa_cluster_zone *efa_cluster_zone(const struct efa_cluster *c, const char *name);
+
+#endif

@@ -1,0 +1,574 @@
+/* libslurmrest: the handle, the transport (libcurl) and version choice. */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define DEFAULT_CONNECT_MS 2000
+#define DEFAULT_TIMEOUT_MS 10000
+#define DEFAULT_MAX_RESPONSE (64u * 1024 * 1024)
+#define TOKEN_MAX 16384
+#define UNIX_PREFIX "unix:"
+
+struct slurmrest {
+	char *url;		/* as given, for messages */
+	char *base;		/* scheme://host:port, "http://localhost" on a socket */
+	char *unix_path;
+	char *user;
+	char *token;		/* secret: never in a message */
+	int bearer;
+	char *ca_file;
+	long connect_ms;
+	long timeout_ms;
+	size_t max_response;
+	int api;		/* 0 until chosen */
+	char api_name[16];
+	char *release;
+	CURL *curl;		/* kept for connection reuse */
+};
+
+struct response {
+	char *data;
+	size_t len;
+	size_t max;
+	int too_large;
+	long status;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void init_curl(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static char *trimmed(const char *s)
+{
+	size_t len;
+
+	if (!strncmp(s, "SLURM_JWT=", 10))	/* as "scontrol token" prints it */
+		s += 10;
+	while (isspace((unsigned char)*s))
+		s++;
+	len = strlen(s);
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	return strndup(s, len);
+}
+
+static int read_token_file(const char *path, char **token, slurmrest_error *err)
+{
+	char buf[TOKEN_MAX + 1];
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return rest_set_error(err, SLURMREST_E_TOKEN, "cannot read token file %s: %s",
+				      path, strerror(errno));
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return rest_set_error(err, SLURMREST_E_TOKEN, "token file %s is not a regular file", path);
+	}
+	if (st.st_mode & 077) {
+		fclose(f);
+		return rest_set_error(err, SLURMREST_E_TOKEN,
+				      "token file %s is readable by group or others (mode %04o): chmod 600 %s",
+				      path, (unsigned)(st.st_mode & 07777), path);
+	}
+	n = fread(buf, 1, TOKEN_MAX, f);
+	fclose(f);
+	buf[n] = '\0';
+	*token = trimmed(buf);
+	if (!*token)
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	if (!**token)
+		return rest_set_error(err, SLURMREST_E_TOKEN, "token file %s is empty", path);
+	return 0;
+}
+
+static int set_url(slurmrest_t *r, const char *url, slurmrest_error *err)
+{
+	size_t len;
+
+	if (!strncmp(url, UNIX_PREFIX, strlen(UNIX_PREFIX))) {
+		const char *path = url + strlen(UNIX_PREFIX);
+
+		if (path[0] != '/')
+			return rest_set_error(err, SLURMREST_E_USAGE,
+					      "URL %s: a unix socket needs an absolute path (unix:/run/slurmrestd.sock)",
+					      url);
+		r->unix_path = strdup(path);
+		r->base = strdup("http://localhost");
+		return r->unix_path && r->base ? 0 : rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	}
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		return rest_set_error(err, SLURMREST_E_USAGE,
+				      "URL %s: use unix:/path/to/socket, http://host:port or https://host:port",
+				      url);
+	if (strchr(strchr(url, ':') + 3, '/') && strcmp(strchr(strchr(url, ':') + 3, '/'), "/"))
+		return rest_set_error(err, SLURMREST_E_USAGE,
+				      "URL %s: give only scheme, host and port; the API paths are added", url);
+	len = strlen(url);
+	while (len && url[len - 1] == '/')
+		len--;
+	if (len <= strlen("https://"))
+		return rest_set_error(err, SLURMREST_E_USAGE, "URL %s has no host", url);
+	r->base = strndup(url, len);
+	return r->base ? 0 : rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+}
+
+void slurmrest_free(slurmrest_t *r)
+{
+	if (!r)
+		return;
+	if (r->curl)
+		curl_easy_cleanup(r->curl);
+	if (r->token) {
+		/* Do not leave the secret in freed memory. */
+		volatile char *p = r->token;
+
+		while (*p)
+			*p++ = '\0';
+	}
+	free(r->token);
+	free(r->url);
+	free(r->base);
+	free(r->unix_path);
+	free(r->user);
+	free(r->ca_file);
+	free(r->release);
+	free(r);
+}
+
+slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
+{
+	slurmrest_t *r;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!o || !o->url) {
+		rest_set_error(err, SLURMREST_E_USAGE, "no slurmrestd URL given (RestURL= in efa.conf)");
+		return NULL;
+	}
+	pthread_once(&curl_once, init_curl);
+	if (curl_init_rc != CURLE_OK) {
+		rest_set_error(err, SLURMREST_E_TRANSPORT, "libcurl failed to start: %s",
+			       curl_easy_strerror(curl_init_rc));
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	r->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEFAULT_CONNECT_MS;
+	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+	r->max_response = o->max_response ? o->max_response : DEFAULT_MAX_RESPONSE;
+	r->bearer = o->auth_bearer;
+	r->url = strdup(o->url);
+	if (!r->url || set_url(r, o->url, err))
+		goto fail;
+	if ((o->user && !(r->user = strdup(o->user))) || (o->ca_file && !(r->ca_file = strdup(o->ca_file)))) {
+		rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (o->api_version) {
+		r->api = rest_api_parse(o->api_version);
+		if (r->api < 0) {
+			rest_set_error(err, SLURMREST_E_USAGE,
+				       "API version %s is not one libslurmrest speaks (v0.0.38 to v0.0.42)",
+				       o->api_version);
+			goto fail;
+		}
+		snprintf(r->api_name, sizeof(r->api_name), "v0.0.%d", r->api);
+	}
+	if (o->token) {
+		if (!(r->token = trimmed(o->token))) {
+			rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+			goto fail;
+		}
+	} else if (o->token_file) {
+		if (read_token_file(o->token_file, &r->token, err))
+			goto fail;
+	} else if (o->token_from_env && getenv("SLURM_JWT")) {
+		if (!(r->token = trimmed(getenv("SLURM_JWT")))) {
+			rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	if (r->token && !r->user) {
+		rest_set_error(err, SLURMREST_E_USAGE,
+			       "a token needs the user it was issued for (RestUser=, X-SLURM-USER-NAME)");
+		goto fail;
+	}
+	r->curl = curl_easy_init();
+	if (!r->curl) {
+		rest_set_error(err, SLURMREST_E_NOMEM, "out of memory (curl_easy_init)");
+		goto fail;
+	}
+	return r;
+fail:
+	slurmrest_free(r);
+	return NULL;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct response *resp = userdata;
+	size_t n = size * nmemb;
+	char *grown;
+
+	if (resp->len + n > resp->max) {
+		resp->too_large = 1;
+		return 0;	/* makes libcurl stop with CURLE_WRITE_ERROR */
+	}
+	grown = realloc(resp->data, resp->len + n + 1);
+	if (!grown)
+		return 0;
+	resp->data = grown;
+	memcpy(resp->data + resp->len, ptr, n);
+	resp->len += n;
+	resp->data[resp->len] = '\0';
+	return n;
+}
+
+static int transport_error(const slurmrest_t *r, CURLcode rc, const struct response *resp,
+			   const char *what, slurmrest_error *err)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return rest_set_error(err, SLURMREST_E_CONNECT,
+				      "cannot connect to slurmrestd at %s (%s): is it running, and is RestURL= right?",
+				      r->url, curl_easy_strerror(rc));
+	case CURLE_OPERATION_TIMEDOUT:
+		return rest_set_error(err, SLURMREST_E_TIMEOUT,
+				      "no complete answer from slurmrestd at %s to %s within %ld ms (connect limit %ld ms): is slurmrestd or slurmctld overloaded?",
+				      r->url, what, r->timeout_ms, r->connect_ms);
+	case CURLE_WRITE_ERROR:
+		if (resp->too_large)
+			return rest_set_error(err, SLURMREST_E_TOO_LARGE,
+					      "slurmrestd's answer to %s is larger than %zu bytes: raise the limit if the cluster is that large",
+					      what, resp->max);
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory reading the answer to %s",
+				      what);
+	default:
+		return rest_set_error(err, SLURMREST_E_TRANSPORT, "talking to slurmrestd at %s (%s): %s",
+				      r->url, what, curl_easy_strerror(rc));
+	}
+}
+
+/*
+ * One request. Returns 0 with resp->status set (any HTTP status), or a
+ * transport error. The caller frees resp->data.
+ */
+static int request(slurmrest_t *r, const char *method, const char *path, const char *body,
+		   struct response *resp, slurmrest_error *err)
+{
+	struct curl_slist *headers = NULL, *h;
+	char *url = NULL, *auth = NULL;
+	char what[256];
+	CURLcode rc;
+	int ret = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->max = r->max_response;
+	snprintf(what, sizeof(what), "%s %s", method, path);
+	if (asprintf(&url, "%s%s", r->base, path) < 0)
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	curl_easy_reset(r->curl);
+	h = curl_slist_append(headers, "Accept: application/json");
+	if (h && body)
+		h = curl_slist_append(headers = h, "Content-Type: application/json");
+	if (h && r->token) {
+		headers = h;
+		if (asprintf(&auth, "X-SLURM-USER-NAME: %s", r->user) < 0 ||
+		    !(h = curl_slist_append(headers, auth)))
+			goto nomem;
+		free(auth);
+		auth = NULL;
+		if (asprintf(&auth, "X-SLURM-USER-TOKEN: %s", r->token) < 0 ||
+		    !(h = curl_slist_append(headers, auth)))
+			goto nomem;
+		free(auth);
+		auth = NULL;
+		/* Slurm 23.11 (v0.0.40) and later also take the standard header. */
+		if ((r->bearer || r->api >= 40) &&
+		    (asprintf(&auth, "Authorization: Bearer %s", r->token) < 0 ||
+				  !(h = curl_slist_append(headers, auth))))
+			goto nomem;
+	}
+	if (!h)
+		goto nomem;
+	headers = h;
+	curl_easy_setopt(r->curl, CURLOPT_URL, url);
+	curl_easy_setopt(r->curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT_MS, r->connect_ms);
+	curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+	curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(r->curl, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (r->ca_file)
+		curl_easy_setopt(r->curl, CURLOPT_CAINFO, r->ca_file);
+	if (r->unix_path)
+		curl_easy_setopt(r->curl, CURLOPT_UNIX_SOCKET_PATH, r->unix_path);
+	if (body) {
+		curl_easy_setopt(r->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(r->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	}
+	rc = curl_easy_perform(r->curl);
+	if (rc != CURLE_OK) {
+		ret = transport_error(r, rc, resp, what, err);
+		free(resp->data);
+		resp->data = NULL;
+	} else {
+		curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+		if (err)
+			err->http_status = resp->status;
+	}
+	/* The request held the token: clear it from libcurl's copy of the
+	 * options too. */
+	curl_easy_setopt(r->curl, CURLOPT_HTTPHEADER, NULL);
+	goto out;
+nomem:
+	ret = rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+out:
+	curl_slist_free_all(headers);
+	free(auth);
+	free(url);
+	return ret;
+}
+
+/* A failure status: Slurm's own errors when the body has them. */
+static int status_error(const slurmrest_t *r, const char *what, const struct response *resp,
+			slurmrest_error *err)
+{
+	json_t *root;
+	int rc = 0;
+
+	if (resp->status == 401 || resp->status == 403)
+		return rest_set_error(err, SLURMREST_E_AUTH,
+				      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: %s",
+				      r->url, resp->status, what,
+				      r->unix_path ? "local auth needs the same uid as slurmrestd"
+						   : "check RestUser= and renew the token (scontrol token username=USER)");
+	root = resp->data ? json_loadb(resp->data, resp->len, 0, NULL) : NULL;
+	if (root)
+		rc = rest_parse_errors(root, err);
+	json_decref(root);
+	/* slurmrestd 22.05 reports a token slurmctld rejects as a 500 with a
+	 * generic Slurm error, not as a 401. */
+	if (rc && r->token && resp->status >= 500 && err) {
+		size_t len = strlen(err->message);
+
+		snprintf(err->message + len, sizeof(err->message) - len,
+			 " [HTTP %ld; with a JWT this usually means the token is expired or not %s's: renew it with scontrol token username=%s]",
+			 resp->status, r->user, r->user);
+	}
+	if (rc)
+		return rc;
+	return rest_set_error(err, SLURMREST_E_HTTP, "slurmrestd at %s answered HTTP %ld to %s",
+			      r->url, resp->status, what);
+}
+
+/* Chooses the newest API version both sides speak. */
+static int negotiate(slurmrest_t *r, slurmrest_error *err)
+{
+	struct response resp;
+	char path[64];
+	int rc;
+
+	if (r->api)
+		return 0;
+	for (size_t i = 0; i < rest_api_nversions; i++) {
+		snprintf(path, sizeof(path), "/slurm/v0.0.%d/ping", rest_api_versions[i]);
+		if ((rc = request(r, "GET", path, NULL, &resp, err)))
+			return rc;
+		free(resp.data);
+		if (resp.status == 404)
+			continue;	/* slurmrestd does not serve this version */
+		if (resp.status == 401 || resp.status == 403)
+			return status_error(r, path, &resp, err);
+		r->api = rest_api_versions[i];
+		snprintf(r->api_name, sizeof(r->api_name), "v0.0.%d", r->api);
+		return 0;
+	}
+	return rest_set_error(err, SLURMREST_E_VERSION,
+			      "slurmrestd at %s serves none of v0.0.38 to v0.0.42: start it with -s openapi/v0.0.38 or newer",
+			      r->url);
+}
+
+/*
+ * GET or POST under /slurm/<version>/. Returns 0 with *root (NULL when
+ * *not_modified), or an error; Slurm errors in a 2xx answer are left to
+ * the parser of each call.
+ */
+static int call(slurmrest_t *r, const char *method, const char *rel, const char *body,
+		json_t **root, int *not_modified, slurmrest_error *err)
+{
+	struct response resp;
+	char path[512], what[600];
+	int rc;
+
+	*root = NULL;
+	if ((rc = negotiate(r, err)))
+		return rc;
+	snprintf(path, sizeof(path), "/slurm/%s/%s", r->api_name, rel);
+	snprintf(what, sizeof(what), "%s %s", method, path);
+	if ((rc = request(r, method, path, body, &resp, err)))
+		return rc;
+	if (resp.status == 304 && not_modified) {
+		*not_modified = 1;
+		free(resp.data);
+		return 0;
+	}
+	if (resp.status < 200 || resp.status > 299) {
+		rc = status_error(r, what, &resp, err);
+		free(resp.data);
+		return rc;
+	}
+	*root = rest_parse_body(resp.data ? resp.data : "", resp.len, what, err);
+	free(resp.data);
+	if (!*root)
+		return SLURMREST_E_PARSE;
+	if (!r->release)
+		r->release = rest_parse_release(*root);
+	return 0;
+}
+
+const char *slurmrest_api_version(const slurmrest_t *r)
+{
+	return r->api ? r->api_name : NULL;
+}
+
+const char *slurmrest_slurm_version(const slurmrest_t *r)
+{
+	return r->release;
+}
+
+int slurmrest_ping(slurmrest_t *r, slurmrest_error *err)
+{
+	json_t *root;
+	int rc = call(r, "GET", "ping", NULL, &root, NULL, err);
+
+	if (!rc)
+		rc = rest_parse_errors(root, err);
+	json_decref(root);
+	return rc;
+}
+
+int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
+			slurmrest_error *err)
+{
+	char rel[64] = "nodes";
+	int not_modified = 0, rc;
+	int64_t asked = (int64_t)time(NULL);
+	json_t *root;
+
+	*out = NULL;
+	if (since > 0)
+		snprintf(rel, sizeof(rel), "nodes?update_time=%lld", (long long)since);
+	rc = call(r, "GET", rel, NULL, &root, &not_modified, err);
+	if (rc)
+		return rc;
+	if (not_modified) {
+		if (!(*out = calloc(1, sizeof(**out))))
+			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+		(*out)->not_modified = 1;
+		(*out)->update_time = since;
+		return 0;
+	}
+	rc = rest_parse_errors(root, err);
+	if (!rc)
+		rc = rest_parse_nodes(root, r->api, out, err);
+	/* v0.0.38 does not say when the data changed: the time the request
+	 * was made is a safe lower bound for the next conditional call. */
+	if (!rc && !(*out)->update_time)
+		(*out)->update_time = asked - 1;
+	json_decref(root);
+	return rc;
+}
+
+int slurmrest_get_partitions(slurmrest_t *r, int64_t since, slurmrest_partitions **out,
+			     slurmrest_error *err)
+{
+	char rel[64] = "partitions";
+	int not_modified = 0, rc;
+	int64_t asked = (int64_t)time(NULL);
+	json_t *root;
+
+	*out = NULL;
+	if (since > 0)
+		snprintf(rel, sizeof(rel), "partitions?update_time=%lld", (long long)since);
+	rc = call(r, "GET", rel, NULL, &root, &not_modified, err);
+	if (rc)
+		return rc;
+	if (not_modified) {
+		if (!(*out = calloc(1, sizeof(**out))))
+			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+		(*out)->not_modified = 1;
+		(*out)->update_time = since;
+		return 0;
+	}
+	rc = rest_parse_errors(root, err);
+	if (!rc)
+		rc = rest_parse_partitions(root, r->api, out, err);
+	if (!rc && !(*out)->update_time)
+		(*out)->update_time = asked - 1;
+	json_decref(root);
+	return rc;
+}
+
+int slurmrest_submit(slurmrest_t *r, const slurmrest_job_desc *job, uint32_t *job_id,
+		     char **user_msg, slurmrest_error *err)
+{
+	json_t *body, *root;
+	char *text;
+	int rc;
+
+	if (user_msg)
+		*user_msg = NULL;
+	if ((rc = negotiate(r, err)))
+		return rc;
+	if (!(body = rest_build_submit(job, r->api, err)))
+		return err ? err->code : SLURMREST_E_USAGE;
+	text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	if (!text)
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	rc = call(r, "POST", "job/submit", text, &root, NULL, err);
+	free(text);
+	if (rc)
+		return rc;
+	rc = rest_parse_submit(root, job_id, user_msg, err);
+	json_decref(root);
+	return rc;
+}
+
+int slurmrest_get_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
+		      slurmrest_error *err)
+{
+	char rel[32];
+	json_t *root;
+	int rc;
+
+	*out = NULL;
+	snprintf(rel, sizeof(rel), "job/%u", job_id);
+	if ((rc = call(r, "GET", rel, NULL, &root, NULL, err)))
+		return rc;
+	rc = rest_parse_job(root, r->api, out, err);
+	json_decref(root);
+	return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * libslurmrest internals shared by the transport (client.c), the parsers
+ * (parse.c) and the unit tests. Not installed.
+ */
+#ifndef SLURMREST_INTERNAL_H
+#define SLURMREST_INTERNAL_H
+
+#include <jansson.h>
+
+#include "slurmrest.h"
+
+/* OpenAPI versions by number (v0.0.38 -> 38), newest first. */
+extern const int rest_api_versions[];
+extern const size_t rest_api_nversions;
+
+int rest_api_parse(const char *name);	/* "v0.0.41" -> 41, or -1 */
+
+int rest_set_error(slurmrest_error *err, slurmrest_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Parses a body as a JSON object; errors say what was expected. */
+json_t *rest_parse_body(const char *body, size_t len, const char *what, slurmrest_error *err);
+
+/* The first entry of "errors", as SLURMREST_E_SLURM; 0 when none. */
+int rest_parse_errors(json_t *root, slurmrest_error *err);
+
+/* meta.Slurm.release ("22.05.8"), malloc'd, or NULL. */
+char *rest_parse_release(json_t *root);
+
+int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_error *err);
+int rest_parse_partitions(json_t *root, int api, slurmrest_partitions **out,
+			  slurmrest_error *err);
+int rest_parse_submit(json_t *root, uint32_t *job_id, char **user_msg, slurmrest_error *err);
+int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *err);
+
+/* The request body for a submission in this API version's shape. */
+json_t *rest_build_submit(const slurmrest_job_desc *job, int api, slurmrest_error *err);
+
+#endif

@@ -1,0 +1,472 @@
+/*
+ * From slurmrestd's JSON to libslurmrest's one model. The shapes that
+ * differ between versions (seen on 22.05's v0.0.38 and in the v0.0.40+
+ * schemas):
+ *   node features     "a,b" string           -> array
+ *   node state        "idle" + state_flags   -> ["IDLE", "DRAIN"]
+ *   partition nodes   "n[1-4]"               -> {"configured": "n[1-4]"}
+ *   numbers           42                     -> {"set": true, "number": 42}
+ *   errors            {error_code, error}    -> {error_number, description}
+ *   job environment   object                 -> ["K=V", ...]
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const int rest_api_versions[] = { 42, 41, 40, 39, 38 };
+const size_t rest_api_nversions = sizeof(rest_api_versions) / sizeof(rest_api_versions[0]);
+
+int rest_api_parse(const char *name)
+{
+	int v;
+	char extra;
+
+	if (!name || sscanf(name, "v0.0.%d%c", &v, &extra) != 1)
+		return -1;
+	for (size_t i = 0; i < rest_api_nversions; i++)
+		if (rest_api_versions[i] == v)
+			return v;
+	return -1;
+}
+
+int rest_set_error(slurmrest_error *err, slurmrest_code code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+const char *slurmrest_strcode(slurmrest_code code)
+{
+	switch (code) {
+	case SLURMREST_OK: return "ok";
+	case SLURMREST_E_USAGE: return "usage error";
+	case SLURMREST_E_NOMEM: return "out of memory";
+	case SLURMREST_E_TOKEN: return "token error";
+	case SLURMREST_E_CONNECT: return "connection failed";
+	case SLURMREST_E_TIMEOUT: return "timeout";
+	case SLURMREST_E_TOO_LARGE: return "answer too large";
+	case SLURMREST_E_AUTH: return "authentication refused";
+	case SLURMREST_E_HTTP: return "HTTP error";
+	case SLURMREST_E_PARSE: return "unreadable answer";
+	case SLURMREST_E_SLURM: return "Slurm error";
+	case SLURMREST_E_VERSION: return "no common API version";
+	case SLURMREST_E_TRANSPORT: return "transport error";
+	}
+	return "unknown error";
+}
+
+json_t *rest_parse_body(const char *body, size_t len, const char *what, slurmrest_error *err)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body, len, 0, &jerr);
+
+	if (!root) {
+		rest_set_error(err, SLURMREST_E_PARSE,
+			       "slurmrestd's answer to %s is not JSON (%s at byte %d): is the URL a slurmrestd?",
+			       what, jerr.text, jerr.position);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		json_decref(root);
+		rest_set_error(err, SLURMREST_E_PARSE, "slurmrestd's answer to %s is not a JSON object",
+			       what);
+		return NULL;
+	}
+	return root;
+}
+
+/* A number, or v0.0.40+'s {"set": true, "infinite": false, "number": N}. */
+static int number(json_t *v, long long *out)
+{
+	if (json_is_integer(v)) {
+		*out = json_integer_value(v);
+		return 0;
+	}
+	if (json_is_object(v) && json_is_true(json_object_get(v, "set")) &&
+	    json_is_integer(json_object_get(v, "number"))) {
+		*out = json_integer_value(json_object_get(v, "number"));
+		return 0;
+	}
+	return -1;
+}
+
+int rest_parse_errors(json_t *root, slurmrest_error *err)
+{
+	json_t *errors = json_object_get(root, "errors"), *first;
+	const char *text, *description;
+	long long number_value = 0;
+
+	if (!json_is_array(errors) || !json_array_size(errors))
+		return 0;
+	first = json_array_get(errors, 0);
+	description = json_string_value(json_object_get(first, "description"));
+	text = json_string_value(json_object_get(first, "error"));
+	if (number(json_object_get(first, "error_number"), &number_value))
+		number(json_object_get(first, "error_code"), &number_value);
+	if (err)
+		err->slurm_errno = (int)number_value;
+	if (description && *description && text && *text && strcmp(description, text))
+		return rest_set_error(err, SLURMREST_E_SLURM, "Slurm: %s (%s, error %lld)",
+				      description, text, number_value);
+	return rest_set_error(err, SLURMREST_E_SLURM, "Slurm: %s (error %lld)",
+			      description && *description ? description : text ? text : "unknown error",
+			      number_value);
+}
+
+char *rest_parse_release(json_t *root)
+{
+	json_t *meta = json_object_get(root, "meta");
+	/* "Slurm" up to v0.0.39, "slurm" after. */
+	json_t *slurm = json_object_get(meta, "Slurm") ? json_object_get(meta, "Slurm")
+						       : json_object_get(meta, "slurm");
+	const char *release = json_string_value(json_object_get(slurm, "release"));
+
+	return release ? strdup(release) : NULL;
+}
+
+static void strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* "a,b" or ["a", "b"] -> NULL-terminated list; lower-cased when asked. */
+static char **strv_from(json_t *v, int lower)
+{
+	size_t n = 0, cap;
+	char **list;
+
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		cap = 1;
+		for (const char *c = s; *c; c++)
+			cap += *c == ',';
+		if (!(list = calloc(cap + 1, sizeof(*list))))
+			return NULL;
+		while (*s) {
+			size_t len = strcspn(s, ",");
+
+			if (len && !(list[n++] = strndup(s, len)))
+				goto fail;
+			s += len + (s[len] == ',');
+		}
+	} else {
+		cap = json_is_array(v) ? json_array_size(v) : 0;
+		if (!(list = calloc(cap + 1, sizeof(*list))))
+			return NULL;
+		for (size_t i = 0; i < cap; i++) {
+			const char *s = json_string_value(json_array_get(v, i));
+
+			if (s && !(list[n++] = strdup(s)))
+				goto fail;
+		}
+	}
+	for (size_t i = 0; lower && i < n; i++)
+		for (char *c = list[i]; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+	return list;
+fail:
+	strv_free(list);
+	return NULL;
+}
+
+static char *str_or_empty(json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	return strdup(s ? s : "");
+}
+
+/* v0.0.38: "state": "idle", "state_flags": ["DRAIN"]; later: ["IDLE", "DRAIN"]. */
+static char **node_state(json_t *node)
+{
+	json_t *state = json_object_get(node, "state");
+	json_t *flags = json_object_get(node, "state_flags");
+	char **base, **extra, **all;
+	size_t nb = 0, ne = 0;
+
+	if (!(base = strv_from(state, 1)))
+		return NULL;
+	if (!(extra = strv_from(json_is_string(state) ? flags : NULL, 1))) {
+		strv_free(base);
+		return NULL;
+	}
+	while (base[nb])
+		nb++;
+	while (extra[ne])
+		ne++;
+	all = realloc(base, (nb + ne + 1) * sizeof(*all));
+	if (!all) {
+		strv_free(base);
+		strv_free(extra);
+		return NULL;
+	}
+	memcpy(all + nb, extra, (ne + 1) * sizeof(*all));
+	free(extra);
+	return all;
+}
+
+static void node_clear(slurmrest_node *n)
+{
+	free(n->name);
+	free(n->address);
+	strv_free(n->features);
+	strv_free(n->active_features);
+	strv_free(n->state);
+	strv_free(n->partitions);
+	free(n->reason);
+}
+
+void slurmrest_nodes_free(slurmrest_nodes *nodes)
+{
+	if (!nodes)
+		return;
+	for (size_t i = 0; i < nodes->count; i++)
+		node_clear(&nodes->nodes[i]);
+	free(nodes->nodes);
+	free(nodes);
+}
+
+/* The answer's update time: v0.0.39+ "last_update"; v0.0.38 has none. */
+static int64_t last_update(json_t *root)
+{
+	long long t;
+
+	return number(json_object_get(root, "last_update"), &t) ? 0 : (int64_t)t;
+}
+
+int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_error *err)
+{
+	json_t *array = json_object_get(root, "nodes");
+	slurmrest_nodes *res;
+	size_t n;
+
+	(void)api;
+	if (!json_is_array(array))
+		return rest_set_error(err, SLURMREST_E_PARSE, "slurmrestd's nodes answer has no \"nodes\" list");
+	n = json_array_size(array);
+	if (!(res = calloc(1, sizeof(*res))) || !(res->nodes = calloc(n ? n : 1, sizeof(*res->nodes)))) {
+		free(res);
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	}
+	res->update_time = last_update(root);
+	for (size_t i = 0; i < n; i++) {
+		json_t *j = json_array_get(array, i);
+		slurmrest_node *node = &res->nodes[res->count];
+		const char *name = json_string_value(json_object_get(j, "name"));
+
+		if (!name)
+			continue;
+		res->count++;
+		node->name = strdup(name);
+		node->address = str_or_empty(json_object_get(j, "address"));
+		node->features = strv_from(json_object_get(j, "features"), 0);
+		node->active_features = strv_from(json_object_get(j, "active_features"), 0);
+		node->state = node_state(j);
+		node->partitions = strv_from(json_object_get(j, "partitions"), 0);
+		node->reason = str_or_empty(json_object_get(j, "reason"));
+		if (!node->name || !node->address || !node->features || !node->active_features ||
+		    !node->state || !node->partitions || !node->reason) {
+			slurmrest_nodes_free(res);
+			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+		}
+	}
+	*out = res;
+	return 0;
+}
+
+void slurmrest_partitions_free(slurmrest_partitions *parts)
+{
+	if (!parts)
+		return;
+	for (size_t i = 0; i < parts->count; i++) {
+		free(parts->partitions[i].name);
+		free(parts->partitions[i].nodes);
+	}
+	free(parts->partitions);
+	free(parts);
+}
+
+int rest_parse_partitions(json_t *root, int api, slurmrest_partitions **out,
+			  slurmrest_error *err)
+{
+	json_t *array = json_object_get(root, "partitions");
+	slurmrest_partitions *res;
+	size_t n;
+
+	(void)api;
+	if (!json_is_array(array))
+		return rest_set_error(err, SLURMREST_E_PARSE,
+				      "slurmrestd's partitions answer has no \"partitions\" list");
+	n = json_array_size(array);
+	if (!(res = calloc(1, sizeof(*res))) ||
+	    !(res->partitions = calloc(n ? n : 1, sizeof(*res->partitions)))) {
+		free(res);
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	}
+	res->update_time = last_update(root);
+	for (size_t i = 0; i < n; i++) {
+		json_t *j = json_array_get(array, i), *nodes = json_object_get(j, "nodes");
+		slurmrest_partition *p = &res->partitions[res->count];
+		const char *name = json_string_value(json_object_get(j, "name"));
+
+		if (!name)
+			continue;
+		res->count++;
+		if (json_is_object(nodes))
+			nodes = json_object_get(nodes, "configured");
+		p->name = strdup(name);
+		p->nodes = str_or_empty(nodes);
+		if (!p->name || !p->nodes) {
+			slurmrest_partitions_free(res);
+			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+		}
+	}
+	*out = res;
+	return 0;
+}
+
+int rest_parse_submit(json_t *root, uint32_t *job_id, char **user_msg, slurmrest_error *err)
+{
+	long long id;
+	int rc = rest_parse_errors(root, err);
+
+	if (rc)
+		return rc;
+	if (number(json_object_get(root, "job_id"), &id) || id <= 0 || id > UINT32_MAX)
+		return rest_set_error(err, SLURMREST_E_PARSE, "slurmrestd accepted the job but sent no job_id");
+	*job_id = (uint32_t)id;
+	if (user_msg) {
+		*user_msg = str_or_empty(json_object_get(root, "job_submit_user_msg"));
+		if (!*user_msg)
+			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void slurmrest_job_free(slurmrest_job *job)
+{
+	if (!job)
+		return;
+	free(job->name);
+	free(job->user_name);
+	free(job->partition);
+	free(job->state);
+	free(job->nodes);
+	free(job->features);
+	free(job);
+}
+
+int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *err)
+{
+	json_t *jobs = json_object_get(root, "jobs"), *j, *exit_code;
+	slurmrest_job *job;
+	char **state;
+	long long v;
+	int rc;
+
+	(void)api;
+	if ((rc = rest_parse_errors(root, err)))
+		return rc;
+	j = json_array_get(jobs, 0);
+	if (!json_is_object(j) || number(json_object_get(j, "job_id"), &v))
+		return rest_set_error(err, SLURMREST_E_PARSE, "slurmrestd's job answer has no job");
+	if (!(job = calloc(1, sizeof(*job))))
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	job->job_id = (uint32_t)v;
+	job->name = str_or_empty(json_object_get(j, "name"));
+	job->user_name = str_or_empty(json_object_get(j, "user_name"));
+	job->partition = str_or_empty(json_object_get(j, "partition"));
+	job->nodes = str_or_empty(json_object_get(j, "nodes"));
+	job->features = str_or_empty(json_object_get(j, "features"));
+	state = strv_from(json_object_get(j, "job_state"), 1);
+	job->state = state && state[0] ? strdup(state[0]) : strdup("");
+	strv_free(state);
+	/* v0.0.38: an integer; later {"return_code": {"number": N}, ...}. */
+	exit_code = json_object_get(j, "exit_code");
+	if (json_is_object(exit_code))
+		exit_code = json_object_get(exit_code, "return_code");
+	job->exit_code = number(exit_code, &v) ? 0 : (int)v;
+	if (!job->name || !job->user_name || !job->partition || !job->nodes || !job->features ||
+	    !job->state) {
+		slurmrest_job_free(job);
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	}
+	*out = job;
+	return 0;
+}
+
+json_t *rest_build_submit(const slurmrest_job_desc *desc, int api, slurmrest_error *err)
+{
+	json_t *fields = (json_t *)desc->fields, *job, *env, *nodes, *body;
+
+	if (!desc->script || !desc->environment || !desc->environment[0]) {
+		rest_set_error(err, SLURMREST_E_USAGE,
+			       "a job needs a script and at least one environment variable");
+		return NULL;
+	}
+	if (fields && !json_is_object(fields)) {
+		rest_set_error(err, SLURMREST_E_USAGE, "job fields must be a JSON object");
+		return NULL;
+	}
+	job = fields ? json_deep_copy(fields) : json_object();
+	env = api >= 40 ? json_array() : json_object();
+	if (!job || !env)
+		goto nomem;
+	for (const char *const *e = desc->environment; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		int rc;
+
+		if (!eq || eq == *e) {
+			rest_set_error(err, SLURMREST_E_USAGE,
+				       "environment entry '%.64s' is not NAME=VALUE", *e);
+			goto fail;
+		}
+		if (api >= 40) {
+			rc = json_array_append_new(env, json_string(*e));
+		} else {
+			char *name = strndup(*e, (size_t)(eq - *e));
+
+			rc = name ? json_object_set_new(env, name, json_string(eq + 1)) : -1;
+			free(name);
+		}
+		if (rc)
+			goto nomem;
+	}
+	/* v0.0.40+ take the node count as a string ("2", "2-4"). */
+	nodes = json_object_get(job, "nodes");
+	if (api >= 40 && json_is_integer(nodes) &&
+	    json_object_set_new(job, "nodes", json_sprintf("%lld", json_integer_value(nodes))))
+		goto nomem;
+	/* Both _new and "o" take the references, also when they fail. */
+	if (json_object_set_new(job, "environment", env)) {
+		json_decref(job);
+		goto nomem_stolen;
+	}
+	body = json_pack("{s:s, s:o}", "script", desc->script, "job", job);
+	if (!body)
+		goto nomem_stolen;
+	return body;
+nomem:
+	rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+fail:
+	json_decref(env);
+	json_decref(job);
+	return NULL;
+nomem_stolen:
+	rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	return NULL;
+}

@@ -1,0 +1,172 @@
+/*
+ * libslurmrest: a client for Slurm's REST daemon (slurmrestd).
+ *
+ * One handle talks to one slurmrestd over a unix socket ("unix:/path",
+ * local authentication) or TCP ("http://host:port", "https://host:port",
+ * JWT authentication). It picks the newest OpenAPI version both sides speak
+ * (v0.0.38 for Slurm 22.05 up to v0.0.42 for 24.11/25.05) on first use, or
+ * the one pinned in the options, and hides the differences between them:
+ * callers see one data model.
+ *
+ * Threads: a handle is used by one thread at a time; create one handle per
+ * thread. The library keeps no other state; libcurl's global set-up is done
+ * once, thread-safely, by slurmrest_new().
+ *
+ * Errors: every call returns 0 or a negative slurmrest_code and fills the
+ * caller's slurmrest_error (which may be NULL). Messages never contain the
+ * token.
+ *
+ * Memory: results are plain structs owned by the caller and released with
+ * their _free function.
+ */
+#ifndef SLURMREST_H
+#define SLURMREST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct slurmrest slurmrest_t;
+
+typedef enum {
+	SLURMREST_OK = 0,
+	SLURMREST_E_USAGE = -1,		/* bad argument, URL or option */
+	SLURMREST_E_NOMEM = -2,
+	SLURMREST_E_TOKEN = -3,		/* token missing, unreadable or too open */
+	SLURMREST_E_CONNECT = -4,	/* cannot reach slurmrestd */
+	SLURMREST_E_TIMEOUT = -5,	/* no complete answer within the limit */
+	SLURMREST_E_TOO_LARGE = -6,	/* answer larger than max_response */
+	SLURMREST_E_AUTH = -7,		/* 401/403: token or user refused */
+	SLURMREST_E_HTTP = -8,		/* another HTTP failure status */
+	SLURMREST_E_PARSE = -9,		/* not JSON, or not the expected shape */
+	SLURMREST_E_SLURM = -10,	/* Slurm reported an error */
+	SLURMREST_E_VERSION = -11,	/* no OpenAPI version in common */
+	SLURMREST_E_TRANSPORT = -12,	/* any other transport failure (TLS, ...) */
+} slurmrest_code;
+
+#define SLURMREST_ERROR_MAX 512
+
+typedef struct {
+	slurmrest_code code;
+	long http_status;		/* 0 when no answer */
+	int slurm_errno;		/* Slurm's error number, 0 when none */
+	char message[SLURMREST_ERROR_MAX];	/* what went wrong and what to do */
+} slurmrest_error;
+
+/* A short name for a code ("timeout", "slurm error", ...). */
+const char *slurmrest_strcode(slurmrest_code code);
+
+typedef struct {
+	const char *url;		/* required: unix:/path, http://h:p, https://h:p */
+	const char *user;		/* X-SLURM-USER-NAME for JWT */
+	const char *token;		/* the JWT itself, or */
+	const char *token_file;		/* a file holding it (mode 0600 or stricter) */
+	int token_from_env;		/* else $SLURM_JWT ("SLURM_JWT=" prefix allowed) */
+	int auth_bearer;		/* also send "Authorization: Bearer" before
+					 * the version is known (always from v0.0.40) */
+	const char *ca_file;		/* https: CA bundle; verification is always on */
+	const char *api_version;	/* pin, e.g. "v0.0.38"; NULL: negotiate */
+	long connect_timeout_ms;	/* default 2000 */
+	long timeout_ms;		/* whole request; default 10000 */
+	size_t max_response;		/* bytes; default 64 MiB */
+} slurmrest_options;
+
+/*
+ * Creates a handle; nothing is sent yet. The options are copied (the token
+ * is read from its file or the environment now). NULL on error.
+ */
+slurmrest_t *slurmrest_new(const slurmrest_options *opts, slurmrest_error *err);
+void slurmrest_free(slurmrest_t *rest);
+
+/* Checks that slurmctld answers through slurmrestd. */
+int slurmrest_ping(slurmrest_t *rest, slurmrest_error *err);
+
+/* After the first call: the API version in use ("v0.0.38") and Slurm's
+ * release ("22.05.8"); NULL before. Owned by the handle. */
+const char *slurmrest_api_version(const slurmrest_t *rest);
+const char *slurmrest_slurm_version(const slurmrest_t *rest);
+
+typedef struct {
+	char *name;
+	char *address;
+	char **features;		/* configured, NULL-terminated */
+	char **active_features;		/* NULL-terminated */
+	char **state;			/* lowercase, base state first ("idle", "drain") */
+	char **partitions;		/* NULL-terminated */
+	char *reason;			/* why drained or down; "" when none */
+} slurmrest_node;
+
+typedef struct {
+	slurmrest_node *nodes;
+	size_t count;
+	int not_modified;		/* nothing changed since the given time */
+	int64_t update_time;		/* pass to the next call */
+} slurmrest_nodes;
+
+/*
+ * The cluster's nodes. With since > 0 (the update_time of an earlier
+ * answer), an unchanged cluster answers with not_modified set and no
+ * nodes: a cheap conditional refresh.
+ */
+int slurmrest_get_nodes(slurmrest_t *rest, int64_t since, slurmrest_nodes **out,
+			slurmrest_error *err);
+void slurmrest_nodes_free(slurmrest_nodes *nodes);
+
+typedef struct {
+	char *name;
+	char *nodes;			/* hostlist expression, "n[1-4]" */
+} slurmrest_partition;
+
+typedef struct {
+	slurmrest_partition *partitions;
+	size_t count;
+	int not_modified;
+	int64_t update_time;
+} slurmrest_partitions;
+
+int slurmrest_get_partitions(slurmrest_t *rest, int64_t since, slurmrest_partitions **out,
+			     slurmrest_error *err);
+void slurmrest_partitions_free(slurmrest_partitions *partitions);
+
+/*
+ * A batch job. fields holds sbatch's long options with '_' in v0.0.38
+ * spelling as a Jansson object, e.g. {"name": "train", "partition": "gpu",
+ * "nodes": 2, "current_working_directory": "/fsx/u"}; it is passed as a
+ * json_t * (declared void * so this header does not need jansson.h) and
+ * borrowed. environment is "NAME=VALUE" strings, NULL-terminated; it must
+ * not be empty (slurmrestd requires one variable).
+ */
+typedef struct {
+	const char *script;
+	const void *fields;
+	const char *const *environment;
+} slurmrest_job_desc;
+
+/* Submits; *job_id is set on success, *user_msg (may be NULL) gets what
+ * job_submit plugins said, malloc'd. */
+int slurmrest_submit(slurmrest_t *rest, const slurmrest_job_desc *job, uint32_t *job_id,
+		     char **user_msg, slurmrest_error *err);
+
+typedef struct {
+	uint32_t job_id;
+	char *name;
+	char *user_name;
+	char *partition;
+	char *state;			/* lowercase base state, "running" */
+	char *nodes;			/* hostlist, "" while pending */
+	char *features;			/* the constraint, "" when none */
+	int exit_code;			/* the batch script's, when ended */
+} slurmrest_job;
+
+int slurmrest_get_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
+		      slurmrest_error *err);
+void slurmrest_job_free(slurmrest_job *job);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,91 @@
+#!/bin/bash
+# slurm-efa check: whether a checkpoint directory is allowed and why, and
+# the directory a job gets without one (TAP).
+set -euo pipefail
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/test/lib/tap.sh"
+
+efa=$top_builddir/slurm-efa
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+conf=$tmp/efa.conf
+cat >"$conf" <<EOC
+PartitionName=gpu CheckpointRoot=/fsx/checkpoints/ CheckpointKeep=5
+PartitionName=dev CheckpointRoot=/scratch CheckpointFS=any
+PartitionName=cpu EFA=off
+EOC
+check() {
+	run "$efa" check --config "$conf" "$@"
+}
+
+check --checkpoint-dir /fsx/checkpoints/alice/../alice//run1/ --partition gpu
+is "$rc" 0 "a path under the partition's root is allowed (exit 0)"
+is "$out" "allowed: /fsx/checkpoints/alice/run1
+  root: /fsx/checkpoints
+  why: it is under partition gpu's checkpoint root /fsx/checkpoints" "  shown normalized, with the root and why"
+
+check --checkpoint-dir=/fsx/checkpoints/../../etc --partition=gpu
+is "$rc" 1 "a path that climbs out of the root is refused (exit 1)"
+like "$out" "^refused: /etc$" "  shown normalized"
+like "$out" "why: /fsx/checkpoints/\.\./\.\./etc \(/etc once normalized\) is outside the checkpoint root /fsx/checkpoints: use a directory under /fsx/checkpoints" \
+	"  naming the allowed root"
+
+check --checkpoint-dir /fsx/checkpoints2/alice --partition gpu
+is "$rc" 1 "a sibling of the root with the same prefix is refused"
+
+check --checkpoint-dir run1 --partition gpu
+is "$rc" 1 "a relative path is refused"
+like "$out" "why: invalid --checkpoint-dir value 'run1': 'run1' is not an absolute path" "  as sbatch would say"
+
+check --checkpoint-dir /home/alice/run1 --partition cpu
+is "$rc" 0 "a partition without CheckpointRoot= allows any absolute path"
+like "$out" "why: partition cpu has no CheckpointRoot= in efa.conf" "  and says so"
+
+check --checkpoint-dir /home/alice/run1
+is "$rc" 0 "without --partition only the path itself is checked"
+like "$out" "restrict it to their root \(give --partition\): gpu=/fsx/checkpoints/, dev=/scratch$" \
+	"  listing the partitions that have a root"
+
+check --partition gpu --job-name train --user alice
+is "$rc" 0 "the default directory of a job (exit 0)"
+like "$out" "^default: /fsx/checkpoints/alice/train$" "  is <root>/<user>/<job name>"
+check --partition gpu --job-name 'a/b' --user alice --job-id 42
+like "$out" "^default: /fsx/checkpoints/alice/42$" "a job name that cannot be a directory gives <root>/<user>/<job id>"
+like "$out" "the job name 'a/b' cannot be a directory name" "  and says why"
+check --partition gpu --job-name '..' --user alice
+like "$out" "^default: /fsx/checkpoints/alice/<job id>$" "  without --job-id the id is left as a placeholder"
+check --partition gpu --job-name train
+like "$out" "^default: /fsx/checkpoints/$(id -un)/train$" "--user defaults to the caller"
+check --partition cpu --job-name train
+is "$rc" 0 "a partition without a root gives no default"
+like "$out" "^none: \(no checkpoint directory\)$" "  and says so"
+
+check --json --checkpoint-dir /scratch/x/ --partition dev
+is "$(jq -r '.verdict, .path, .given, .partition, .root' <<<"$out" | tr '\n' ' ')" \
+	"allowed /scratch/x /scratch/x/ dev /scratch " "--json: verdict, path, what was given, partition, root"
+check --json --checkpoint-dir /etc --partition dev
+is "$rc:$(jq -r .verdict <<<"$out")" "1:refused" "--json: a refusal exits 1"
+
+check
+is "$rc" 2 "nothing to check is a usage error (exit 2)"
+like "$out" "give --checkpoint-dir, or --partition and --job-name" "  saying what to give"
+check --partition gpu
+is "$rc" 2 "a default without --job-name is a usage error"
+check --checkpoint-dir
+is "$rc" 2 "an option without its value is a usage error"
+check --bogus
+is "$rc" 2 "an unknown option is a usage error"
+like "$out" "bad or incomplete option '--bogus'" "  naming it"
+check --checkpoint-dir /x extra
+is "$rc" 2 "an extra argument is a usage error"
+check --partition gpu --job-name train --job-id abc
+is "$rc" 2 "a bad --job-id is a usage error"
+echo "PartitionName=gpu CheckpointKeep=many" >"$tmp/bad.conf"
+run "$efa" check --config "$tmp/bad.conf" --checkpoint-dir /x
+is "$rc" 2 "a bad efa.conf exits 2"
+like "$out" "bad.conf:1: invalid CheckpointKeep=many" "  naming file and line"
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]

@@ -1,0 +1,83 @@
+#!/bin/bash
+# libslurmrest's failures through slurm-efa, against misbehaving servers on
+# 127.0.0.1 (test/rest/fakerest): each ends in time with the right error.
+set -euo pipefail
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/test/lib/tap.sh"
+
+efa=$top_builddir/slurm-efa
+fake=$top_builddir/test/rest/fakerest
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+export SLURM_EFA_CONF=$tmp/efa.conf
+echo "Snapshot=$tmp/snapshot.json" >"$SLURM_EFA_CONF"
+
+start_fake() {	# start_fake MODE -> $port
+	"$fake" "$1" 60 >"$tmp/$1.port" &
+	pids+=($!)
+	for _ in $(seq 50); do
+		[ -s "$tmp/$1.port" ] && break
+		sleep 0.1
+	done
+	port=$(cat "$tmp/$1.port")
+}
+
+timed() {	# timed CMD...: $out, $rc and $ms (wall time)
+	local t0 t1
+	t0=$(date +%s%N)
+	run "$@"
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+}
+
+start_fake hang
+timed "$efa" zones --url "http://127.0.0.1:$port" --timeout 1000
+is "$rc" 1 "a server that never answers: exit 1"
+like "$out" "no complete answer from slurmrestd at http://127\.0\.0\.1:$port .* within 1000 ms" "  a timeout, named"
+ok $((ms > 4000)) "  within the limit (${ms} ms)"
+
+start_fake garbage
+run "$efa" zones --url "http://127.0.0.1:$port"
+is "$rc" 1 "a server that answers garbage: exit 1"
+like "$out" "is not JSON .*is the URL a slurmrestd\?" "  a parse error that says what to check"
+
+start_fake huge
+timed "$efa" zones --url "http://127.0.0.1:$port" --timeout 20000
+is "$rc" 1 "a server that answers without end: exit 1"
+like "$out" "larger than 67108864 bytes" "  stopped at the size cap"
+
+start_fake status500
+run "$efa" zones --url "http://127.0.0.1:$port"
+like "$out" "answered HTTP 500" "an HTTP 500 is reported as such"
+
+kill "${pids[0]}"
+wait "${pids[0]}" 2>/dev/null || true
+start_port=$(cat "$tmp/hang.port")
+timed "$efa" zones --url "http://127.0.0.1:$start_port" --timeout 3000
+is "$rc" 1 "nothing listening: exit 1"
+like "$out" "cannot connect to slurmrestd at http://127\.0\.0\.1:$start_port .*is it running" "  a connection error"
+ok $((ms > 3000)) "  at once (${ms} ms)"
+
+run "$efa" zones --url "ftp://x"
+is "$rc" 2 "a bad URL: a usage error (exit 2)"
+like "$out" "use unix:/path/to/socket, http://host:port or https://host:port" "  with the forms that work"
+
+printf 'secret-token-value\n' >"$tmp/token"
+chmod 644 "$tmp/token"
+run "$efa" zones --url "http://127.0.0.1:1" --user alice --token-file "$tmp/token"
+like "$out" "readable by group or others \(mode 0644\): chmod 600" "a token file others can read is refused"
+unlike "$out" "secret-token-value" "  and the token is not printed"
+
+run "$efa" sync --once --url "http://127.0.0.1:$start_port" --timeout 1000
+is "$rc" 1 "sync --once without slurmrestd: exit 1"
+ok "$([ ! -e "$tmp/snapshot.json" ]; echo $?)" "  and no snapshot is invented"
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]

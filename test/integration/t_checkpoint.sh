@@ -1,0 +1,180 @@
+# Checkpoint directories: created on every node as the job's user, never
+# through a planted link, exported to every task, trimmed to the newest N
+# when the batch script ends. Jobs run as the unprivileged $SLURM_EFA_TEST_USER.
+#
+# The layout mirrors an FSx for Lustre mount: $fsx (root's, 0755) is the
+# mount point, the CheckpointRoot under it is root's with mode 1777, so
+# users create their own <root>/<user> and the sticky bit keeps them from
+# replacing each other's. CheckpointFS=any: this machine has no Lustre.
+
+user=$SLURM_EFA_TEST_USER
+as_user=(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF")
+fsx=$SLURM_EFA_CLUSTER/fsx
+ckroot=$fsx/checkpoints
+mkdir -p "$ckroot"
+chmod 0755 "$fsx"
+chmod 1777 "$ckroot"
+# Where each job's commands run: every user can enter it.
+cd_opt=(-D "$SLURM_EFA_CLUSTER/out")
+
+# step_fails WHAT REGEX SBATCH-OPTION...: a job of the user whose batch
+# step fails, with a message matching REGEX, before its script runs.
+step_fails() {
+	local what=$1 re=$2
+	shift 2
+	BATCH_USER=$user batch "$@" "${cd_opt[@]}" 'echo batch-ran'
+	ok $((rc == 0)) "$what fails the step"
+	like "$out" "$re" "  with a message naming the node and the path"
+	unlike "$out" "batch-ran" "  before the script runs"
+}
+
+write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+
+show='echo "$(id -un) $SLURMD_NODENAME ${CHECKPOINT_DIR-unset} ${SLURM_EFA_CHECKPOINT_DIR-unset}"'
+dir=$ckroot/$user/ckpt-train
+BATCH_USER=$user batch -N2 -w n1,n2 --ntasks-per-node=2 -J ckpt-train "${cd_opt[@]}" \
+	"$show; srun -l bash -c '$show' | sort"
+is "$rc" 0 "a 2-node job of $user on a partition with CheckpointRoot= runs"
+is "$out" "$user n1 $dir $dir
+0: $user n1 $dir $dir
+1: $user n1 $dir $dir
+2: $user n2 $dir $dir
+3: $user n2 $dir $dir" \
+	"the batch script and every task on both nodes run as $user with CHECKPOINT_DIR=<root>/<user>/<job name>"
+is "$(stat -c '%U %a' "$ckroot/$user" "$dir" | tr '\n' ' ')" "$user 700 $user 700 " \
+	"<root>/<user> and the job's directory are the user's, mode 0700"
+
+BATCH_USER=$user batch -N1 -w n3 -J ckpt-own --export=ALL,CHECKPOINT_DIR=/my/own "${cd_opt[@]}" \
+	'srun printenv CHECKPOINT_DIR SLURM_EFA_CHECKPOINT_DIR'
+is "$out" "/my/own"$'\n'"$ckroot/$user/ckpt-own" \
+	"the user's own CHECKPOINT_DIR wins; SLURM_EFA_CHECKPOINT_DIR is always the directory"
+
+write_efa_conf "CheckpointEnv=CKPT_PATH CheckpointMode=0750" \
+	"PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+run "${as_user[@]}" srun -N1 -w n4 -J ckpt-conf "${cd_opt[@]}" bash -c 'echo "${CKPT_PATH-} [${CHECKPOINT_DIR-}]"'
+is "$out" "$ckroot/$user/ckpt-conf []" "CheckpointEnv= names the variable (srun as $user)"
+is "$(stat -c %a "$ckroot/$user/ckpt-conf")" "750" "CheckpointMode= sets the directory's mode"
+write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+
+BATCH_USER=$user batch -N1 -w n1 --efa --checkpoint-dir="$ckroot/$user/custom//run1/" "${cd_opt[@]}" \
+	'srun bash -c "echo \$SLURM_EFA_PROFILE \$CHECKPOINT_DIR"'
+is "$out" "p5 $ckroot/$user/custom/run1" "--checkpoint-dir under the root, normalized, together with --efa"
+is "$(stat -c %U "$ckroot/$user/custom/run1")" "$user" "  created as $user"
+
+own=$SLURM_EFA_CLUSTER/out/$user-own/run1
+BATCH_USER=$user batch -N1 -w n2 -p cpu --checkpoint-dir="$own" "${cd_opt[@]}" 'echo "$CHECKPOINT_DIR"'
+is "$out" "$own" "--checkpoint-dir on a partition without CheckpointRoot= (and without --efa)"
+is "$(stat -c '%U %a' "$own")" "$user 700" "  created as $user, mode 0700"
+
+run "${as_user[@]}" srun -N1 -w n1 -p cpu "${cd_opt[@]}" bash -c 'echo "[${CHECKPOINT_DIR-unset}] [${SLURM_EFA_SET-unset}]"'
+is "$out" "[unset] [unset]" "no --checkpoint-dir and no CheckpointRoot=: nothing is set"
+
+# Outside the root: the job_submit bridge refuses such a job; a step in a
+# running job is not submitted, so the plugin refuses it too.
+elsewhere=$SLURM_EFA_CLUSTER/out/elsewhere
+BATCH_USER=$user batch -N1 -w n1 "${cd_opt[@]}" \
+	"srun --checkpoint-dir='$ckroot/../../out/elsewhere' echo step-ran; echo srun-rc=\$?"
+like "$out" "srun-rc=[1-9]" "a step with a --checkpoint-dir outside the partition's root fails"
+like "$out" "efa: node n1 refuses the checkpoint directory: $elsewhere is outside the checkpoint root $ckroot: use a directory under" \
+	"  with a message naming the node, the path and the allowed root"
+unlike "$out" "step-ran" "  before its program runs"
+ok "$([ ! -e "$elsewhere" ]; echo $?)" "  and creates nothing"
+# Values srun and sbatch refuse themselves.
+run "${as_user[@]}" sbatch --checkpoint-dir=relative/run1 --wrap true
+ok $((rc == 0)) "sbatch --checkpoint-dir=relative/run1 is refused"
+like "$out" "efa: invalid --checkpoint-dir value 'relative/run1': 'relative/run1' is not an absolute path" \
+	"  with what is wrong and what works"
+run "${as_user[@]}" srun --checkpoint-keep=few true
+ok $((rc == 0)) "srun --checkpoint-keep=few is refused"
+like "$out" "invalid --checkpoint-keep value 'few': use a whole number" "  and says so"
+
+# A link planted by another user where <root>/<user> will be.
+planted_root=$fsx/planted
+target=$SLURM_EFA_CLUSTER/out/target
+mkdir -p "$planted_root" "$target"
+chmod 1777 "$planted_root" "$target"
+runuser -u nobody -- ln -s "$target" "$planted_root/$user"
+write_efa_conf "PartitionName=gpu CheckpointRoot=$planted_root CheckpointFS=any"
+step_fails "a symbolic link planted by another user at <root>/<user>" \
+	"efa: node n2 cannot create checkpoint directory $planted_root/$user/planted: $planted_root/$user is a symbolic link" \
+	-N1 -w n2 -J planted
+run "${as_user[@]}" srun -N1 -w n3 --checkpoint-dir="$planted_root/$user/run2" "${cd_opt[@]}" true
+ok $((rc == 0)) "  also for srun with --checkpoint-dir through the link"
+like "$out" "slurmstepd-n3: error: efa: node n3 cannot create checkpoint directory $planted_root/$user/run2: .* is a symbolic link" \
+	"  and the user sees it"
+is "$(ls -A "$target")" "" "nothing was created at the link's target"
+
+# Concurrency: 8 jobs of one user, same job name, same new root, at once.
+conc_root=$fsx/concurrent
+mkdir -p "$conc_root"
+chmod 1777 "$conc_root"
+write_efa_conf "PartitionName=gpu CheckpointRoot=$conc_root CheckpointFS=any"
+conc=$SLURM_EFA_CLUSTER/out/concurrent
+mkdir -p "$conc"
+for i in $(seq 8); do
+	(
+		BATCH_USER=$user batch -N2 --ntasks-per-node=1 -J together "${cd_opt[@]}" \
+			'srun bash -c "test -d \"\$CHECKPOINT_DIR\" && echo ok"'
+		echo "$rc $(tr '\n' ' ' <<<"$out")" >"$conc/$i"
+	) &
+done
+wait
+is "$(cat "$conc"/* | sort | uniq -c | sed 's/^ *//')" "8 0 ok ok " \
+	"8 concurrent 2-node jobs creating the same directory all succeed"
+is "$(stat -c '%U %a' "$conc_root/$user/together")" "$user 700" "  and it is the user's"
+
+# Retention: --checkpoint-keep=3 of 6, mtimes set apart; links and other
+# files are not checkpoints.
+write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+keep=$ckroot/$user/keep-test
+outside=$ckroot/$user/outside
+mkdir -p "$keep/checkpoint-100/shard" "$keep/step_300" "$keep/global_step400" "$keep/checkpoint-600" "$outside"
+touch "$keep/checkpoint-100/shard/rank0.pt" "$keep/checkpoint-200" "$keep/iter_500" \
+	"$keep/notes.txt" "$keep/latest" "$outside/keep.txt"
+ln -s "$outside" "$keep/checkpoint-100/escape"
+ln -s checkpoint-600 "$keep/checkpoint-latest"
+ln -s "$outside" "$keep/iter_0"
+day=1
+for e in checkpoint-100 checkpoint-200 step_300 global_step400 iter_500 checkpoint-600; do
+	touch -d "2024-01-0$day 12:00" "$keep/$e"
+	day=$((day + 1))
+done
+touch -h -d "2023-01-01" "$keep/checkpoint-latest" "$keep/iter_0" "$keep/notes.txt" "$keep/latest"
+chown -R -h "$user:" "$keep" "$outside"
+# slurmstepd runs the plugin's exit before it reports the batch script
+# done (seen), so sbatch --wait returns after retention.
+BATCH_USER=$user batch -N1 -w n2 -J keep-test --checkpoint-keep=3 "${cd_opt[@]}" 'true'
+is "$rc" 0 "a job with --checkpoint-keep=3 runs"
+is "$(ls "$keep" | tr '\n' ' ')" "checkpoint-600 checkpoint-latest global_step400 iter_0 iter_500 latest notes.txt " \
+	"when it ends, the 3 newest checkpoints are left, with links and other files"
+ok "$([ -f "$outside/keep.txt" ]; echo $?)" "  a link inside a deleted checkpoint was not followed"
+log_n2=$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n2.log")
+like "$log_n2" "efa: checkpoint retention in $keep \(keeping the 3 newest\): removed checkpoint-100" \
+	"  the node's log says what was removed"
+
+# Retention runs as the user: what only root could delete stays, and the
+# job still succeeds.
+mkdir -p "$keep/checkpoint-1/by-root"
+touch "$keep/checkpoint-1/by-root/file"
+chown "$user:" "$keep/checkpoint-1"
+touch -d "2023-06-01" "$keep/checkpoint-1"
+BATCH_USER=$user batch -N1 -w n2 -J keep-test --checkpoint-keep=3 "${cd_opt[@]}" 'true'
+is "$rc" 0 "retention that cannot delete something does not fail the job"
+ok "$([ -f "$keep/checkpoint-1/by-root/file" ]; echo $?)" "  it runs as the user: root's file is still there"
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n2.log")" \
+	"efa: checkpoint retention in $keep: checkpoint-1 not removed: cannot delete file: Permission denied" \
+	"  and the log says why"
+
+# CheckpointFS=lustre (the default with a root) on this non-Lustre machine.
+write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot"
+step_fails "CheckpointFS=lustre on a root that is not Lustre" \
+	"efa: node n3 cannot hold checkpoints: checkpoint root $ckroot is on [^,]+, not Lustre \(CheckpointFS=lustre\): is FSx for Lustre mounted there\?" \
+	-N1 -w n3 -J lustre
+ok "$([ ! -e "$ckroot/$user/lustre" ]; echo $?)" "  and creates nothing"
+run "${as_user[@]}" srun -N1 -w n3 "${cd_opt[@]}" true
+like "$out" "slurmstepd-n3: error: efa: node n3 cannot hold checkpoints" "  srun shows the message"
+is "$(sinfo -h -n n3 -o %T)" "idle" "  and n3 stays idle"
+
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"

@@ -1,0 +1,91 @@
+# The job_submit bridge in the real slurmctld, with slurm-efa sync keeping
+# the zone snapshot: single-zone placement, checkpoint roots, the snapshot's
+# freshness. Zone az-us-west-2a is n1,n2; az-us-west-2b is n3,n4.
+
+efa=$top_builddir/slurm-efa
+sync_dir=$SLURM_EFA_CLUSTER/sync
+mkdir -p "$sync_dir" "$SLURM_EFA_CLUSTER/ckpt"
+chown "$SLURMRESTD_USER" "$sync_dir"
+policy_conf() {	# policy_conf [MaxAge] [OnSnapshotMissing]
+	write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$sync_dir/snapshot.json" \
+		"SnapshotMaxAge=${1:-30}" "OnSnapshotMissing=${2:-accept}" \
+		"PartitionName=gpu SingleZone=yes CheckpointRoot=$SLURM_EFA_CLUSTER/ckpt CheckpointFS=any"
+	chmod 644 "$EFA_CONF"
+}
+policy_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+runuser -u "$SLURMRESTD_USER" -- "$efa" sync --interval 1 --config "$EFA_CONF" 2>"$sync_dir/sync.log" &
+sync_pid=$!
+for _ in $(seq 50); do
+	[ -s "$sync_dir/snapshot.json" ] && break
+	sleep 0.2
+done
+
+zone_of() {	# zone_of NODE...: the zone features of the nodes, sorted, unique
+	for n in $(scontrol show hostnames "$*"); do
+		sinfo -h -n "$n" -o %f | tr ',' '\n' | grep '^az-'
+	done | sort -u
+}
+
+batch -N2 --efa=auto -J zone-test "echo nodes=\$SLURM_JOB_NODELIST"
+is "$rc" 0 "sbatch -N2 --efa=auto runs (n3 has no EFA: auto lets it run there)"
+nodes=$(sed -n 's/^nodes=//p' <<<"$out")
+is "$(zone_of "$nodes" | wc -l)" 1 "  both nodes ($nodes) are in one zone"
+job=$(squeue -h -t all -n zone-test -o %i | tail -n 1)
+like "$(scontrol show job "$job" | grep -o 'Features=[^ ]*')" \
+	'Features=\[az-us-west-2(a|b)\|az-us-west-2(a|b)\]' "  the bridge set the zone constraint"
+like "$(scontrol show job "$job")" "AdminComment=slurm-efa: checkpoints in $SLURM_EFA_CLUSTER/ckpt/root/zone-test" \
+	"  and recorded the checkpoint directory"
+
+run sbatch -N3 --efa --wrap true
+ok $((rc == 0)) "sbatch -N3 is refused"
+like "$out" "efa: no Availability Zone in partition gpu has 3 usable nodes, and EFA jobs cannot span zones: the largest, us-west-2(a|b), has 2" \
+	"  sbatch prints why and the largest zone"
+
+run sbatch -N2 -C 'az-us-west-2a|az-us-west-2b' --wrap true
+like "$out" "use one zone \(-C az-us-west-2a\) or a matching OR" "a constraint that mixes zones is refused with the fix"
+
+run sbatch -N1 --checkpoint-dir=/elsewhere/ckpt --wrap true
+ok $((rc == 0)) "--checkpoint-dir outside CheckpointRoot is refused"
+like "$out" "efa: --checkpoint-dir: .*$SLURM_EFA_CLUSTER/ckpt" "  sbatch names the allowed root"
+
+scontrol update nodename=n1,n2 state=drain reason="slurm-efa zone test"
+for _ in $(seq 30); do
+	[ "$(jq -r '.zones[] | select(.name == "us-west-2a") | .usable' "$sync_dir/snapshot.json")" = 0 ] && break
+	sleep 0.5
+done
+batch -N2 --efa=auto "echo nodes=\$SLURM_JOB_NODELIST"
+is "$(sed -n 's/^nodes=//p' <<<"$out")" "n[3-4]" "with zone a drained, the next -N2 job goes to zone b"
+scontrol update nodename=n1,n2 state=resume
+
+# slurmrestd submissions meet the same bridge (22.05 returns only the code).
+printf '#!/bin/bash\ntrue\n' >"$sync_dir/job.sh"
+run runuser -u "$SLURMRESTD_USER" -- "$efa" submit --config "$EFA_CONF" -N3 -p gpu -D /tmp "$sync_dir/job.sh"
+is "$rc" 1 "a slurmrestd submission the bridge refuses fails"
+like "$out" "slurm-efa submit: job refused: Slurm:" "  with Slurm's error"
+
+# The snapshot goes stale when sync stops.
+kill "$sync_pid"
+wait "$sync_pid" 2>/dev/null || true
+like "$(cat "$sync_dir/sync.log")" "wrote $sync_dir/snapshot.json: 4 nodes" "sync wrote the snapshot"
+policy_conf 1 accept
+sleep 2
+batch -N2 --efa=auto -J stale-accept true
+is "$rc" 0 "sync stopped, snapshot aged out, OnSnapshotMissing=accept: the job runs"
+job=$(squeue -h -t all -n stale-accept -o %i | tail -n 1)
+like "$(scontrol show job "$job" | grep -o 'Features=[^ ]*')" "^Features=\(null\)$" "  without a zone constraint"
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmctld.log")" "efa: job of root in gpu: the zone snapshot is [0-9]+ s old" \
+	"  and slurmctld logs the warning"
+policy_conf 1 reject
+run sbatch -N2 --efa --wrap true
+ok $((rc == 0)) "OnSnapshotMissing=reject refuses"
+like "$out" "Retry in a minute; cluster admins: check that slurm-efa sync is running" "  telling both what to do"
+
+echo '{"format": 1, "generated": ' >"$sync_dir/snapshot.json"
+policy_conf 3600 reject
+run sbatch -N2 --efa --wrap true
+like "$out" "not a snapshot" "a broken snapshot file is refused as missing"
+run scontrol ping
+like "$out" "is UP" "  and slurmctld is still up"
+
+write_efa_conf

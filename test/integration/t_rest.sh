@@ -1,0 +1,110 @@
+# libslurmrest and slurm-efa zones/sync/submit against the cluster's real
+# slurmrestd: the unix socket (local auth) and 127.0.0.1 with JWT.
+
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+efa=$top_builddir/slurm-efa
+rest_home=$SLURM_EFA_CLUSTER/rest-client
+mkdir -p "$rest_home"
+chown "$SLURMRESTD_USER" "$rest_home"
+snapshot=$rest_home/snapshot.json
+rest_conf=$rest_home/efa.conf
+printf '%s\n' "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$snapshot" "SnapshotMaxAge=60" >"$rest_conf"
+chmod 644 "$rest_conf"
+as_rest=(runuser -u "$SLURMRESTD_USER" --)
+token=$rest_home/root.jwt
+scontrol token username=root lifespan=900 >"$token"
+chmod 600 "$token"
+jwt=(--url "$SLURMRESTD_URL" --user root --token-file "$token")
+
+run "${as_rest[@]}" "$efa" zones --config "$rest_conf"
+is "$rc" 0 "zones over the unix socket (local auth)"
+like "$out" "^us-west-2a +az-us-west-2a +2 +2  cpu,gpu$" "  zone a: 2 nodes, 2 usable, partitions cpu and gpu"
+like "$out" "^us-west-2b +az-us-west-2b +2 +2  gpu$" "  zone b: 2 nodes, 2 usable"
+
+run "$efa" zones --config "$rest_conf" "${jwt[@]}" --json
+is "$(jq -r '[.zones[] | "\(.zone)=\(.nodes)"] | join(" ")' <<<"$out")" "us-west-2a=2 us-west-2b=2" \
+	"zones over TCP with a JWT, as JSON"
+run "$efa" zones --config "$rest_conf" "${jwt[@]}" --partition cpu
+unlike "$out" "us-west-2b" "zones --partition cpu shows only zone a"
+
+echo "not-a-token" >"$rest_home/bad.jwt"
+chmod 600 "$rest_home/bad.jwt"
+run "$efa" zones --config "$rest_conf" --url "$SLURMRESTD_URL" --user root --token-file "$rest_home/bad.jwt"
+is "$rc" 1 "a bad token is refused (exit 1)"
+like "$out" "HTTP 500; with a JWT this usually means the token is expired or not root's: renew it with scontrol token username=root" \
+	"  with a hint at the token (22.05 answers 500, not 401)"
+unlike "$out" "not-a-token" "  without printing the token"
+
+run "${as_rest[@]}" "$efa" sync --once --config "$rest_conf"
+is "$rc" 0 "sync --once writes the snapshot"
+is "$(jq -r '[.format, (.nodes | length), (.zones | length), .api_version] | join(" ")' "$snapshot")" \
+	"1 4 2 v0.0.38" "  format, 4 nodes, 2 zones, the API version used"
+like "$(jq -r .slurm_version "$snapshot")" "^22\.05\." "  Slurm's version"
+is "$(jq -r '.nodes[] | select(.name == "n3") | "\(.zone) \(.feature) \(.state) \(.usable)"' "$snapshot")" \
+	"us-west-2b az-us-west-2b idle true" "  a node's zone, feature, state"
+is "$(stat -c %a "$snapshot")" "644" "  readable by slurmctld"
+
+scontrol update nodename=n4 state=drain reason="slurm-efa test"
+run "${as_rest[@]}" "$efa" sync --once --config "$rest_conf"
+is "$(jq -r '.zones[] | select(.name == "us-west-2b") | "\(.nodes) \(.usable)"' "$snapshot")" "2 1" \
+	"a drained node is not usable in the next snapshot"
+is "$(jq -r '.nodes[] | select(.name == "n4") | .state' "$snapshot")" "idle+drain" "  its state says why"
+scontrol update nodename=n4 state=resume
+
+# The daemon: conditional refresh, and the last good snapshot kept.
+before=$(jq .generated "$snapshot")
+"${as_rest[@]}" "$efa" sync --interval 1 --config "$rest_conf" 2>"$rest_home/sync.log" &
+sync_pid=$!
+sleep 4.5
+kill "$sync_pid"
+wait "$sync_pid" 2>/dev/null || true
+like "$(cat "$rest_home/sync.log")" "nodes unchanged since [0-9]+ \(conditional request answered 304\)" \
+	"sync --interval 1 uses conditional requests on an idle cluster"
+like "$(cat "$rest_home/sync.log")" "stopping" "  and stops cleanly on SIGTERM"
+ok $(($(jq .generated "$snapshot") > before ? 0 : 1)) "  while keeping the snapshot's time fresh"
+cp "$snapshot" "$rest_home/good.json"
+run "${as_rest[@]}" "$efa" sync --once --config "$rest_conf" --url "unix:$SLURM_EFA_CLUSTER/no-such.sock"
+is "$rc" 1 "sync without slurmrestd fails"
+like "$out" "keeping the last good snapshot|no snapshot written yet" "  and says it keeps the snapshot"
+cmp -s "$snapshot" "$rest_home/good.json"
+ok $? "  the last good snapshot is untouched"
+
+# Submissions.
+cat >"$rest_home/job.sh" <<'JOB'
+#!/bin/bash
+srun -l bash -c 'echo "$SLURMD_NODENAME $SLURM_EFA_PROFILE $SLURM_EFA_BIND $CUDA_VISIBLE_DEVICES"' | sort
+JOB
+chmod 755 "$rest_home/job.sh"
+out_file=$SLURM_EFA_CLUSTER/out/submit-jwt.out
+run "$efa" submit --config "$rest_conf" "${jwt[@]}" --efa --efa-bind=closest -p cpu -N2 \
+	--gpus-per-node=2 -J rest-efa -o "$out_file" "$rest_home/job.sh"
+is "$rc" 0 "slurm-efa submit --efa over JWT"
+like "$out" "^Submitted batch job [0-9]+$" "  prints the job id"
+wait_job "$(grep -o '[0-9]*$' <<<"$out")"
+is "$(cat "$out_file" 2>/dev/null)" $'0: n1 p5 closest 0,1\n1: n2 p4d closest 0,1' \
+	"  its tasks get the EFA environment and bindings of their nodes"
+
+out_file=$SLURM_EFA_CLUSTER/out/submit-local.out
+run "${as_rest[@]}" "$efa" submit --config "$rest_conf" --json --efa=auto -p cpu -N1 \
+	-o "$out_file" "$rest_home/job.sh"
+job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
+ok $((${job:-0} > 0 ? 0 : 1)) "submit over the unix socket, --json"
+wait_job "${job:-0}"
+like "$(cat "$out_file" 2>/dev/null)" "^0: n[12] p(5|4d) +$" "  the job ran in the partition it asked for"
+
+run "$efa" submit --config "$rest_conf" "${jwt[@]}" -p nosuch "$rest_home/job.sh"
+is "$rc" 1 "a refused submission exits 1"
+like "$out" "job refused: Slurm: Invalid partition name specified \(error 2000\)" "  with Slurm's reason"
+
+# The installed library and its pkg-config file build the example.
+inst=$SLURM_EFA_CLUSTER/install
+make -s -C "$top_builddir" install DESTDIR="$inst" >/dev/null 2>&1
+pc=$(find "$inst" -name slurmrest.pc | head -n 1)
+ok $([ -n "$pc" ]; echo $?) "make install puts slurmrest.pc in place"
+run env PKG_CONFIG_SYSROOT_DIR="$inst" PKG_CONFIG_PATH="$(dirname "$pc")" \
+	sh -c "cc -o '$rest_home/nodes' '$top_srcdir/examples/nodes.c' \$(pkg-config --cflags --libs slurmrest)"
+is "$rc" 0 "examples/nodes.c builds with pkg-config --cflags --libs slurmrest"
+run "${as_rest[@]}" env LD_LIBRARY_PATH="$(dirname "$(dirname "$pc")")" "$rest_home/nodes" "unix:$SLURMRESTD_SOCKET"
+like "$out" "^Slurm 22\.05\.[0-9]+, API v0\.0\.38" "  and lists the cluster's nodes"
+like "$out" "^n3 idle az-us-west-2b,efa$" "  with state and features"

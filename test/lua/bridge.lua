@@ -1,0 +1,167 @@
+-- The job_submit bridge under the Lua slurmctld uses, with job_desc as
+-- job_submit/lua gives it: spank_job_env 0-indexed with its size, and the
+-- environment a proxy that can be indexed but not iterated. TAP output.
+-- Run by test/lua/run.sh, which sets SLURM_EFA_CONF, LUA_PATH and LUA_CPATH.
+
+local dir = assert(os.getenv("TEST_DIR"))
+local conf = assert(os.getenv("SLURM_EFA_CONF"))
+local n, failed = 0, 0
+local user_msgs, logs = {}, {}
+
+local function ok(cond, desc)
+	n = n + 1
+	print((cond and "ok " or "not ok ") .. n .. " - " .. desc)
+	if not cond then
+		failed = failed + 1
+	end
+end
+
+local function is(got, want, desc)
+	ok(got == want, desc)
+	if got ~= want then
+		print("#   got: " .. tostring(got))
+		print("#   want: " .. tostring(want))
+	end
+end
+
+local function like(got, pattern, desc)
+	ok(type(got) == "string" and got:find(pattern) ~= nil, desc)
+	if not (type(got) == "string" and got:find(pattern)) then
+		print("#   got: " .. tostring(got))
+		print("#   want pattern: " .. pattern)
+	end
+end
+
+slurm = {
+	SUCCESS = 0,
+	ERROR = -1,
+	log_info = function(fmt, ...) logs[#logs + 1] = string.format(fmt, ...) end,
+	log_error = function(fmt, ...) logs[#logs + 1] = "error: " .. string.format(fmt, ...) end,
+	log_user = function(fmt, ...) user_msgs[#user_msgs + 1] = string.format(fmt, ...) end,
+}
+
+local function write(path, text)
+	local f = assert(io.open(path, "w"))
+	f:write(text)
+	f:close()
+end
+
+local function snapshot(age, zone_b_usable)
+	local now = os.time() - age
+	local b2 = zone_b_usable >= 2 and "idle" or "idle+drain"
+	write(dir .. "/snapshot.json", string.format([[
+{"format": 1, "generated": %d, "zone_prefix": "az-", "nodes": [
+ {"name": "n1", "feature": "az-us-west-2a", "state": "idle", "usable": true, "partitions": ["gpu", "cpu"]},
+ {"name": "n2", "feature": "az-us-west-2a", "state": "mixed", "usable": true, "partitions": ["gpu", "cpu"]},
+ {"name": "n3", "feature": "az-us-west-2b", "state": "idle", "usable": true, "partitions": ["gpu"]},
+ {"name": "n4", "feature": "az-us-west-2b", "state": "%s", "usable": true, "partitions": ["gpu"]},
+ {"name": "n5", "feature": "az-us-west-2b", "state": "idle", "usable": true, "partitions": ["gpu"]}]}
+]], now, b2))
+end
+
+local function efa_conf(missing)
+	write(conf, table.concat({
+		"Snapshot=" .. dir .. "/snapshot.json",
+		"SnapshotMaxAge=60",
+		"OnSnapshotMissing=" .. missing,
+		"PartitionName=gpu SingleZone=yes EFA=required CheckpointRoot=/fsx/ckpt CheckpointFS=any",
+		"PartitionName=cpu EFA=off",
+	}, "\n") .. "\n")
+end
+
+-- job_desc as job_submit/lua shows it.
+local function job(fields, spank, env)
+	local j = fields
+	j.spank_job_env = {}
+	j.spank_job_env_size = 0
+	for _, entry in ipairs(spank or {}) do
+		j.spank_job_env[j.spank_job_env_size] = entry
+		j.spank_job_env_size = j.spank_job_env_size + 1
+	end
+	if env then
+		j.environment = setmetatable({}, { __index = function(_, k) return env[k] end,
+			__pairs = function() error("environment cannot be iterated") end })
+	end
+	j.user_name = j.user_name or "alice"
+	return j
+end
+
+local parts = { gpu = { flag_default = 1 }, cpu = { flag_default = 0 } }
+local EFA = "_SLURM_SPANK_OPTION_efa_efa="
+
+efa_conf("accept")
+snapshot(0, 2)
+local bridge = require("slurm_efa_bridge")
+
+local j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2, name = "train" }, { EFA .. "(null)" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "sbatch -N2 --efa is accepted")
+is(j.features, "[az-us-west-2b|az-us-west-2a]", "  with both zones, the one with more usable nodes first")
+is(j.admin_comment, "slurm-efa: checkpoints in /fsx/ckpt/alice/train", "  and its checkpoint directory recorded")
+
+j = job({ min_nodes = 2, max_nodes = 4, features = "efa", name = "runs/a" }, { EFA .. "required" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "no partition given: the default partition's rules apply")
+is(j.features, "efa&[az-us-west-2b|az-us-west-2a]", "  the user's constraint is kept, ANDed with the zones")
+is(j.admin_comment, nil, "  a job name that cannot be a directory leaves the path to the node")
+
+j = job({ partition = "gpu", min_nodes = 4, max_nodes = 4 })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "-N4 is refused: no zone has 4 usable nodes")
+like(user_msgs[#user_msgs], "the largest, us%-west%-2b, has 3", "  the message names the largest zone and its size")
+
+j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2 }, nil, { SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa = "off" })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "a slurmrestd job with --efa=off in an EFA=required partition is refused")
+like(user_msgs[#user_msgs], "partition gpu requires EFA", "  saying why")
+
+j = job({ partition = "cpu", min_nodes = 1, max_nodes = 1 }, { EFA .. "auto" })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "--efa in an EFA=off partition is refused")
+
+j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1 }, { "_SLURM_SPANK_OPTION_efa_checkpoint_dir=/elsewhere/ckpt" })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "--checkpoint-dir outside CheckpointRoot is refused")
+like(user_msgs[#user_msgs], "/fsx/ckpt", "  naming the allowed root")
+j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1 }, { "_SLURM_SPANK_OPTION_efa_checkpoint_dir=/fsx/ckpt/alice/../alice//run1/" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a --checkpoint-dir under the root is accepted")
+is(j.admin_comment, "slurm-efa: checkpoints in /fsx/ckpt/alice/run1", "  normalized")
+is(j.features, nil, "  a one-node job needs no zone constraint")
+
+j = job({ partition = "gpu", min_nodes = 2, features = "az-us-west-2a|az-us-west-2b" })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "a constraint that mixes zones is refused")
+like(user_msgs[#user_msgs], "matching OR", "  with the fix")
+
+snapshot(0, 1)
+j = job({ partition = "gpu", min_nodes = 3, max_nodes = 3 })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "a changed snapshot is re-read: zone b lost a node")
+
+snapshot(3600, 2)
+j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2 })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a stale snapshot with OnSnapshotMissing=accept: accepted")
+is(j.features, nil, "  without a zone constraint")
+like(logs[#logs], "3600 s old", "  and logged")
+efa_conf("reject")
+j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2 })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "OnSnapshotMissing=reject refuses")
+like(user_msgs[#user_msgs], "Retry in a minute; cluster admins: check that slurm%-efa sync is running", "  telling user and admin what to do")
+
+write(dir .. "/snapshot.json", "{ broken")
+j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2 })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "a corrupt snapshot counts as missing")
+like(user_msgs[#user_msgs], "not a snapshot", "  and the message says what is wrong")
+
+efa_conf("accept")
+snapshot(0, 2)
+write(conf, "Bogus=1\n")
+j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2 })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a broken efa.conf: OnSnapshotMissing's default (accept) applies")
+like(logs[#logs], "unknown key 'Bogus'", "  and the error is logged")
+
+efa_conf("accept")
+j = job({ partition = "cpu" })
+local rec = { partition = "cpu", user_name = "alice" }
+is(bridge.job_modify(j, rec, parts, 0), slurm.SUCCESS, "job_modify within a partition without rules")
+j = { partition = "gpu", min_nodes = 2, max_nodes = 2 }
+is(bridge.job_modify(j, rec, parts, 0), slurm.SUCCESS, "job_modify to the gpu partition re-applies the rules")
+is(j.features, "[az-us-west-2b|az-us-west-2a]", "  the zone constraint is added")
+j = { comment = "x" }
+is(bridge.job_modify(j, rec, parts, 0), slurm.SUCCESS, "job_modify of other fields changes nothing")
+is(j.features, nil, "  no constraint added")
+
+-- run.sh adds its own checks and prints the plan.
+os.exit(failed == 0 and 0 or 1)

@@ -1,0 +1,176 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/constraint.h"
+#include "common/policy.h"
+#include "tap.h"
+
+static char *both[] = { "az-b", "az-a", NULL };
+static char *one[] = { "az-a", NULL };
+
+static void constraint(const char *user, char **zones, int want_rc, const char *want,
+		       const char *desc)
+{
+	struct efa_error err = { "" };
+	char *out = NULL;
+	int rc = efa_constraint_single_zone(user, zones, "az-", &out, &err);
+
+	is_int(rc, want_rc, "%s", desc);
+	if (want_rc == EFA_CONSTRAINT_SET)
+		is_str(out, want, "  -> %s", want);
+	else if (want_rc == EFA_CONSTRAINT_REFUSE)
+		has_str(err.msg, want, "  message");
+	free(out);
+}
+
+static void test_constraints(void)
+{
+	constraint(NULL, both, EFA_CONSTRAINT_SET, "[az-b|az-a]", "no constraint: the zone bracket");
+	constraint("", one, EFA_CONSTRAINT_SET, "[az-a]", "one zone: a one-item bracket");
+	constraint("efa", both, EFA_CONSTRAINT_SET, "efa&[az-b|az-a]", "a plain feature is ANDed");
+	constraint("efa&gpu", both, EFA_CONSTRAINT_SET, "efa&gpu&[az-b|az-a]", "an AND list");
+	constraint("gpu*2&efa", both, EFA_CONSTRAINT_SET, "gpu*2&efa&[az-b|az-a]", "counts are kept");
+	constraint("p5|p5e", both, EFA_CONSTRAINT_SET, "(p5|p5e)&[az-b|az-a]",
+		   "a plain OR is grouped so the zones apply to all of it");
+	constraint("az-a", both, EFA_CONSTRAINT_KEEP, NULL, "one zone pinned: kept");
+	constraint("efa&k8s/az-a", both, EFA_CONSTRAINT_KEEP, NULL, "a Slinky zone pinned: kept");
+	constraint("[az-a|az-b]", both, EFA_CONSTRAINT_KEEP, NULL, "a matching OR over zones: kept");
+	constraint("efa&[az-a|az-b]", both, EFA_CONSTRAINT_KEEP, NULL, "  also after other features");
+	constraint("az-a|az-b", both, EFA_CONSTRAINT_REFUSE, "use one zone (-C az-a) or a matching OR ([az-a|...])",
+		   "a plain OR over zones mixes them: refused with the fix");
+	constraint("az-a&az-b", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
+		   "two zones ANDed: refused");
+	constraint("efa|az-a", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
+		   "a zone in a plain OR: refused");
+	constraint("[rack1|rack2]", one, EFA_CONSTRAINT_SET, "[rack1|rack2]&az-a",
+		   "the user's bracket and one zone: a plain AND, still one bracket");
+	constraint("[rack1|rack2]", both, EFA_CONSTRAINT_REFUSE, "Slurm allows one per job",
+		   "the user's bracket and several zones: refused, no second bracket");
+	constraint("[rack1|az-a]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
+		   "a bracket mixing zones and other features: refused");
+}
+
+static struct efa_config *config(const char *text)
+{
+	struct efa_config *cfg = NULL;
+	struct efa_error err;
+
+	if (efa_config_parse(text, strlen(text), "efa.conf", &cfg, &err))
+		printf("# %s\n", err.msg);
+	return cfg;
+}
+
+static void add(struct efa_cluster *c, const char *name, const char *zone, const char *state,
+		const char *partition)
+{
+	char *features[] = { (char *)zone, NULL }, *states[] = { (char *)state, NULL };
+	char *parts[] = { (char *)partition, "all", NULL };
+	struct efa_error err;
+
+	efa_cluster_add_node(c, name, features, states, parts, &err);
+}
+
+static void test_policy(void)
+{
+	struct efa_config *cfg = config(
+		"SnapshotMaxAge=60\n"
+		"PartitionName=gpu SingleZone=yes EFA=required CheckpointRoot=/fsx/ckpt\n"
+		"PartitionName=cpu EFA=off\n"
+		"PartitionName=opt SingleZone=yes EFA=optional\n");
+	struct efa_cluster c = { .zone_prefix = strdup("az-"), .generated = 1000 };
+	struct efa_job_request req = { .partition = "gpu", .min_nodes = 2, .max_nodes = 2,
+				       .user = "alice", .job_name = "llama" };
+	struct efa_decision d;
+
+	add(&c, "n1", "az-a", "idle", "gpu");
+	add(&c, "n2", "az-a", "drain", "gpu");
+	add(&c, "n3", "az-b", "idle", "gpu");
+	add(&c, "n4", "az-b", "allocated", "gpu");
+	add(&c, "n5", "az-c", "idle", "cpu");
+	add(&c, "n6", "az-c", "idle", "cpu");
+
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_CHANGE, "gpu -N2: changed");
+	is_str(d.features, "[az-b]", "  only the zone with 2 usable gpu nodes (az-c is not in gpu)");
+	is_str(d.checkpoint_dir, "/fsx/ckpt/alice/llama", "  the default checkpoint directory");
+	has_str(d.log, "-> '[az-b]'", "  logged");
+	efa_decision_clear(&d);
+
+	req.min_nodes = 3;
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "gpu -N3: no zone can hold it");
+	has_str(d.message, "no Availability Zone in partition gpu has 3 usable nodes", "  says so");
+	has_str(d.message, "the largest, b, has 2", "  naming the largest zone");
+	efa_decision_clear(&d);
+
+	req.min_nodes = 1;
+	req.max_nodes = 1;
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	ok(d.features == NULL, "a one-node job gets no zone constraint");
+	efa_decision_clear(&d);
+
+	req.max_nodes = 0;
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_str(d.features, "[az-b|az-a]", "no maximum: zones that can hold the minimum, best first");
+	efa_decision_clear(&d);
+
+	req.efa = "off";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "--efa=off in an EFA=required partition: refused");
+	efa_decision_clear(&d);
+	req.efa = "maybe";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	has_str(d.message, "invalid --efa value 'maybe'", "a bad --efa value from the environment: refused");
+	efa_decision_clear(&d);
+	req.efa = "(null)";
+	req.partition = "cpu";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	has_str(d.message, "partition cpu has no EFA (EFA=off)", "--efa in an EFA=off partition: refused");
+	efa_decision_clear(&d);
+	req.efa = NULL;
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_ACCEPT, "cpu without --efa: accepted unchanged");
+	efa_decision_clear(&d);
+	req.partition = "nosuch";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_ACCEPT, "a partition efa.conf does not name: accepted unchanged");
+	efa_decision_clear(&d);
+
+	req.partition = "gpu";
+	req.checkpoint_dir = "/fsx/ckpt/../other";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "--checkpoint-dir escaping the root with ..: refused");
+	has_str(d.message, "/fsx/ckpt", "  naming the root");
+	efa_decision_clear(&d);
+	req.checkpoint_dir = NULL;
+
+	efa_policy_decide(cfg, &c, NULL, 1100, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_CHANGE, "a stale snapshot with OnSnapshotMissing=accept: accepted");
+	ok(d.features == NULL, "  without a zone constraint");
+	has_str(d.log, "100 s old", "  and logged");
+	efa_decision_clear(&d);
+	efa_policy_decide(cfg, NULL, "no zone snapshot at /x", 1010, &req, &d);
+	has_str(d.log, "no zone snapshot at /x", "a missing snapshot: logged with its reason");
+	efa_decision_clear(&d);
+	cfg->on_snapshot_missing = EFA_ON_MISSING_REJECT;
+	efa_policy_decide(cfg, NULL, "no zone snapshot at /x", 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "OnSnapshotMissing=reject: refused");
+	has_str(d.message, "Retry in a minute", "  telling the user to retry");
+	efa_decision_clear(&d);
+
+	req.partition = "opt";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "SingleZone on a partition whose nodes have no zone feature: refused");
+	has_str(d.message, "has no node with a zone feature (az-<zone>)", "  telling admins what to fix");
+	efa_decision_clear(&d);
+
+	efa_cluster_clear(&c);
+	efa_config_free(cfg);
+}
+
+int main(void)
+{
+	test_constraints();
+	test_policy();
+	return done_testing();
+}

@@ -1,0 +1,206 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/retention.h"
+#include "tap.h"
+#include "tmpdir.h"
+
+#define E(n, s, ns, link) { .name = (char *)(n), .mtime = { (s), (ns) }, .is_link = (link) }
+#define COUNT(v) (sizeof(v) / sizeof((v)[0]))
+
+/* The names select marked, in array order: "a,b". */
+static const char *selected(struct efa_retention_entry *v, size_t n, long keep)
+{
+	static char out[512];
+
+	out[0] = '\0';
+	efa_retention_select(v, n, keep);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].remove)
+			snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s",
+				 out[0] ? "," : "", v[i].name);
+	return out;
+}
+
+static void test_match(void)
+{
+	static const char *const yes[] = {
+		"checkpoint-100", "checkpoint_5", "step-3", "step_3", "global_step500",
+		"iter_0000100", "checkpoint-",
+	};
+	static const char *const no[] = {
+		"checkpoint", "latest", "mystep_1", "Checkpoint-1", "iter-5", "model.pt",
+		"latest_checkpointed_iteration.txt", ".checkpoint-1",
+	};
+
+	for (size_t i = 0; i < COUNT(yes); i++)
+		ok(efa_retention_match(yes[i]), "'%s' is a checkpoint", yes[i]);
+	for (size_t i = 0; i < COUNT(no); i++)
+		ok(!efa_retention_match(no[i]), "'%s' is not", no[i]);
+}
+
+static void test_select(void)
+{
+	struct efa_retention_entry six[] = {
+		E("checkpoint-4", 400, 0, false), E("checkpoint-1", 100, 0, false),
+		E("checkpoint-6", 600, 0, false), E("checkpoint-2", 200, 0, false),
+		E("checkpoint-5", 500, 0, false), E("checkpoint-3", 300, 0, false),
+	};
+	struct efa_retention_entry ties[] = {
+		E("step_10", 100, 0, false), E("step_9", 100, 0, false),
+		E("step_100", 100, 0, false), E("step_8", 99, 999999999, false),
+	};
+	struct efa_retention_entry nsec[] = {
+		E("iter_2", 100, 5, false), E("iter_1", 100, 7, false),
+	};
+	struct efa_retention_entry mixed[] = {
+		E("notes.txt", 1, 0, false), E("latest", 2, 0, false),
+		E("global_step1", 10, 0, false), E("global_step2", 20, 0, false),
+		E("model.pt", 3, 0, false),
+	};
+	struct efa_retention_entry links[] = {
+		E("checkpoint-latest", 900, 0, true), E("checkpoint-old", 1, 0, true),
+		E("checkpoint-1", 100, 0, false), E("checkpoint-2", 200, 0, false),
+		E("checkpoint-3", 300, 0, false),
+	};
+
+	is_str(selected(six, COUNT(six), 3), "checkpoint-1,checkpoint-2,checkpoint-3",
+	       "keep 3 of 6: the 3 oldest go, by modification time");
+	is_int(efa_retention_select(six, COUNT(six), 3), 3, "  select says how many");
+	is_str(selected(six, COUNT(six), 5), "checkpoint-1", "keep 5 of 6: the oldest goes");
+	is_str(selected(six, COUNT(six), 6), "", "keep 6 of 6: nothing goes");
+	is_str(selected(six, COUNT(six), 100), "", "keep more than there are: nothing goes");
+	is_str(selected(six, COUNT(six), 0), "", "keep 0: nothing goes (retention off)");
+	is_str(selected(six, COUNT(six), -1), "", "keep unset: nothing goes");
+	is_str(selected(six, 0, 3), "", "an empty directory");
+	is_str(selected(ties, COUNT(ties), 1), "step_10,step_9,step_8",
+	       "equal times: the later name in version order is newer (step_100 > step_10 > step_9)");
+	is_str(selected(ties, COUNT(ties), 2), "step_9,step_8", "  keep 2 of the tie");
+	is_str(selected(nsec, COUNT(nsec), 1), "iter_2", "nanoseconds count before names");
+	is_str(selected(mixed, COUNT(mixed), 1), "global_step1",
+	       "names that do not match are neither counted nor deleted");
+	is_str(selected(mixed, COUNT(mixed), 2), "", "  two checkpoints, keep 2: nothing goes");
+	is_str(selected(links, COUNT(links), 2), "checkpoint-1",
+	       "links are neither counted nor deleted, even when oldest or newest");
+}
+
+static int make_file(const char *rel)
+{
+	int fd = open(tmp_at(rel), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	return fd < 0 ? -1 : close(fd);
+}
+
+/* The mtime of tmp_at(rel) itself (not of a link's target). */
+static int age(const char *rel, long sec)
+{
+	struct timespec t[2] = { { sec, 0 }, { sec, 0 } };
+
+	return utimensat(AT_FDCWD, tmp_at(rel), t, AT_SYMLINK_NOFOLLOW);
+}
+
+static bool exists(const char *rel)
+{
+	struct stat st;
+
+	return !lstat(tmp_at(rel), &st);
+}
+
+struct report {
+	char removed[512];
+	char errors[512];
+};
+
+static void collect(void *ctx, const char *name, const char *error)
+{
+	struct report *r = ctx;
+	char *to = error ? r->errors : r->removed;
+
+	snprintf(to + strlen(to), 512 - strlen(to), "%s%s", to[0] ? "," : "", error ? error : name);
+}
+
+static void test_apply(void)
+{
+	static const char *const kept[] = {
+		"d/checkpoint-4", "d/checkpoint-5", "d/global_step6", "d/notes.txt",
+		"d/checkpoint-latest", "d/iter_0", "outside/keep.txt", "outside/deep",
+	};
+	static const char *const oldest_first[] = {
+		"d/checkpoint-1", "d/checkpoint_2", "d/step_3", "d/checkpoint-4",
+		"d/checkpoint-5", "d/global_step6",
+	};
+	struct report r = { "", "" };
+	struct efa_error err = { "" };
+	char deep[512];
+	int fd;
+
+	tmp_setup(mkdir(tmp_at("d"), 0700), "mkdir d");
+	tmp_setup(mkdir(tmp_at("outside"), 0700), "mkdir outside");
+	tmp_setup(mkdir(tmp_at("outside/deep"), 0700), "mkdir outside/deep");
+	tmp_setup(make_file("outside/keep.txt"), "outside/keep.txt");
+	/* checkpoint-1: a tree holding links out of it. */
+	tmp_setup(mkdir(tmp_at("d/checkpoint-1"), 0700), "mkdir d/checkpoint-1");
+	tmp_setup(mkdir(tmp_at("d/checkpoint-1/shard"), 0700), "mkdir d/checkpoint-1/shard");
+	tmp_setup(make_file("d/checkpoint-1/shard/rank0.pt"), "d/checkpoint-1/shard/rank0.pt");
+	tmp_setup(symlink(tmp_at("outside"), tmp_at("d/checkpoint-1/escape")), "link d/checkpoint-1/escape -> outside");
+	tmp_setup(symlink(tmp_at("outside/keep.txt"), tmp_at("d/checkpoint-1/shard/file")),
+	      "link d/checkpoint-1/shard/file -> outside/keep.txt");
+	tmp_setup(make_file("d/checkpoint_2"), "a file d/checkpoint_2");
+	tmp_setup(mkdir(tmp_at("d/step_3"), 0700), "mkdir d/step_3");
+	tmp_setup(mkdir(tmp_at("d/checkpoint-4"), 0700), "mkdir d/checkpoint-4");
+	tmp_setup(make_file("d/checkpoint-5"), "a file d/checkpoint-5");
+	tmp_setup(mkdir(tmp_at("d/global_step6"), 0700), "mkdir d/global_step6");
+	tmp_setup(make_file("d/notes.txt"), "d/notes.txt");
+	tmp_setup(symlink("checkpoint-5", tmp_at("d/checkpoint-latest")), "link d/checkpoint-latest");
+	tmp_setup(symlink(tmp_at("outside"), tmp_at("d/iter_0")), "link d/iter_0 -> outside");
+	for (size_t i = 0; i < COUNT(oldest_first); i++)
+		tmp_setup(age(oldest_first[i], 1000 * (long)(i + 1)), oldest_first[i]);
+	tmp_setup(age("d/notes.txt", 1), "d/notes.txt is oldest");
+	tmp_setup(age("d/checkpoint-latest", 2), "the links are older than every checkpoint");
+	tmp_setup(age("d/iter_0", 3), "d/iter_0 too");
+
+	fd = open(tmp_at("d"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ok(efa_retention_apply(fd, 3, collect, &r, &err) == 0, "retention keeps 3 (%s)", err.msg);
+	is_str(r.errors, "", "  without errors");
+	ok(strstr(r.removed, "checkpoint-1") && strstr(r.removed, "checkpoint_2") &&
+	   strstr(r.removed, "step_3") && strlen(r.removed) == strlen("checkpoint-1,checkpoint_2,step_3"),
+	   "  reports the 3 oldest removed (%s)", r.removed);
+	ok(!exists("d/checkpoint-1") && !exists("d/checkpoint_2") && !exists("d/step_3"),
+	   "  and they are gone, a directory tree with all it held");
+	for (size_t i = 0; i < COUNT(kept); i++)
+		ok(exists(kept[i]), "  %s is still there", kept[i]);
+
+	r.removed[0] = '\0';
+	ok(efa_retention_apply(fd, 3, collect, &r, &err) == 0 && !r.removed[0],
+	   "run again with 3 left: nothing goes");
+	ok(efa_retention_remove(fd, "checkpoint-latest", &err) == -1, "a name that is now a link is not removed");
+	has_str(err.msg, "checkpoint-latest became a symbolic link: left alone", "  and said so");
+	ok(exists("d/checkpoint-latest"), "  the link is still there");
+
+	/* A tree deeper than the removal follows. */
+	snprintf(deep, sizeof(deep), "d/checkpoint-4");
+	for (int i = 0; i < 70 && strlen(deep) + 3 < sizeof(deep); i++) {
+		strcat(deep, "/x");
+		if (mkdir(tmp_at(deep), 0700))
+			break;
+	}
+	ok(efa_retention_remove(fd, "checkpoint-4", &err) == -1, "a tree nested too deep is refused");
+	has_str(err.msg, "nested more than 64 directories deep", "  and said so");
+	close(fd);
+}
+
+int main(void)
+{
+	test_match();
+	test_select();
+	if (tmp_open())
+		return done_testing();
+	test_apply();
+	tmp_close();
+	return done_testing();
+}

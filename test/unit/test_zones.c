@@ -1,0 +1,115 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/snapshot.h"
+#include "common/zones.h"
+#include "tap.h"
+
+static void test_zone_of(void)
+{
+	char *plain[] = { "efa", "az-us-west-2a", NULL };
+	char *slinky[] = { "k8s/p5", "k8s/az-us-east-1b", NULL };
+	char *two[] = { "az-a", "az-b", NULL };
+	char *same[] = { "az-a", "k8s/az-a", NULL };
+	char *none[] = { "efa", "az-", NULL };
+	const char *feature;
+	bool conflict;
+
+	is_str(efa_zone_of(plain, "az-", &feature, &conflict), "us-west-2a", "zone from az-<zone>");
+	is_str(feature, "az-us-west-2a", "  the feature itself");
+	is_str(efa_zone_of(slinky, "az-", &feature, &conflict), "us-east-1b", "Slinky's k8s/ prefix is understood");
+	is_str(feature, "k8s/az-us-east-1b", "  and the feature kept whole for constraints");
+	is_str(efa_zone_of(slinky, "k8s/az-", &feature, &conflict), "us-east-1b", "a prefix that names k8s/ itself");
+	ok(efa_zone_of(none, "az-", &feature, &conflict) == NULL, "a bare prefix is no zone");
+	efa_zone_of(two, "az-", &feature, &conflict);
+	ok(conflict, "two zones on one node are a conflict");
+	efa_zone_of(same, "az-", &feature, &conflict);
+	ok(!conflict, "the same zone twice is not");
+}
+
+static void test_usable(void)
+{
+	char *idle[] = { "idle", NULL }, *mixed[] = { "mixed", NULL };
+	char *drain[] = { "idle", "drain", NULL }, *down[] = { "down", NULL };
+	char *nr[] = { "allocated", "not_responding", NULL }, *empty[] = { NULL };
+
+	ok(efa_state_usable(idle) && efa_state_usable(mixed), "idle and mixed nodes are usable");
+	ok(!efa_state_usable(drain), "a drained node is not");
+	ok(!efa_state_usable(down), "a down node is not");
+	ok(!efa_state_usable(nr), "a node not responding is not");
+	ok(!efa_state_usable(empty), "no state is not usable");
+}
+
+static void test_snapshot(void)
+{
+	char dir[] = "/tmp/efa-snap.XXXXXX", path[256], bad[256];
+	struct efa_cluster c = { .zone_prefix = strdup("az-"), .source = strdup("unix:/x.sock"),
+				 .generated = 1795990000 };
+	struct efa_cluster back;
+	struct efa_error err = { "" };
+	char *f1[] = { "az-a", "efa", NULL }, *f2[] = { "k8s/az-b", NULL }, *f3[] = { "efa", NULL };
+	char *idle[] = { "idle", NULL }, *drain[] = { "idle", "drain", NULL };
+	char *gpu[] = { "gpu", NULL }, *both[] = { "gpu", "cpu", NULL };
+	struct stat st;
+	FILE *f;
+
+	if (!mkdtemp(dir))
+		return;
+	ok(!efa_cluster_add_node(&c, "n1", f1, idle, both, &err), "node added");
+	efa_cluster_add_node(&c, "n2", f1, drain, gpu, &err);
+	efa_cluster_add_node(&c, "n3", f2, idle, gpu, &err);
+	efa_cluster_add_node(&c, "n4", f3, idle, gpu, &err);
+	is_int(c.nzones, 2, "two zones");
+	is_str(c.zones[0].name, "a", "zones sorted");
+	is_int(c.zones[0].nodes, 2, "zone a: two nodes");
+	is_int(c.zones[0].usable, 1, "  one usable");
+	is_str(c.zones[0].partitions[0], "cpu", "  partitions sorted");
+	is_str(c.zones[1].feature, "k8s/az-b", "zone b's feature");
+	ok(c.nodes[3].zone == NULL, "a node without a zone feature");
+
+	snprintf(path, sizeof(path), "%s/snapshot.json", dir);
+	ok(efa_snapshot_write(&c, path, &err) == 0, "snapshot written (%s)", err.msg);
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644, "  mode 0644 for slurmctld to read");
+	ok(efa_snapshot_read(path, &back, &err) == 0, "snapshot read back (%s)", err.msg);
+	is_int(back.nnodes, 4, "  four nodes");
+	is_int(back.generated, 1795990000, "  generation time");
+	is_str(back.nodes[1].state, "idle+drain", "  state");
+	ok(!back.nodes[1].usable && back.nodes[0].usable, "  usability");
+	is_int(efa_cluster_zone(&back, "a")->usable, 1, "  zone counts rebuilt");
+	is_str(back.nodes[2].zone, "b", "  Slinky zone");
+	efa_cluster_clear(&back);
+
+	snprintf(bad, sizeof(bad), "%s/bad.json", dir);
+	f = fopen(bad, "w");
+	fputs("{\"format\": 1, \"generated\": 5, \"nodes\": [{\"name\": \"x\"", f);
+	fclose(f);
+	ok(efa_snapshot_read(bad, &back, &err) == -1, "a truncated snapshot is refused");
+	has_str(err.msg, "run slurm-efa sync", "  saying what to do");
+	f = fopen(bad, "w");
+	fputs("{\"format\": 9, \"generated\": 5, \"nodes\": []}", f);
+	fclose(f);
+	ok(efa_snapshot_read(bad, &back, &err) == -1, "another format is refused");
+	has_str(err.msg, "snapshot format 9", "  naming it");
+	f = fopen(bad, "w");
+	fputs("{\"format\": 1, \"generated\": 5, \"nodes\": [{\"name\": \"x\", \"state\": \"idle\"}]}", f);
+	fclose(f);
+	ok(efa_snapshot_read(bad, &back, &err) == -1, "a node without partitions is refused");
+	snprintf(bad, sizeof(bad), "%s/missing/snapshot.json", dir);
+	ok(efa_snapshot_write(&c, bad, &err) == -1, "writing into a missing directory fails");
+	has_str(err.msg, "does the directory exist", "  saying what to check");
+	efa_cluster_clear(&c);
+	snprintf(bad, sizeof(bad), "rm -rf %s", dir);
+	if (system(bad))
+		printf("# could not remove %s\n", dir);
+}
+
+int main(void)
+{
+	test_zone_of();
+	test_usable();
+	test_snapshot();
+	return done_testing();
+}
