@@ -50,11 +50,30 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
 		     slurmrest_error *err);
 
+/* Where zones and topo --cluster read the cluster from. */
+struct cli_source {
+	struct cli_rest rest;
+	int snapshot;		/* --snapshot: efa.conf's Snapshot=, not slurmrestd */
+};
+
+/* Like cli_rest_option, also taking --snapshot. */
+int cli_source_option(const char *arg, const char *next, struct cli_source *src, int *used);
+
+/*
+ * efa.conf (*cfg, freed by the caller whatever the result) and the cluster
+ * as the snapshot or slurmrestd, now, sees it. Returns 0, or an exit code
+ * after printing why.
+ */
+int cli_cluster_load(const struct cli_common *common, const struct cli_source *src,
+		     struct efa_config **cfg, struct efa_cluster *cluster);
+
 int cmd_check(int argc, char **argv, const struct cli_common *common);
 int cmd_env(int argc, char **argv, const struct cli_common *common);
+int cmd_node_features(int argc, char **argv, const struct cli_common *common);
 int cmd_sync(int argc, char **argv, const struct cli_common *common);
 int cmd_submit(int argc, char **argv, const struct cli_common *common);
 int cmd_zones(int argc, char **argv, const struct cli_common *common);
 int cmd_topo(int argc, char **argv, const struct cli_common *common);
+int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common);
 
 #endif

@@ -3,7 +3,8 @@
  * A daemon beside slurmctld (systemd unit or Slinky sidecar): it polls
  * slurmrestd with conditional requests, so an idle cluster costs one small
  * answer per interval, and it keeps the last good snapshot when slurmrestd
- * is down or answers nonsense.
+ * is down or answers nonsense. With Topology= it also keeps Slurm's
+ * topology.conf (topology_sync.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,10 +17,13 @@
 
 #include "cli.h"
 #include "common/snapshot.h"
+#include "topology_sync.h"
 
 static const char usage[] =
 	"usage: slurm-efa sync [--once | --interval SECONDS] [--snapshot PATH] [--config FILE]\n"
 	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n";
+
+#define WRITE_ERROR_EVERY 60	/* seconds between repeated write errors */
 
 static volatile sig_atomic_t stopping;
 
@@ -72,6 +76,8 @@ struct syncer {
 	int64_t since;
 	int unchanged_logged;
 	int conditional_failed;	/* said once */
+	struct topology_sync topo;
+	time_t write_error_said;
 	int failing;
 };
 
@@ -122,10 +128,19 @@ static int sync_once(struct syncer *s)
 		s->have_last = 1;
 		s->unchanged_logged = 0;
 	}
+	topology_sync(&s->topo, s->cfg, &s->last, !not_modified, say);
 	if (efa_snapshot_write(&s->last, s->path, &err)) {
-		say("%s", err.msg);
+		/* A full or read-only disk fails every round: say it once a
+		 * minute, not every second. */
+		time_t now = time(NULL);
+
+		if (now - s->write_error_said >= WRITE_ERROR_EVERY) {
+			say("%s; the previous snapshot stays in place", err.msg);
+			s->write_error_said = now;
+		}
 		return -1;
 	}
+	s->write_error_said = 0;
 	if (!not_modified || s->failing) {
 		describe(&s->last, summary, sizeof(summary));
 		say("wrote %s: %zu nodes from %s (Slurm %s, %s): %s", s->path, s->last.nnodes, s->url,

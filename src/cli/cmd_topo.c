@@ -1,6 +1,7 @@
 /* slurm-efa topo: accelerators x EFA NICs, as nvidia-smi topo -m shows GPUs. */
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "common/bind.h"
@@ -82,9 +83,12 @@ int cmd_topo(int argc, char **argv, const struct cli_common *common)
 	struct efa_error err;
 	int rc = EXIT_USAGE;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--cluster"))
+			return cmd_topo_cluster(argc, argv, common);
 	if (argc > 1) {
-		fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\nusage: slurm-efa topo [--config FILE] [--root DIR] [--json]\n",
-			argv[1]);
+		fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\nusage: slurm-efa topo [--config FILE] [--root DIR] [--json]\n"
+			"       slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n", argv[1]);
 		return EXIT_USAGE;
 	}
 	if (efa_config_find_and_load(common->config, &cfg, &err) ||

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "common/snapshot.h"
 
 static const char usage[] =
 	"usage: slurm-efa zones [--partition P] [--snapshot] [--json] [--config FILE]\n"
@@ -88,24 +87,19 @@ static int print(const struct efa_cluster *c, const char *partition, int json)
 
 int cmd_zones(int argc, char **argv, const struct cli_common *common)
 {
-	struct cli_rest rest_opts = { 0 };
+	struct cli_source src = { 0 };
 	struct efa_cluster cluster = { 0 };
 	struct efa_config *cfg = NULL;
 	const char *partition = NULL;
-	slurmrest_t *rest = NULL;
-	slurmrest_error rerr;
-	struct efa_error err;
-	int from_snapshot = 0, not_modified, rc = EXIT_USAGE;
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		int used;
 
-		if (cli_rest_option(argv[i], argv[i + 1], &rest_opts, &used))
+		if (cli_source_option(argv[i], argv[i + 1], &src, &used))
 			return EXIT_USAGE;
 		if (used) {
 			i += used - 1;
-		} else if (!strcmp(argv[i], "--snapshot")) {
-			from_snapshot = 1;
 		} else if (!strcmp(argv[i], "--partition") && i + 1 < argc) {
 			partition = argv[++i];
 		} else if (!strncmp(argv[i], "--partition=", 12)) {
@@ -115,30 +109,10 @@ int cmd_zones(int argc, char **argv, const struct cli_common *common)
 			return EXIT_USAGE;
 		}
 	}
-	if (efa_config_find_and_load(common->config, &cfg, &err)) {
-		fprintf(stderr, "slurm-efa: %s\n", err.msg);
-		return EXIT_USAGE;
-	}
-	if (from_snapshot) {
-		if (efa_snapshot_read(cfg->snapshot, &cluster, &err)) {
-			fprintf(stderr, "slurm-efa: %s\n", err.msg);
-			rc = EXIT_REFUSED;
-			goto out;
-		}
-	} else {
-		if (!(rest = cli_rest_open(cfg, &rest_opts)))
-			goto out;
-		if (cli_rest_cluster(rest, cfg, rest_opts.url ? rest_opts.url : cfg->rest_url, NULL,
-				     &cluster, &not_modified, &rerr)) {
-			fprintf(stderr, "slurm-efa: %s\n", rerr.message);
-			rc = EXIT_REFUSED;
-			goto out;
-		}
-	}
-	rc = print(&cluster, partition, common->json) ? EXIT_REFUSED : 0;
-out:
+	rc = cli_cluster_load(common, &src, &cfg, &cluster);
+	if (!rc)
+		rc = print(&cluster, partition, common->json) ? EXIT_REFUSED : 0;
 	efa_cluster_clear(&cluster);
-	slurmrest_free(rest);
 	efa_config_free(cfg);
 	return rc;
 }

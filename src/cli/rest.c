@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "common/snapshot.h"
 #include "common/strutil.h"
 
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)
@@ -102,7 +103,8 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	cluster->zone_prefix = strdup(cfg->zone_feature_prefix);
 	cluster->api_version = slurmrest_api_version(rest) ? strdup(slurmrest_api_version(rest)) : NULL;
 	cluster->slurm_version = slurmrest_slurm_version(rest) ? strdup(slurmrest_slurm_version(rest)) : NULL;
-	if (!cluster->source || !cluster->zone_prefix)
+	if (!cluster->source || !cluster->zone_prefix ||
+	    efa_cluster_set_layers(cluster, cfg->topology_feature_prefixes))
 		goto nomem;
 	for (size_t i = 0; i < nodes->count; i++) {
 		const slurmrest_node *n = &nodes->nodes[i];
@@ -122,4 +124,41 @@ nomem:
 	err->code = SLURMREST_E_NOMEM;
 	snprintf(err->message, sizeof(err->message), "out of memory");
 	return SLURMREST_E_NOMEM;
+}
+
+int cli_source_option(const char *arg, const char *next, struct cli_source *src, int *used)
+{
+	if (strcmp(arg, "--snapshot"))
+		return cli_rest_option(arg, next, &src->rest, used);
+	src->snapshot = 1;
+	*used = 1;
+	return 0;
+}
+
+int cli_cluster_load(const struct cli_common *common, const struct cli_source *src,
+		     struct efa_config **cfg, struct efa_cluster *cluster)
+{
+	slurmrest_error rerr;
+	struct efa_error err;
+	slurmrest_t *rest;
+	int not_modified, rc;
+
+	if (efa_config_find_and_load(common->config, cfg, &err)) {
+		fprintf(stderr, "slurm-efa: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	if (src->snapshot) {
+		if (!efa_snapshot_read((*cfg)->snapshot, cluster, &err))
+			return 0;
+		fprintf(stderr, "slurm-efa: %s\n", err.msg);
+		return EXIT_REFUSED;
+	}
+	if (!(rest = cli_rest_open(*cfg, &src->rest)))
+		return EXIT_USAGE;
+	rc = cli_rest_cluster(rest, *cfg, src->rest.url ? src->rest.url : (*cfg)->rest_url, NULL,
+			      cluster, &not_modified, &rerr);
+	if (rc)
+		fprintf(stderr, "slurm-efa: %s\n", rerr.message);
+	slurmrest_free(rest);
+	return rc ? EXIT_REFUSED : 0;
 }

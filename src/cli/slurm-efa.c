@@ -10,18 +10,19 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{ "env", cmd_env, "the EFA/NCCL environment a job step gets on this node, and why" },
-	{ "topo", cmd_topo, "accelerators x EFA NICs of this node, with their PCIe closeness" },
+	{ "topo", cmd_topo, "accelerators x EFA NICs of this node; --cluster: the network tree" },
 	{ "zones", cmd_zones, "Availability Zones of the cluster's nodes, from slurmrestd or the snapshot" },
-	{ "sync", cmd_sync, "keep the zone snapshot the job_submit bridge reads (daemon)" },
+	{ "sync", cmd_sync, "keep the zone snapshot (and topology.conf) current (daemon)" },
 	{ "submit", cmd_submit, "sbatch through slurmrestd, with the slurm-efa options" },
 	{ "check", cmd_check, "whether a checkpoint directory is allowed, or which one a job gets" },
+	{ "node-features", cmd_node_features, "the features this node should register with: zone, efa, instance type" },
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: slurm-efa COMMAND [--config FILE] [--root DIR] [--json] [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n  --config FILE  efa.conf (default: $SLURM_EFA_CONF, else %s/slurm/efa.conf)\n"
 		"  --root DIR     read /sys, /proc, /dev and /opt under DIR (default /)\n"
 		"  --json         print data as JSON\n", SYSCONFDIR);

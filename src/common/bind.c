@@ -82,31 +82,58 @@ static const struct efa_accel *find_gpu(const struct efa_node *node, int minor)
 	return NULL;
 }
 
+/* levels[a * nnics + n]: closeness of accelerator a and NIC n. */
+static unsigned char *closeness_matrix(const struct efa_node *node)
+{
+	unsigned char *levels = malloc(node->naccels * node->nnics + 1);
+
+	for (size_t a = 0; levels && a < node->naccels; a++)
+		for (size_t n = 0; n < node->nnics; n++)
+			levels[a * node->nnics + n] =
+				(unsigned char)efa_closeness(&node->accels[a].pci, &node->nics[n].pci);
+	return levels;
+}
+
+int efa_bind_index(struct efa_node *node)
+{
+	if (!node->closeness)
+		node->closeness = closeness_matrix(node);
+	return node->closeness ? 0 : -1;
+}
+
+/* The best closeness of NIC n to any of the accelerators. */
+static unsigned char nic_level(const struct efa_node *node, const unsigned char *levels,
+			       const struct efa_accel *const *accels, size_t naccels, size_t n)
+{
+	unsigned char level = EFA_CLOSE_SYS;
+
+	for (size_t a = 0; a < naccels; a++) {
+		unsigned char c = levels[(size_t)(accels[a] - node->accels) * node->nnics + n];
+
+		if (c > level)
+			level = c;
+	}
+	return level;
+}
+
 /*
  * Marks in group the usable NICs at the best closeness to any of the
  * accelerators; all usable NICs when none has a known place.
  */
-static void closest_nics(const struct efa_node *node, const struct efa_accel *const *accels,
-			 size_t naccels, bool *group)
+static void closest_nics(const struct efa_node *node, const unsigned char *levels,
+			 const struct efa_accel *const *accels, size_t naccels, bool *group)
 {
-	enum efa_close best = EFA_CLOSE_SYS;
-	enum efa_close *level = calloc(node->nnics ? node->nnics : 1, sizeof(*level));
+	unsigned char best = EFA_CLOSE_SYS;
 
-	if (!level)
-		return;
 	for (size_t n = 0; n < node->nnics; n++) {
-		for (size_t a = 0; a < naccels; a++) {
-			enum efa_close c = efa_closeness(&accels[a]->pci, &node->nics[n].pci);
+		unsigned char level = nic_level(node, levels, accels, naccels, n);
 
-			if (c > level[n])
-				level[n] = c;
-		}
-		if (node->nics[n].usable && level[n] > best)
-			best = level[n];
+		if (node->nics[n].usable && level > best)
+			best = level;
 	}
 	for (size_t n = 0; n < node->nnics; n++)
-		group[n] = node->nics[n].usable && level[n] == best;
-	free(level);
+		group[n] = node->nics[n].usable &&
+			   nic_level(node, levels, accels, naccels, n) == best;
 }
 
 /* The accelerators of task k: its share of the step's GPUs, or of the
@@ -181,11 +208,13 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 	const struct efa_accel **theirs = calloc(max, sizeof(*theirs));
 	bool *group = calloc(node->nnics ? node->nnics : 1, sizeof(*group));
 	bool *other = calloc(node->nnics ? node->nnics : 1, sizeof(*other));
+	unsigned char *own = node->closeness ? NULL : closeness_matrix(node);
+	const unsigned char *levels = node->closeness ? node->closeness : own;
 	size_t nmine, sharers = 0, position = 0, m = 0, first, count;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (!mine || !theirs || !group || !other) {
+	if (!mine || !theirs || !group || !other || !levels) {
 		efa_error_set(err, "out of memory");
 		goto out;
 	}
@@ -199,7 +228,7 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 		neuron_cores(node, req, out);
 
 	nmine = task_accels(node, req, req->task, mine, max);
-	closest_nics(node, mine, nmine, group);
+	closest_nics(node, levels, mine, nmine, group);
 	for (size_t n = 0; n < node->nnics; n++)
 		m += group[n];
 	/* Which tasks have exactly these NICs closest, and where we stand. */
@@ -211,7 +240,7 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 			break;
 		}
 		nk = task_accels(node, req, k, theirs, max);
-		closest_nics(node, theirs, nk, other);
+		closest_nics(node, levels, theirs, nk, other);
 		if (memcmp(group, other, node->nnics * sizeof(*group)))
 			continue;
 		if (k == req->task)
@@ -230,6 +259,7 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 	}
 	rc = 0;
 out:
+	free(own);
 	free(mine);
 	free(theirs);
 	free(group);

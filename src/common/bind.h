@@ -56,6 +56,13 @@ struct efa_task_binding {
 int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *req,
 		  struct efa_task_binding *out, struct efa_error *err);
 
+/*
+ * Computes every accelerator-NIC closeness once, so the bindings of a
+ * step's tasks (each computed in its own process) only look them up.
+ * Optional: without it, efa_bind_task computes them itself.
+ */
+int efa_bind_index(struct efa_node *node);
+
 /* Parses "0,1,4" (Slurm's GPU index lists). Returns the count, or -1 for
  * anything else or more than max entries. */
 int efa_parse_index_list(const char *text, int *out, size_t max);

@@ -14,10 +14,10 @@ int efa_path_normalize(const char *path, char *buf, size_t size, struct efa_erro
 	if (size < 2)
 		return efa_error_set(err, "no room for a path");
 	if (!path || path[0] != '/')
-		return efa_error_set(err, "'%s' is not an absolute path", path ? path : "");
+		return efa_error_set(err, "'%.80s' is not an absolute path", path ? path : "");
 	for (const char *c = path; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return efa_error_set(err, "'%s' contains a control character", path);
+			return efa_error_set(err, "'%.80s' contains a control character", path);
 	while (*p) {
 		const char *start;
 		size_t n;
@@ -36,7 +36,7 @@ int efa_path_normalize(const char *path, char *buf, size_t size, struct efa_erro
 			continue;
 		}
 		if (len + 1 + n + 1 > size)
-			return efa_error_set(err, "'%s' is longer than %zu bytes", path, size - 1);
+			return efa_error_set(err, "'%.80s...' is longer than %zu bytes", path, size - 1);
 		buf[len++] = '/';
 		memcpy(buf + len, start, n);
 		len += n;
@@ -104,7 +104,7 @@ int efa_checkpoint_dir_parse(const char *arg, char *buf, size_t size, struct efa
 	if (!arg || !*arg)
 		return efa_error_set(err, "--checkpoint-dir needs a path: use --checkpoint-dir=/absolute/path");
 	if (efa_path_normalize(arg, buf, size, &why))
-		return efa_error_set(err, "invalid --checkpoint-dir value '%s': %s: use an absolute path, e.g. --checkpoint-dir=/fsx/checkpoints/$USER/run1",
+		return efa_error_set(err, "invalid --checkpoint-dir value '%.80s': %s: use an absolute path, e.g. --checkpoint-dir=/fsx/checkpoints/$USER/run1",
 				     arg, why.msg);
 	return 0;
 }
@@ -123,6 +123,6 @@ int efa_checkpoint_keep_parse(const char *arg, long *keep, struct efa_error *err
 	*keep = n;
 	return 0;
 bad:
-	return efa_error_set(err, "invalid --checkpoint-keep value '%s': use a whole number up to %ld, e.g. --checkpoint-keep=3 keeps the 3 newest checkpoints (0 keeps all)",
+	return efa_error_set(err, "invalid --checkpoint-keep value '%.64s': use a whole number up to %ld, e.g. --checkpoint-keep=3 keeps the 3 newest checkpoints (0 keeps all)",
 			     arg ? arg : "", EFA_CKPT_KEEP_MAX);
 }

@@ -84,19 +84,32 @@ static void read_shape(const char *c, const char *prefix, struct shape *s)
 	}
 }
 
+/* A feature name that cannot break the constraint's syntax. */
+static bool plain_feature(const char *name)
+{
+	return *name && !strpbrk(name, "[]()|&*:, \t\n");
+}
+
 int efa_constraint_single_zone(const char *user, char *const *zones, const char *prefix,
 			       char **out, struct efa_error *err)
 {
+	char *usable[ZONES_MAX + 1];
 	struct shape s;
 	size_t len = 3, n = 0;
 	char *bracket, *p;
 	int rc;
 
 	*out = NULL;
-	for (char *const *z = zones; *z && n < ZONES_MAX; z++, n++)
+	for (char *const *z = zones; *z && n < ZONES_MAX; z++) {
+		if (!plain_feature(*z))
+			continue;
+		usable[n++] = *z;
 		len += strlen(*z) + 1;
+	}
+	usable[n] = NULL;
+	zones = usable;
 	if (!n) {
-		efa_error_set(err, "no zone to allow");
+		efa_error_set(err, "no zone feature usable in a constraint (names with [, ], |, &, ... are not)");
 		return EFA_CONSTRAINT_REFUSE;
 	}
 	if (user && *user) {

@@ -137,15 +137,6 @@ static void partition_init(struct efa_partition *p)
 	p->checkpoint_keep = -1;
 }
 
-static void list_free(char **list)
-{
-	if (!list)
-		return;
-	for (char **it = list; *it; it++)
-		free(*it);
-	free(list);
-}
-
 void efa_config_free(struct efa_config *cfg)
 {
 	if (!cfg)
@@ -158,10 +149,10 @@ void efa_config_free(struct efa_config *cfg)
 	free(cfg->rest_token_file);
 	free(cfg->snapshot);
 	free(cfg->zone_feature_prefix);
-	list_free(cfg->topology_feature_prefixes);
+	efa_strv_free(cfg->topology_feature_prefixes);
 	free(cfg->topology_file);
 	free(cfg->topology_reload);
-	list_free(cfg->force_env);
+	efa_strv_free(cfg->force_env);
 	free(cfg->checkpoint_env);
 	for (size_t i = 0; i < cfg->npartitions; i++)
 		partition_clear(&cfg->partitions[i]);
@@ -186,7 +177,7 @@ static char **list_split(const char *value)
 
 		list[i] = strndup(start, len);
 		if (!list[i]) {
-			list_free(list);
+			efa_strv_free(list);
 			return NULL;
 		}
 		start += len + 1;
@@ -357,7 +348,7 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 		list = list_split(value);
 		if (!list)
 			return efa_error_set(ps->err, "out of memory");
-		list_free(*(char ***)field);
+		efa_strv_free(*(char ***)field);
 		*(char ***)field = list;
 		return 0;
 	}

@@ -27,7 +27,9 @@ bool efa_env_denied(const char *name)
 
 bool efa_env_reserved(const char *name)
 {
-	return !strcmp(name, EFA_ENV_LIBPATH_VAR) || !strncmp(name, "SLURM_EFA_", 10);
+	/* The dynamic loader's variables (LD_PRELOAD, LD_AUDIT, ...) would
+	 * run code in every task; only the library path is managed, here. */
+	return !strncmp(name, "LD_", 3) || !strncmp(name, "SLURM_EFA_", 10);
 }
 
 void efa_env_plan_free(struct efa_env_plan *plan)
@@ -285,7 +287,10 @@ static int remove_stale(struct apply *a)
 		if (len && len < sizeof(name) && !list_has(a->owned_now, ',', p, len)) {
 			memcpy(name, p, len);
 			name[len] = '\0';
-			if (a->get(a->ctx, name, current, sizeof(current)) == 1 &&
+			/* The record is in the user's hands: never let it remove
+			 * what slurm-efa could not have set. */
+			if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
+			    a->get(a->ctx, name, current, sizeof(current)) == 1 &&
 			    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
 					 "set by slurm-efa for an earlier step; not wanted here")))
 				return rc;

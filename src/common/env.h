@@ -38,7 +38,8 @@ struct efa_env_plan {
 /* Variables no profile may set and no site may force. */
 bool efa_env_denied(const char *name);
 
-/* Variables slurm-efa sets itself (LD_LIBRARY_PATH, SLURM_EFA_*). */
+/* Variables no profile may set: the loader's (LD_*; slurm-efa manages
+ * LD_LIBRARY_PATH itself) and slurm-efa's own (SLURM_EFA_*). */
 bool efa_env_reserved(const char *name);
 
 /*

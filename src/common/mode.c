@@ -32,7 +32,7 @@ int efa_mode_parse(const char *arg, enum efa_mode *mode, struct efa_error *err)
 			return 0;
 		}
 	}
-	return efa_error_set(err, "invalid --efa value '%s': use --efa, --efa=auto, --efa=required or --efa=off",
+	return efa_error_set(err, "invalid --efa value '%.64s': use --efa, --efa=auto, --efa=required or --efa=off",
 			     arg);
 }
 
@@ -51,7 +51,7 @@ int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err)
 			}
 		}
 	}
-	return efa_error_set(err, "invalid --efa-bind value '%s': use --efa-bind=none or --efa-bind=closest",
+	return efa_error_set(err, "invalid --efa-bind value '%.64s': use --efa-bind=none or --efa-bind=closest",
 			     arg ? arg : "");
 }
 

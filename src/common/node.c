@@ -30,6 +30,7 @@ void efa_node_free(struct efa_node *node)
 		pci_clear(&node->accels[i].pci);
 	free(node->accels);
 	efa_stack_clear(&node->stack);
+	free(node->closeness);
 	free(node);
 }
 

@@ -58,6 +58,7 @@ struct efa_node {
 	struct efa_accel *accels;	/* GPUs then Neuron devices, by index */
 	size_t naccels;
 	struct efa_stack stack;
+	unsigned char *closeness;	/* naccels x nnics, see efa_bind_index() */
 };
 
 /*

@@ -99,14 +99,6 @@ static int by_usable(const void *a, const void *b)
 	return strcmp(x->zone->name, y->zone->name);
 }
 
-static bool in_partition(const struct efa_cluster_node *n, const char *partition)
-{
-	for (char *const *p = n->partitions; p && *p; p++)
-		if (!strcmp(*p, partition))
-			return true;
-	return false;
-}
-
 static int single_zone(const struct efa_config *cfg, const struct efa_cluster *snap,
 		       const char *problem, int64_t now, const struct efa_partition *part,
 		       const struct efa_job_request *req, struct efa_decision *d)
@@ -135,16 +127,9 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 		return 0;
 	}
 	for (size_t i = 0; i < snap->nzones && nz < sizeof(counts) / sizeof(counts[0]); i++) {
-		size_t usable = 0, members = 0;
+		size_t members, usable;
 
-		for (size_t k = 0; k < snap->nnodes; k++) {
-			const struct efa_cluster_node *n = &snap->nodes[k];
-
-			if (!n->zone || strcmp(n->zone, snap->zones[i].name) || !in_partition(n, part->name))
-				continue;
-			members++;
-			usable += n->usable;
-		}
+		efa_zone_in_partition(&snap->zones[i], part->name, &members, &usable);
 		if (members)
 			counts[nz++] = (struct zone_count){ &snap->zones[i], usable };
 	}

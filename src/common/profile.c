@@ -32,7 +32,7 @@ static void var_clear(struct efa_profile_var *v)
 	free(v->where);
 }
 
-static void profile_clear(struct efa_profile *p)
+void efa_profile_clear(struct efa_profile *p)
 {
 	free(p->name);
 	efa_strv_free(p->match);
@@ -48,7 +48,7 @@ void efa_profiles_free(struct efa_profiles *set)
 	if (!set)
 		return;
 	for (size_t i = 0; i < set->n; i++)
-		profile_clear(&set->v[i]);
+		efa_profile_clear(&set->v[i]);
 	free(set->v);
 	free(set);
 }
@@ -153,7 +153,7 @@ static int parse_env(struct efa_profile *p, const char *value, const char *cond,
 		return efa_error_set(err, "%s must never be set: it makes libfabric fail or corrupts memory on current kernels (slurm-efa's deny list)",
 				     v->name);
 	if (efa_env_reserved(v->name))
-		return efa_error_set(err, "%s is managed by slurm-efa and cannot be set in a profile",
+		return efa_error_set(err, "%s cannot be set in a profile: slurm-efa manages LD_LIBRARY_PATH and SLURM_EFA_*, and no profile may change the dynamic loader (LD_*)",
 				     v->name);
 	if (!cond)
 		return 0;
@@ -245,7 +245,7 @@ int efa_profile_parse(const char *text, size_t len, const char *name,
 	return 0;
 fail:
 	free(buf);
-	profile_clear(&p);
+	efa_profile_clear(&p);
 	return -1;
 }
 

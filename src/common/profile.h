@@ -69,6 +69,9 @@ int efa_profile_parse(const char *text, size_t len, const char *name,
 
 void efa_profiles_free(struct efa_profiles *set);
 
+/* Frees what efa_profile_parse filled in. */
+void efa_profile_clear(struct efa_profile *p);
+
 /* The profile for an instance type (NULL type: only a "*" match), or NULL. */
 const struct efa_profile *efa_profiles_match(const struct efa_profiles *set,
 					     const char *instance_type);

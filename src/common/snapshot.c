@@ -1,15 +1,13 @@
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "atomic_write.h"
 #include "snapshot.h"
 #include "strutil.h"
+
+#define MAX_LAYERS 16
 
 static json_t *strv_json(char *const *v)
 {
@@ -17,6 +15,21 @@ static json_t *strv_json(char *const *v)
 
 	for (char *const *s = v; a && s && *s; s++)
 		if (json_array_append_new(a, json_string(*s))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* The node's layer ids in prefix order, null where it has none. */
+static json_t *layers_json(const struct efa_cluster_node *n, size_t nlayers)
+{
+	json_t *a;
+
+	if (!n->layers || !(a = json_array()))
+		return NULL;
+	for (size_t i = 0; i < nlayers; i++)
+		if (json_array_append_new(a, n->layers[i] ? json_string(n->layers[i]) : json_null())) {
 			json_decref(a);
 			return NULL;
 		}
@@ -41,87 +54,35 @@ static json_t *to_json(const struct efa_cluster *c)
 	for (size_t i = 0; nodes && i < c->nnodes; i++) {
 		const struct efa_cluster_node *n = &c->nodes[i];
 
-		if (json_array_append_new(nodes, json_pack("{s:s, s:s?, s:s?, s:s, s:b, s:o*}",
+		if (json_array_append_new(nodes, json_pack("{s:s, s:s?, s:s?, s:s, s:b, s:o*, s:o*}",
 							   "name", n->name, "zone", n->zone,
 							   "feature", n->zone_feature, "state", n->state,
 							   "usable", n->usable,
-							   "partitions", strv_json(n->partitions)))) {
+							   "partitions", strv_json(n->partitions),
+							   "layers", layers_json(n, c->nlayers)))) {
 			json_decref(nodes);
 			nodes = NULL;
 		}
 	}
-	return json_pack("{s:i, s:I, s:s?, s:s?, s:s?, s:s?, s:o*, s:o*}",
+	return json_pack("{s:i, s:I, s:s?, s:s?, s:s?, s:s?, s:o*, s:o*, s:o*}",
 			 "format", EFA_SNAPSHOT_FORMAT, "generated", (json_int_t)c->generated,
 			 "source", c->source, "slurm_version", c->slurm_version,
 			 "api_version", c->api_version, "zone_prefix", c->zone_prefix,
+			 "layer_prefixes", c->layer_prefixes ? strv_json(c->layer_prefixes) : NULL,
 			 "zones", zones, "nodes", nodes);
 }
 
 int efa_snapshot_write(const struct efa_cluster *c, const char *path, struct efa_error *err)
 {
-	char *tmp = NULL, *dir_copy = NULL, *text = NULL;
 	json_t *doc = to_json(c);
-	int fd = -1, dirfd = -1, rc = -1;
-	size_t len, done = 0;
+	char *text = NULL;
+	int rc = -1;
 
-	if (!doc || !(text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER))) {
+	if (!doc || !(text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER)))
 		efa_error_set(err, "out of memory");
-		goto out;
-	}
-	len = strlen(text);
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-		tmp = NULL;
-		efa_error_set(err, "out of memory");
-		goto out;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		efa_error_set(err, "cannot create %s: %s (does the directory exist and is it writable?)",
-			      tmp, strerror(errno));
-		goto out;
-	}
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			efa_error_set(err, "cannot write %s: %s", tmp, strerror(errno));
-			goto out;
-		}
-		done += (size_t)n;
-	}
-	/* Readers (slurmctld) are another user: 0644, not mkstemp's 0600. */
-	if (fchmod(fd, 0644) || fsync(fd)) {
-		efa_error_set(err, "cannot finish %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (close(fd)) {
-		fd = -1;
-		efa_error_set(err, "cannot close %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path)) {
-		efa_error_set(err, "cannot replace %s: %s", path, strerror(errno));
-		goto out;
-	}
-	free(tmp);
-	tmp = NULL;
-	/* The rename itself must survive a crash too. */
-	dir_copy = strdup(path);
-	if (dir_copy && (dirfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
-		fsync(dirfd);
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (dirfd >= 0)
-		close(dirfd);
-	if (tmp)
-		unlink(tmp);
-	free(tmp);
-	free(dir_copy);
+	else
+		/* Readers (slurmctld) are another user: 0644. */
+		rc = efa_write_atomic(path, text, strlen(text), 0644, err);
 	free(text);
 	json_decref(doc);
 	return rc;
@@ -173,6 +134,53 @@ static char **strv_from(json_t *a)
 	return v;
 }
 
+/*
+ * Snapshots before layers were recorded, or with a malformed list, have
+ * none. EC2 has three or four layers: far more would only multiply every
+ * node's memory.
+ */
+static int set_layer_prefixes(struct efa_cluster *c, json_t *a)
+{
+	char **prefixes;
+	int rc;
+
+	if (!json_is_array(a) || json_array_size(a) > MAX_LAYERS || !(prefixes = strv_from(a)))
+		return 0;
+	rc = efa_cluster_set_layers(c, prefixes);
+	efa_strv_free(prefixes);
+	return rc;
+}
+
+/*
+ * The features a node had as far as the snapshot recorded them: its zone
+ * feature, and "<prefix><id>" for each layer (what is not a string is no
+ * layer).
+ */
+static char **node_features(const struct efa_cluster *c, json_t *node)
+{
+	const char *zone = json_string_value(json_object_get(node, "feature"));
+	json_t *layers = json_object_get(node, "layers");
+	char **v = calloc(c->nlayers + 2, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	if (zone && !(v[n++] = strdup(zone)))
+		goto fail;
+	for (size_t i = 0; i < c->nlayers; i++) {
+		const char *id = json_string_value(json_array_get(layers, i));
+
+		if (id && asprintf(&v[n++], "%s%s", c->layer_prefixes[i], id) < 0) {
+			v[--n] = NULL;
+			goto fail;
+		}
+	}
+	return v;
+fail:
+	efa_strv_free(v);
+	return NULL;
+}
+
 int efa_snapshot_parse(const char *text, size_t len, const char *name, struct efa_cluster *c,
 		       struct efa_error *err)
 {
@@ -200,13 +208,15 @@ int efa_snapshot_parse(const char *text, size_t len, const char *name, struct ef
 	c->slurm_version = opt_string(doc, "slurm_version");
 	c->api_version = opt_string(doc, "api_version");
 	c->zone_prefix = opt_string(doc, "zone_prefix");
+	if (set_layer_prefixes(c, json_object_get(doc, "layer_prefixes"))) {
+		efa_error_set(err, "out of memory");
+		goto fail;
+	}
 	json_array_foreach(nodes, i, node) {
 		const char *node_name = json_string_value(json_object_get(node, "name"));
 		const char *state = json_string_value(json_object_get(node, "state"));
 		json_t *parts = json_object_get(node, "partitions");
-		const char *feature = json_string_value(json_object_get(node, "feature"));
-		char *features[] = { (char *)feature, NULL };
-		char **partitions, **states;
+		char **partitions, **states, **features;
 		int rc;
 
 		if (!node_name || !state || !json_is_array(parts)) {
@@ -217,15 +227,20 @@ int efa_snapshot_parse(const char *text, size_t len, const char *name, struct ef
 			efa_error_set(err, "%s: node %s: partitions must be strings", name, node_name);
 			goto fail;
 		}
-		if (!(states = split_states(state))) {
+		states = split_states(state);
+		features = node_features(c, node);
+		if (!states || !features) {
 			efa_strv_free(partitions);
+			efa_strv_free(states);
+			efa_strv_free(features);
 			efa_error_set(err, "out of memory");
 			goto fail;
 		}
-		/* Usability is decided again from the state, by the same rule. */
+		/* Usability and layers are decided again, by the same rules. */
 		rc = efa_cluster_add_node(c, node_name, features, states, partitions, err);
 		efa_strv_free(partitions);
 		efa_strv_free(states);
+		efa_strv_free(features);
 		if (rc)
 			goto fail;
 	}

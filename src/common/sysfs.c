@@ -40,6 +40,9 @@ void efa_sysfs_close(struct efa_sysfs *fs)
 }
 
 static char *vpath(const struct efa_sysfs *fs, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static char *vpath(const struct efa_sysfs *fs, const char *fmt, va_list ap)
 {
 	char *rel = NULL, *full = NULL;
 

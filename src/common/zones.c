@@ -79,61 +79,140 @@ const struct efa_cluster_zone *efa_cluster_zone(const struct efa_cluster *c, con
 	return NULL;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Index of partition in the zone's sorted list, or where it would go. */
+static size_t partition_slot(const struct efa_cluster_zone *z, size_t n, const char *partition,
+			     bool *found)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	size_t lo = 0, hi = n;
+
+	*found = false;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(z->partitions[mid], partition);
+
+		if (!c) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-static int zone_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct efa_cluster_zone *)a)->name,
-		      ((const struct efa_cluster_zone *)b)->name);
-}
-
-static int zone_add_partition(struct efa_cluster_zone *z, const char *partition)
+static size_t count_strv(char *const *v)
 {
 	size_t n = 0;
-	char **grown;
 
-	while (z->partitions && z->partitions[n]) {
-		if (!strcmp(z->partitions[n], partition))
-			return 0;
+	while (v && v[n])
 		n++;
+	return n;
+}
+
+/* Counts a node of this zone in a partition, keeping the list sorted. */
+static int zone_count_partition(struct efa_cluster_zone *z, const char *partition, bool usable)
+{
+	size_t n = count_strv(z->partitions), i;
+	char **names, *copy;
+	size_t *nodes, *usables;
+	bool found;
+
+	i = partition_slot(z, n, partition, &found);
+	if (!found) {
+		if (!(copy = strdup(partition)))
+			return -1;
+		names = realloc(z->partitions, (n + 2) * sizeof(*names));
+		if (names)
+			z->partitions = names;
+		nodes = names ? realloc(z->part_nodes, (n + 1) * sizeof(*nodes)) : NULL;
+		if (nodes)
+			z->part_nodes = nodes;
+		usables = nodes ? realloc(z->part_usable, (n + 1) * sizeof(*usables)) : NULL;
+		if (!usables) {
+			free(copy);
+			return -1;
+		}
+		z->part_usable = usables;
+		memmove(names + i + 1, names + i, (n - i) * sizeof(*names));
+		names[n + 1] = NULL;
+		memmove(nodes + i + 1, nodes + i, (n - i) * sizeof(*nodes));
+		memmove(usables + i + 1, usables + i, (n - i) * sizeof(*usables));
+		names[i] = copy;
+		nodes[i] = usables[i] = 0;
 	}
-	grown = realloc(z->partitions, (n + 2) * sizeof(*grown));
-	if (!grown)
-		return -1;
-	z->partitions = grown;
-	if (!(grown[n] = strdup(partition)))
-		return -1;
-	grown[n + 1] = NULL;
-	qsort(grown, n + 1, sizeof(*grown), cmp_str);
+	z->part_nodes[i]++;
+	z->part_usable[i] += usable;
 	return 0;
 }
 
+void efa_zone_in_partition(const struct efa_cluster_zone *z, const char *partition,
+			   size_t *nodes, size_t *usable)
+{
+	bool found;
+	size_t i = partition_slot(z, count_strv(z->partitions), partition, &found);
+
+	*nodes = found ? z->part_nodes[i] : 0;
+	*usable = found ? z->part_usable[i] : 0;
+}
+
+/* The zone, added in name order when new: a cluster has few zones. */
 static struct efa_cluster_zone *zone_for(struct efa_cluster *c, const char *name,
 					 const char *feature)
 {
 	struct efa_cluster_zone *grown, *z;
+	size_t i;
 
-	for (size_t i = 0; i < c->nzones; i++)
-		if (!strcmp(c->zones[i].name, name))
+	for (i = 0; i < c->nzones; i++) {
+		int cmp = strcmp(c->zones[i].name, name);
+
+		if (!cmp)
 			return &c->zones[i];
+		if (cmp > 0)
+			break;
+	}
 	grown = realloc(c->zones, (c->nzones + 1) * sizeof(*grown));
 	if (!grown)
 		return NULL;
 	c->zones = grown;
-	z = &grown[c->nzones];
+	memmove(grown + i + 1, grown + i, (c->nzones - i) * sizeof(*grown));
+	z = &grown[i];
 	memset(z, 0, sizeof(*z));
 	z->name = strdup(name);
 	z->feature = strdup(feature);
-	if (!z->name || !z->feature) {
-		free(z->name);
-		free(z->feature);
-		return NULL;
-	}
 	c->nzones++;
-	return z;
+	return z->name && z->feature ? z : NULL;
+}
+
+int efa_cluster_set_layers(struct efa_cluster *c, char *const *prefixes)
+{
+	efa_strv_free(c->layer_prefixes);
+	c->nlayers = 0;
+	if (!(c->layer_prefixes = efa_strv_dup(prefixes)))
+		return -1;
+	while (c->layer_prefixes[c->nlayers])
+		c->nlayers++;
+	return 0;
+}
+
+/* A node with two ids in one layer has no place in the tree: none kept. */
+static int node_layers(struct efa_cluster_node *n, const struct efa_cluster *c,
+		       char *const *features)
+{
+	if (!c->nlayers)
+		return 0;
+	if (!(n->layers = calloc(c->nlayers, sizeof(*n->layers))))
+		return -1;
+	for (size_t i = 0; i < c->nlayers; i++) {
+		const char *feature;
+		bool conflict;
+		const char *id = efa_zone_of(features, c->layer_prefixes[i], &feature, &conflict);
+
+		if (id && !conflict && !(n->layers[i] = strdup(id)))
+			return -1;
+	}
+	return 0;
 }
 
 int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *features,
@@ -143,11 +222,16 @@ int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *f
 	const char *zone, *feature;
 	bool conflict;
 
-	grown = realloc(c->nodes, (c->nnodes + 1) * sizeof(*grown));
-	if (!grown)
-		return efa_error_set(err, "out of memory");
-	c->nodes = grown;
-	n = &grown[c->nnodes];
+	if (c->nnodes == c->nodes_cap) {
+		size_t cap = c->nodes_cap ? c->nodes_cap * 2 : 64;
+
+		grown = realloc(c->nodes, cap * sizeof(*grown));
+		if (!grown)
+			return efa_error_set(err, "out of memory");
+		c->nodes = grown;
+		c->nodes_cap = cap;
+	}
+	n = &c->nodes[c->nnodes];
 	memset(n, 0, sizeof(*n));
 	zone = efa_zone_of(features, c->zone_prefix ? c->zone_prefix : "", &feature, &conflict);
 	n->name = strdup(name);
@@ -160,7 +244,8 @@ int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *f
 		n->zone_feature = strdup(feature);
 	}
 	c->nnodes++;
-	if (!n->name || !n->state || !n->partitions || (zone && (!n->zone || !n->zone_feature)))
+	if (!n->name || !n->state || !n->partitions || (zone && (!n->zone || !n->zone_feature)) ||
+	    node_layers(n, c, features))
 		return efa_error_set(err, "out of memory");
 	if (zone) {
 		struct efa_cluster_zone *z = zone_for(c, zone, feature);
@@ -170,9 +255,8 @@ int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *f
 		z->nodes++;
 		z->usable += n->usable;
 		for (char *const *p = partitions; p && *p; p++)
-			if (zone_add_partition(z, *p))
+			if (zone_count_partition(z, *p, n->usable))
 				return efa_error_set(err, "out of memory");
-		qsort(c->zones, c->nzones, sizeof(*c->zones), zone_cmp);
 	}
 	return 0;
 }
@@ -185,17 +269,23 @@ void efa_cluster_clear(struct efa_cluster *c)
 		free(c->nodes[i].zone_feature);
 		free(c->nodes[i].state);
 		efa_strv_free(c->nodes[i].partitions);
+		for (size_t l = 0; c->nodes[i].layers && l < c->nlayers; l++)
+			free(c->nodes[i].layers[l]);
+		free(c->nodes[i].layers);
 	}
 	free(c->nodes);
 	for (size_t i = 0; i < c->nzones; i++) {
 		free(c->zones[i].name);
 		free(c->zones[i].feature);
 		efa_strv_free(c->zones[i].partitions);
+		free(c->zones[i].part_nodes);
+		free(c->zones[i].part_usable);
 	}
 	free(c->zones);
 	free(c->source);
 	free(c->slurm_version);
 	free(c->api_version);
 	free(c->zone_prefix);
+	efa_strv_free(c->layer_prefixes);
 	memset(c, 0, sizeof(*c));
 }

@@ -24,6 +24,8 @@ struct efa_cluster_node {
 	bool usable;		/* can take new work */
 	bool zone_conflict;	/* features of two zones: never usable */
 	char **partitions;	/* NULL-terminated */
+	char **layers;		/* network node ids, one per layer prefix, top first;
+				 * NULL where the node has none, or two */
 };
 
 struct efa_cluster_zone {
@@ -32,6 +34,8 @@ struct efa_cluster_zone {
 	size_t nodes;
 	size_t usable;
 	char **partitions;	/* NULL-terminated, sorted */
+	size_t *part_nodes;	/* per entry of partitions: its nodes here */
+	size_t *part_usable;	/*   and of those, the usable ones */
 };
 
 struct efa_cluster {
@@ -40,8 +44,13 @@ struct efa_cluster {
 	char *slurm_version;
 	char *api_version;
 	char *zone_prefix;
+	/* EC2 network layers as features (TopologyFeaturePrefixes=), top
+	 * first; set before adding nodes. NULL: none recorded. */
+	char **layer_prefixes;
+	size_t nlayers;
 	struct efa_cluster_node *nodes;
 	size_t nnodes;
+	size_t nodes_cap;
 	struct efa_cluster_zone *zones;	/* sorted by name */
 	size_t nzones;
 };
@@ -58,12 +67,21 @@ const char *efa_zone_of(char *const *features, const char *prefix, const char **
 bool efa_state_usable(char *const *states);
 
 /* Adds a node (copies everything) and keeps the zone table current; a
- * node with features of two zones is kept but not usable. */
+ * node with features of two zones is kept but not usable. Its layers come
+ * from the features by the zone rule, one prefix at a time. */
 int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *features,
 			 char *const *states, char *const *partitions, struct efa_error *err);
+
+/* Records the layer prefixes (copied) before nodes are added. */
+int efa_cluster_set_layers(struct efa_cluster *c, char *const *prefixes);
 
 void efa_cluster_clear(struct efa_cluster *c);
 
 const struct efa_cluster_zone *efa_cluster_zone(const struct efa_cluster *c, const char *name);
+
+/* A zone's nodes and usable nodes within one partition, without walking
+ * the nodes: what a placement decision asks for every zone. */
+void efa_zone_in_partition(const struct efa_cluster_zone *z, const char *partition,
+			   size_t *nodes, size_t *usable);
 
 #endif

@@ -120,6 +120,9 @@ static void prepare_plan(const struct efa_args *args)
 		slurm_error("efa: %s: only the library path is set; fix the profiles", err.msg);
 	if (efa_env_plan_build(node, profiles, &step.plan, &err))
 		slurm_error("efa: %s", err.msg);
+	/* Each task binds in its own process: work out closeness once. */
+	if (step.bind == EFA_BIND_CLOSEST && efa_bind_index(node))
+		slurm_error("efa: out of memory indexing the node's topology");
 	step.node = node;
 	node = NULL;
 out:

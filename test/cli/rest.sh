@@ -20,21 +20,7 @@ export SLURM_EFA_CONF=$tmp/efa.conf
 echo "Snapshot=$tmp/snapshot.json" >"$SLURM_EFA_CONF"
 
 start_fake() {	# start_fake MODE -> $port
-	"$fake" "$1" 60 >"$tmp/$1.port" &
-	pids+=($!)
-	for _ in $(seq 50); do
-		[ -s "$tmp/$1.port" ] && break
-		sleep 0.1
-	done
-	port=$(cat "$tmp/$1.port")
-}
-
-timed() {	# timed CMD...: $out, $rc and $ms (wall time)
-	local t0 t1
-	t0=$(date +%s%N)
-	run "$@"
-	t1=$(date +%s%N)
-	ms=$(((t1 - t0) / 1000000))
+	start_server "$tmp/$1.port" "$fake" "$1" 60
 }
 
 start_fake hang

@@ -29,5 +29,40 @@ like "$out" "uverbs0 \(no /dev node: not usable\)" "pod: NICs without a device n
 run "$efa" topo --root "$fixtures/cpu-only"
 like "$out" "^c6i\.4xlarge: 0 accelerators, 0 EFA NICs$" "a CPU node has nothing to show"
 
+# --cluster: the network tree from a snapshot's layers.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+node() {	# node NAME ZONE STATE LAYERS(JSON)
+	printf '{"name": "%s", "zone": "%s", "feature": "az-%s", "state": "%s", "usable": true, "partitions": ["gpu"], "layers": %s}' \
+		"$1" "$2" "$2" "$3" "$4"
+}
+{
+	echo '{"format": 1, "generated": 1795990000, "zone_prefix": "az-", "layer_prefixes": ["nn1-", "nn2-", "nn3-"], "nodes": ['
+	node p5-002 us-east-1a idle '["nn-a", "nn-b", "nn-c"]'; echo ,
+	node p5-001 us-east-1a allocated '["nn-a", "nn-b", "nn-c"]'; echo ,
+	node p5-003 us-east-1a idle '["nn-a", "nn-b", "nn-d"]'; echo ,
+	node p5-004 us-east-1a idle '["nn-a", null, null]'; echo ,
+	node p5-101 us-east-1b idle null
+	echo ']}'
+} >"$tmp/snapshot.json"
+printf 'Snapshot=%s\n' "$tmp/snapshot.json" >"$tmp/efa.conf"
+run "$efa" topo --cluster --snapshot --config "$tmp/efa.conf"
+is "$rc" 0 "topo --cluster --snapshot exits 0"
+like "$out" "^zone us-east-1a: 4 nodes, 4 usable$" "  a zone"
+like "$out" "^      layer 3 nn-c: p5-\[001-002\]$" "  its leaves under layers 1 and 2, nodes as a hostlist"
+like "$out" "^        p5-001 +allocated$" "  each node with its state"
+like "$out" "^  outside the layer tree: p5-004$" "  a node without all layers under its zone"
+like "$out" "^zone us-east-1b: 1 node, 1 usable$" "  a zone without layers"
+like "$out" "^5 nodes; 2 without all layer features \(nn1-,nn2-,nn3-\), 0 with contradicting ones$" "  and the counts"
+run "$efa" topo --cluster --snapshot --json --config "$tmp/efa.conf"
+is "$(jq -r '.zones[0].switches[0].switches[0].switches | map(.name) | join(",")' <<<"$out")" "nn-c,nn-d" \
+	"topo --cluster --json: the leaves of zone a"
+is "$(jq -r '[.zones[1].zone, .zones[1].nodes[0].name, .without_layers] | join(" ")' <<<"$out")" \
+	"us-east-1b p5-101 2" "  a zone's own nodes, and the count"
+run "$efa" topo --cluster --snapshot --config "$tmp/nowhere.conf"
+is "$rc" 2 "topo --cluster with a missing efa.conf: exit 2"
+run "$efa" topo --cluster --bogus
+is "$rc" 2 "topo --cluster with an unknown option: exit 2"
+
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

@@ -22,12 +22,21 @@ esac
 [ -f "$SPANK_EFA_SO" ] || skip_all "$SPANK_EFA_SO not built"
 
 cluster_log=$(mktemp /tmp/slurm-efa-up.XXXXXX)
+# topology/tree from the start (changing the plugin needs a restart): with
+# every node under one switch it places jobs as no topology would, until
+# t_topology.sh has slurm-efa sync write the real tree (and puts this back).
+topo_extra=$(mktemp /tmp/slurm-efa-topo.XXXXXX)
+TOPOLOGY_DEFAULT="SwitchName=all Nodes=n[1-4]"
+export TOPOLOGY_DEFAULT
+printf 'TopologyPlugin=topology/tree\n' >"$topo_extra"
+printf '%s\n' "$TOPOLOGY_DEFAULT" >"$topo_extra.conf"
 # slurmctld's job_submit.lua finds the bridge and efa.conf the way a site's
 # would: through LUA_PATH/LUA_CPATH and SLURM_EFA_CONF in its environment.
 cluster_dir=$(mktemp -d /tmp/slurm-efa-cluster.XXXXXX)
 chmod 755 "$cluster_dir"
-trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || true' EXIT
+trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || true; rm -f "$topo_extra" "$topo_extra.conf"' EXIT
 if ! "$top_srcdir/test/cluster/up" --dir "$cluster_dir" \
+	--conf-extra "$topo_extra" --topology-conf "$topo_extra.conf" \
 	--plugstack-line "required $SPANK_EFA_SO" \
 	--job-submit "$top_srcdir/lua/job_submit.lua" \
 	--daemon-env "SLURM_EFA_CONF=$cluster_dir/efa.conf" \
@@ -36,7 +45,7 @@ if ! "$top_srcdir/test/cluster/up" --dir "$cluster_dir" \
 	sed 's/^/# /' "$cluster_log"
 	skip_all "the local Slurm cluster could not start (see the lines above)"
 fi
-rm -f "$cluster_log"
+rm -f "$cluster_log" "$topo_extra" "$topo_extra.conf"
 # shellcheck source=/dev/null
 . "$cluster_dir/env"
 mkdir -p "$SLURM_EFA_CLUSTER/out"

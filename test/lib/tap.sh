@@ -52,10 +52,36 @@ unlike() {	# unlike TEXT REGEX DESCRIPTION
 
 # Runs a command with a time limit, capturing stdout+stderr in $out and
 # the exit status in $rc (so a hung Slurm command fails one test, not all).
+# srun and salloc say when a job had to wait for its nodes (a node still
+# cleaning up after the previous test's job): not part of any answer.
 run() {
 	set +e
 	out=$(timeout 120 "$@" 2>&1)
 	rc=$?
 	set -e
+	out=$(grep -Ev '^(srun|salloc): (job [0-9]+ queued and waiting for resources|job [0-9]+ has been allocated resources|Pending job allocation [0-9]+|Granted job allocation [0-9]+)$' <<<"$out" || true)
 }
 
+# Like run, and sets $ms to the wall time it took.
+timed() {	# timed CMD...: $out, $rc and $ms
+	local t0 t1
+	t0=$(date +%s%N)
+	run "$@"
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+}
+
+# Starts a stand-in server (test/rest/fake*) in the background, which prints
+# the port it listens on first; sets $port and adds its pid to the array
+# $pids (the caller kills them). Redirect stderr on the call to keep its log.
+start_server() {	# start_server PORTFILE CMD...
+	local file=$1
+	shift
+	"$@" >"$file" &
+	pids+=($!)
+	for _ in $(seq 50); do
+		[ -s "$file" ] && break
+		sleep 0.1
+	done
+	port=$(head -n 1 "$file")
+}

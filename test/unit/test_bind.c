@@ -122,6 +122,13 @@ static void test_p5(void)
 	}
 	ok(each, "p5 8x8: every task gets the 4 NICs behind its GPU's switch");
 	ok(disjoint_cover(n, all8, 8, 8), "p5 8x8: no NIC serves two tasks; all 32 are used");
+	{
+		struct efa_task_binding before = bind_one(n, all8, 8, false, 5, 16);
+
+		ok(efa_bind_index(n) == 0 && n->closeness, "the closeness index is built once");
+		b = bind_one(n, all8, 8, false, 5, 16);
+		is_str(b.nics, before.nics, "  and binds exactly as without it");
+	}
 
 	b = bind_one(n, all8, 8, false, 1, 4);
 	is_int(b.first, 2, "p5 4x8: task 1 gets GPUs at positions 2..3");

@@ -48,6 +48,14 @@ static void test_constraints(void)
 		   "the user's bracket and several zones: refused, no second bracket");
 	constraint("[rack1|az-a]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
 		   "a bracket mixing zones and other features: refused");
+	{
+		char *odd[] = { "az-x[1]", "az-a", "az-b|c", NULL }, *only_odd[] = { "az-&", NULL };
+
+		constraint(NULL, odd, EFA_CONSTRAINT_SET, "[az-a]",
+			   "zone features that would break the syntax are left out");
+		constraint(NULL, only_odd, EFA_CONSTRAINT_REFUSE, "no zone feature usable",
+			   "  and none left is a refusal");
+	}
 }
 
 static struct efa_config *config(const char *text)

@@ -17,14 +17,8 @@ static void profile_rejects(const char *text, const char *want)
 
 	ok(rc == -1, "profile rejected: %s", want);
 	has_str(err.msg, want, "  message");
-	if (!rc) {	/* wrongly accepted: free it as a one-profile set */
-		struct efa_profiles *set = calloc(1, sizeof(*set));
-
-		set->v = malloc(sizeof(p));
-		*set->v = p;
-		set->n = 1;
-		efa_profiles_free(set);
-	}
+	if (!rc)	/* wrongly accepted */
+		efa_profile_clear(&p);
 }
 
 static void test_parse_errors(void)
@@ -33,8 +27,9 @@ static void test_parse_errors(void)
 			"site.profile:2: RDMAV_FORK_SAFE must never be set");
 	profile_rejects("Env=FI_EFA_MTU_SIZE=8000\n", "FI_EFA_MTU_SIZE must never be set");
 	profile_rejects("Env=FI_EFA_TX_IOV_LIMIT=1\n", "FI_EFA_TX_IOV_LIMIT must never be set");
-	profile_rejects("Env=LD_LIBRARY_PATH=/x\n", "LD_LIBRARY_PATH is managed by slurm-efa");
-	profile_rejects("Env=SLURM_EFA_PROFILE=x\n", "SLURM_EFA_PROFILE is managed");
+	profile_rejects("Env=LD_LIBRARY_PATH=/x\n", "LD_LIBRARY_PATH cannot be set in a profile");
+	profile_rejects("Env=LD_PRELOAD=/tmp/x.so\n", "LD_PRELOAD cannot be set in a profile");
+	profile_rejects("Env=SLURM_EFA_PROFILE=x\n", "SLURM_EFA_PROFILE cannot be set");
 	profile_rejects("Env=1BAD=x\n", "site.profile:1: Env=1BAD=x: use Env=NAME=VALUE");
 	profile_rejects("Env=NOVALUE\n", "use Env=NAME=VALUE");
 	profile_rejects("Env=A=1 If=libfabric~1.18\n", "bad condition 'libfabric~1.18'");
@@ -268,6 +263,22 @@ static void test_apply(void)
 		is_str(fake_value(&env, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME,RANK",
 		       "  but never recorded as slurm-efa's");
 		is_str(fake_decision(&env, "NCCL_ALGO"), "user", "the user's own value still wins");
+	}
+	/* A user who lists LD_PRELOAD and PATH in SLURM_EFA_SET cannot make
+	 * slurm-efa remove them. */
+	{
+		struct efa_env_plan none = { .profile = "p5" };
+		struct fake_env user = { .n = 3 };
+
+		strcpy(user.names[0], "LD_PRELOAD");
+		strcpy(user.values[0], "/home/u/mine.so");
+		strcpy(user.names[1], "PATH");
+		strcpy(user.values[1], "/usr/bin");
+		strcpy(user.names[2], "SLURM_EFA_SET");
+		strcpy(user.values[2], "LD_PRELOAD,PATH");
+		efa_env_apply(&none, NULL, 0, NULL, fake_get, fake_put, &user);
+		is_str(fake_value(&user, "LD_PRELOAD"), "/home/u/mine.so", "LD_PRELOAD listed in SLURM_EFA_SET is not removed");
+		is_str(fake_value(&user, "PATH"), "/usr/bin", "  nor PATH");
 	}
 
 	ok(efa_env_denied("RDMAV_FORK_SAFE") && efa_env_denied("RDMAV_HUGEPAGES_SAFE") &&

@@ -69,6 +69,16 @@ static void test_snapshot(void)
 	is_str(c.zones[0].partitions[0], "cpu", "  partitions sorted");
 	is_str(c.zones[1].feature, "k8s/az-b", "zone b's feature");
 	ok(c.nodes[3].zone == NULL, "a node without a zone feature");
+	{
+		size_t nodes, usable;
+
+		efa_zone_in_partition(&c.zones[0], "cpu", &nodes, &usable);
+		ok(nodes == 1 && usable == 1, "zone a in partition cpu: 1 node, 1 usable");
+		efa_zone_in_partition(&c.zones[0], "gpu", &nodes, &usable);
+		ok(nodes == 2 && usable == 1, "zone a in partition gpu: 2 nodes, 1 usable");
+		efa_zone_in_partition(&c.zones[1], "cpu", &nodes, &usable);
+		ok(nodes == 0 && usable == 0, "zone b has no cpu nodes");
+	}
 
 	snprintf(path, sizeof(path), "%s/snapshot.json", dir);
 	ok(efa_snapshot_write(&c, path, &err) == 0, "snapshot written (%s)", err.msg);

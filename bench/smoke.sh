@@ -1,0 +1,40 @@
+#!/bin/bash
+# bench/run --quick: the benchmark harness still builds, runs every
+# benchmark and writes its table (TAP). It never checks a timing.
+set -euo pipefail
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+# shellcheck source=../test/lib/tap.sh
+. "$top_srcdir/test/lib/tap.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+table=$tmp/latest.md
+
+set +e
+timeout 600 "$top_srcdir/bench/run" --quick --builddir "$top_builddir" --out "$table" >"$tmp/out" 2>&1
+rc=$?
+set -e
+is "$rc" 0 "bench/run --quick exits 0"
+[ "$rc" -eq 0 ] || diag "$(tail -n 30 "$tmp/out")"
+text=$(cat "$table" 2>/dev/null || true)
+
+like "$text" "^- machine: [0-9]+ CPUs, .*, Linux " "the table names the machine's CPUs and model"
+like "$text" "^- Slurm [0-9]+\.[0-9]+\.[0-9]+; slurm-efa commit " "  Slurm's version and the commit"
+like "$text" "^\`bench/run --quick\` on [0-9]{4}-[0-9]{2}-[0-9]{2}T" "  the date"
+
+# Every measurement has a row with a number, or says why it was skipped.
+number='[0-9][0-9,]*(\.[0-9]+)?'
+like "$text" "^\| 1 \| step launch .*(\| $number \[.*\] ms \||skipped: )" "step launch: a row"
+like "$text" "^\| 2 \| plugin work per step per node, p5\.48xlarge.* \| $number \[" "plugin work per step: a row"
+like "$text" "^\| 3 \| submission throughput.*(\| $number \[.*\] jobs/s|skipped: )" "submission throughput: a row"
+for v in 38 41; do
+	like "$text" "^\| v0\.0\.$v \| [0-9,]+ \| .* ms \| .* MiB \| .* KiB \| .* µs \($number\) \|$" \
+		"snapshot scale, v0.0.$v: a row per size"
+	like "$text" "^\| 4 \| bridge decision, [0-9,]+ nodes, v0\.0\.$v \| $number µs" "  the decision target's row"
+	like "$text" "^\| 4 \| growth .* v0\.0\.$v \| time: .* \| largest $number× \|" "  the growth's row"
+done
+unlike "$text" "\| n/a" "no measurement is missing (n/a)"
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]

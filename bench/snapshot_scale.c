@@ -1,0 +1,203 @@
+/*
+ * The zone snapshot at scale: what slurm-efa sync does with one nodes
+ * answer (parse it, build the cluster, write the snapshot) and what the
+ * job_submit bridge does with the snapshot (read it once, decide jobs).
+ *
+ *   snapshot_scale [--rounds N] [--decisions N] [--seconds S] NODES.json SNAPSHOT
+ *
+ * With --rounds 0 --decisions 0, parse, build, efa_snapshot_write,
+ * efa_snapshot_read and efa_policy_decide each run exactly once (for
+ * counting their instructions with callgrind).
+ *
+ * Prints, one "name value" per line: rss_input_kib (the answer read),
+ * rss_peak_kib (after one sync), snapshot_bytes, nodes, zones; then per
+ * round, alternating, "jansson MS" (json_loadb alone, the baseline),
+ * "parse MS" (rest_parse_body + rest_parse_nodes), "build MS"
+ * (efa_cluster_add_node for every node) and "sync MS" (the two); then
+ * "load MS" per snapshot read; then "decide US" per batch of decisions
+ * (efa_policy_decide for a 2-node --efa job in a SingleZone=yes
+ * partition), up to N decisions or S seconds, and "decisions", "verdict".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/efa_conf.h"
+#include "common/policy.h"
+#include "common/snapshot.h"
+#include "common/strutil.h"
+#include "rest/internal.h"
+
+#define DECIDE_BATCH 10
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static void die(const char *what, const char *msg) __attribute__((noreturn));
+
+static void die(const char *what, const char *msg)
+{
+	fprintf(stderr, "snapshot_scale: %s: %s\n", what, msg);
+	exit(1);
+}
+
+/*
+ * slurmrest_get_nodes after the transfer: the body to the library's model.
+ * parse and build are not inlined: callgrind counts them by name.
+ */
+static __attribute__((noinline)) double parse(const char *body, size_t len, slurmrest_nodes **nodes)
+{
+	double t0 = now_ms();
+	slurmrest_error err;
+	json_t *root = rest_parse_body(body, len, "nodes", &err);
+
+	if (!root || rest_parse_nodes(root, 41, nodes, &err))
+		die("parse", err.message);
+	json_decref(root);
+	return now_ms() - t0;
+}
+
+/* cli_rest_cluster: the model to the cluster the snapshot is written from. */
+static __attribute__((noinline)) double build(const slurmrest_nodes *nodes, struct efa_cluster *c)
+{
+	double t0 = now_ms();
+	struct efa_error err;
+
+	memset(c, 0, sizeof(*c));
+	c->generated = (int64_t)time(NULL);
+	c->source = strdup("unix:/run/slurmrestd/slurmrestd.sock");
+	c->zone_prefix = strdup("az-");
+	for (size_t i = 0; i < nodes->count; i++) {
+		const slurmrest_node *n = &nodes->nodes[i];
+
+		if (efa_cluster_add_node(c, n->name,
+					 n->active_features[0] ? n->active_features : n->features,
+					 n->state, n->partitions, &err))
+			die("build", err.msg);
+	}
+	return now_ms() - t0;
+}
+
+static void sync_rounds(const char *body, size_t len, long rounds)
+{
+	slurmrest_nodes *nodes;
+	struct efa_cluster c;
+	json_error_t jerr;
+
+	for (long r = 0; r < rounds; r++) {
+		double t0 = now_ms(), p, b;
+		json_t *root = json_loadb(body, len, 0, &jerr);
+
+		printf("jansson %.3f\n", now_ms() - t0);
+		json_decref(root);
+		p = parse(body, len, &nodes);
+		b = build(nodes, &c);
+		printf("parse %.3f\nbuild %.3f\nsync %.3f\n", p, b, p + b);
+		slurmrest_nodes_free(nodes);
+		efa_cluster_clear(&c);
+	}
+}
+
+static void decide(const char *snapshot, long rounds, long max, double seconds)
+{
+	static const char conf[] = "PartitionName=p00 SingleZone=yes\n";
+	struct efa_job_request req = { .partition = "p00", .min_nodes = 2, .user = "alice",
+				       .job_name = "train", .efa = "(null)" };
+	struct efa_config *cfg;
+	struct efa_decision d;
+	struct efa_cluster c;
+	struct efa_error err;
+	double start, t0;
+	long done = 0;
+
+	for (long r = 0; r < rounds; r++) {
+		t0 = now_ms();
+		if (efa_snapshot_read(snapshot, &c, &err))
+			die("snapshot", err.msg);
+		printf("load %.3f\n", now_ms() - t0);
+		efa_cluster_clear(&c);
+	}
+	if (efa_snapshot_read(snapshot, &c, &err) ||
+	    efa_config_parse(conf, strlen(conf), "bench.conf", &cfg, &err))
+		die("decide", err.msg);
+	if (efa_policy_decide(cfg, &c, NULL, c.generated, &req, &d))
+		die("decide", "out of memory");
+	printf("verdict %s %s\n", d.verdict == EFA_VERDICT_CHANGE ? "change" :
+	       d.verdict == EFA_VERDICT_REJECT ? "reject" : "accept",
+	       d.features ? d.features : d.message);
+	efa_decision_clear(&d);
+	start = now_ms();
+	while (done < max && now_ms() - start < seconds * 1e3) {
+		t0 = now_ms();
+		for (int i = 0; i < DECIDE_BATCH; i++) {
+			efa_policy_decide(cfg, &c, NULL, c.generated, &req, &d);
+			efa_decision_clear(&d);
+		}
+		printf("decide %.4f\n", (now_ms() - t0) * 1e3 / DECIDE_BATCH);
+		done += DECIDE_BATCH;
+	}
+	printf("decisions %ld\n", done);
+	efa_config_free(cfg);
+	efa_cluster_clear(&c);
+}
+
+int main(int argc, char **argv)
+{
+	long rounds = 10, decisions = 100000;
+	double seconds = 10;
+	slurmrest_nodes *nodes;
+	struct efa_cluster c;
+	struct efa_error err;
+	struct stat st;
+	char *body;
+	size_t len;
+	int i;
+
+	for (i = 1; i + 1 < argc - 2; i += 2) {
+		if (!strcmp(argv[i], "--rounds"))
+			rounds = strtol(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--decisions"))
+			decisions = strtol(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = strtod(argv[i + 1], NULL);
+		else
+			break;
+	}
+	if (i != argc - 2) {
+		fprintf(stderr, "usage: snapshot_scale [--rounds N] [--decisions N] [--seconds S] NODES.json SNAPSHOT\n");
+		return 2;
+	}
+	if (efa_read_file(argv[i], 1UL << 31, &body, &len, &err))
+		die("input", err.msg);
+	printf("rss_input_kib %ld\n", peak_rss_kib());
+	parse(body, len, &nodes);
+	build(nodes, &c);
+	slurmrest_nodes_free(nodes);
+	if (efa_snapshot_write(&c, argv[i + 1], &err))
+		die("snapshot", err.msg);
+	printf("rss_peak_kib %ld\n", peak_rss_kib());
+	if (stat(argv[i + 1], &st))
+		die(argv[i + 1], "cannot stat");
+	printf("snapshot_bytes %lld\nnodes %zu\nzones %zu\n", (long long)st.st_size, c.nnodes, c.nzones);
+	efa_cluster_clear(&c);
+	sync_rounds(body, len, rounds);
+	decide(argv[i + 1], rounds, decisions, seconds);
+	free(body);
+	return 0;
+}

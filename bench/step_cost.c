@@ -1,0 +1,245 @@
+/*
+ * Plugin work per step per node, in-process: what spank_efa.so does on one
+ * node for an 8-task step with --efa --efa-bind=closest (read efa.conf,
+ * discover the node, load the profiles, build the step's plan; then per
+ * task its binding, its launch variables and applying them to its
+ * environment), against the cheapest possible TaskProlog: a fork and exec
+ * of /bin/true for each of the 8 tasks.
+ *
+ *   step_cost [--rounds N] CONF ROOT     prints "step US" and "baseline US",
+ *                                        alternating, one pair per round
+ *   step_cost --steps N CONF ROOT        runs N steps, prints nothing (for
+ *                                        valgrind --toggle-collect=bench_step)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/bind.h"
+#include "common/efa_conf.h"
+#include "common/env.h"
+#include "common/launch.h"
+#include "common/node.h"
+#include "common/profile.h"
+
+#define TASKS 8
+#define ENV_MAX 128
+#define WARMUP 20
+
+/* A task's environment as slurmstepd holds it: a flat list searched in order. */
+struct task_env {
+	char *vars[ENV_MAX];
+	size_t n;
+};
+
+static const char *const slurm_task_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/alice", "USER=alice", "SHELL=/bin/bash",
+	"LANG=C.UTF-8", "TMPDIR=/tmp", "SLURM_CONF=/etc/slurm/slurm.conf",
+	"SLURM_JOB_ID=1234", "SLURM_JOBID=1234", "SLURM_STEP_ID=0", "SLURM_STEPID=0",
+	"SLURM_JOB_NAME=train", "SLURM_JOB_PARTITION=p5", "SLURM_JOB_NODELIST=n[1-2]",
+	"SLURM_STEP_NODELIST=n[1-2]", "SLURM_NNODES=2", "SLURM_NTASKS=16", "SLURM_NPROCS=16",
+	"SLURM_TASKS_PER_NODE=8(x2)", "SLURM_STEP_TASKS_PER_NODE=8(x2)", "SLURM_CPUS_ON_NODE=16",
+	"SLURM_NODEID=0", "SLURM_SUBMIT_DIR=/home/alice", "SLURM_SUBMIT_HOST=login1",
+	"SLURM_TOPOLOGY_ADDR=n1", "SLURM_TOPOLOGY_ADDR_PATTERN=node", "SLURM_CLUSTER_NAME=c",
+	"SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa=(null)",
+	"SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_bind=closest",
+};
+
+static int env_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	const struct task_env *env = ctx;
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < env->n; i++)
+		if (!strncmp(env->vars[i], name, len) && env->vars[i][len] == '=') {
+			snprintf(buf, size, "%s", env->vars[i] + len + 1);
+			return 1;
+		}
+	return 0;
+}
+
+static int env_put(void *ctx, const char *name, const char *value,
+		   enum efa_env_decision decision, const char *reason)
+{
+	struct task_env *env = ctx;
+	size_t len = strlen(name), i;
+	char *var;
+
+	(void)reason;
+	if (decision != EFA_ENV_SET && decision != EFA_ENV_FORCED &&
+	    decision != EFA_ENV_PREPENDED && decision != EFA_ENV_REMOVED)
+		return 0;
+	for (i = 0; i < env->n; i++)
+		if (!strncmp(env->vars[i], name, len) && env->vars[i][len] == '=')
+			break;
+	if (decision == EFA_ENV_REMOVED) {
+		if (i < env->n) {
+			free(env->vars[i]);
+			env->vars[i] = env->vars[--env->n];
+		}
+		return 0;
+	}
+	if (i == ENV_MAX || asprintf(&var, "%s=%s", name, value) < 0)
+		return -1;
+	if (i < env->n)
+		free(env->vars[i]);
+	else
+		env->n++;
+	env->vars[i] = var;
+	return 0;
+}
+
+static void env_reset(struct task_env *env)
+{
+	for (size_t i = 0; i < env->n; i++)
+		free(env->vars[i]);
+	env->n = 0;
+	for (size_t i = 0; i < sizeof(slurm_task_env) / sizeof(slurm_task_env[0]); i++)
+		env->vars[env->n++] = strdup(slurm_task_env[i]);
+}
+
+static int binding_entry(struct efa_env_entry *e, const char *name, const char *value)
+{
+	e->name = strdup(name);
+	e->value = strdup(value);
+	e->reason = strdup("--efa-bind=closest");
+	return e->name && e->value && e->reason ? 0 : -1;
+}
+
+static int task_apply(const struct efa_config *cfg, const struct efa_node *node,
+		      const struct efa_env_plan *plan, const int *gpus, size_t ngpus,
+		      unsigned task, struct task_env *env)
+{
+	struct efa_bind_request req = { .gpus = gpus, .ngpus = ngpus, .task = task,
+					.ntasks = TASKS };
+	struct efa_launch launch = {
+		.rank = task, .local_rank = task, .world_size = 2 * TASKS,
+		.local_world_size = TASKS, .nodelist = "n[1-2]", .job_id = 1234,
+		.port_lo = cfg->master_ports.lo, .port_hi = cfg->master_ports.hi,
+	};
+	struct efa_env_entry entries[EFA_LAUNCH_VARS + 2];
+	struct efa_task_binding b;
+	struct efa_error err;
+	size_t n = 0;
+	int added, rc = -1;
+
+	memset(entries, 0, sizeof(entries));
+	if (efa_bind_task(node, &req, &b, &err))
+		return -1;
+	if ((b.nics[0] && binding_entry(&entries[n++], "FI_EFA_IFACE", b.nics)) ||
+	    (b.neuron_cores[0] && binding_entry(&entries[n++], "NEURON_RT_VISIBLE_CORES", b.neuron_cores)))
+		goto out;
+	added = efa_launch_entries(&launch, entries + n, &err);
+	if (added < 0)
+		goto out;
+	n += (size_t)added;
+	env_reset(env);
+	rc = efa_env_apply(plan, entries, n, cfg, env_get, env_put, env);
+out:
+	efa_launch_entries_free(entries, n);
+	return rc;
+}
+
+/* One step on one node, as the plugin does it. Not inlined: callgrind counts it by name. */
+__attribute__((noinline)) int bench_step(const char *conf, const char *root, struct task_env *env);
+
+int bench_step(const char *conf, const char *root, struct task_env *env)
+{
+	struct efa_profiles *profiles = NULL;
+	struct efa_env_plan *plan = NULL;
+	struct efa_config *cfg = NULL;
+	struct efa_node *node = NULL;
+	struct efa_error err;
+	int gpus[64], rc = -1;
+	size_t ngpus = 0;
+
+	if (efa_config_load(conf, &cfg, &err) ||
+	    efa_node_discover(root, cfg->instance_type, &node, &err) ||
+	    efa_profiles_load(cfg->profile_dir, &profiles, &err) ||
+	    efa_env_plan_build(node, profiles, &plan, &err)) {
+		fprintf(stderr, "step_cost: %s\n", err.msg);
+		goto out;
+	}
+	/* The step has all the node's GPUs, one task per GPU (Neuron nodes bind devices). */
+	for (size_t i = 0; i < node->naccels && ngpus < 64; i++)
+		if (node->accels[i].kind == EFA_ACCEL_GPU)
+			gpus[ngpus++] = node->accels[i].index;
+	for (unsigned t = 0; t < TASKS; t++)
+		if (task_apply(cfg, node, plan, gpus, ngpus, t, env)) {
+			fprintf(stderr, "step_cost: task %u failed\n", t);
+			goto out;
+		}
+	rc = 0;
+out:
+	efa_env_plan_free(plan);
+	efa_profiles_free(profiles);
+	efa_node_free(node);
+	efa_config_free(cfg);
+	return rc;
+}
+
+/* A TaskProlog at its cheapest: slurmstepd forks and execs it once per task. */
+static int baseline(void)
+{
+	for (int t = 0; t < TASKS; t++) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0)
+			return -1;
+		if (!pid) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			return -1;
+	}
+	return 0;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+int main(int argc, char **argv)
+{
+	struct task_env env = { .n = 0 };
+	long rounds = 200, steps = 0;
+	const char *conf, *root;
+	double t0;
+	int rc = 0;
+
+	if (argc == 5 && !strcmp(argv[1], "--rounds"))
+		rounds = strtol(argv[2], NULL, 10);
+	else if (argc == 5 && !strcmp(argv[1], "--steps"))
+		steps = strtol(argv[2], NULL, 10);
+	else if (argc != 3) {
+		fprintf(stderr, "usage: step_cost [--rounds N | --steps N] CONF ROOT\n");
+		return 2;
+	}
+	conf = argv[argc - 2];
+	root = argv[argc - 1];
+	if (steps) {
+		for (long i = 0; i < steps && !rc; i++)
+			rc = bench_step(conf, root, &env);
+		return rc ? 1 : 0;
+	}
+	for (int i = 0; i < WARMUP && !rc; i++)
+		rc = bench_step(conf, root, &env) || baseline();
+	for (long i = 0; i < rounds && !rc; i++) {
+		t0 = now_us();
+		rc = bench_step(conf, root, &env);
+		printf("step %.2f\n", now_us() - t0);
+		t0 = now_us();
+		rc = rc || baseline();
+		printf("baseline %.2f\n", now_us() - t0);
+	}
+	return rc ? 1 : 0;
+}

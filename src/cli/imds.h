@@ -1,0 +1,31 @@
+/*
+ * A small client for the EC2 instance metadata service, version 2 only:
+ * a session token from PUT /latest/api/token, then GETs that carry it.
+ * Short time limits, no proxy, no redirects, small answers.
+ */
+#ifndef EFA_CLI_IMDS_H
+#define EFA_CLI_IMDS_H
+
+#include <stddef.h>
+
+#define IMDS_DEFAULT_URL "http://169.254.169.254"
+#define IMDS_WHY_MAX 512
+
+struct imds;
+
+/*
+ * Checks base ("http://host[:port]") and asks for a session token.
+ * NULL with why filled when the URL is bad (*usage set) or the service
+ * cannot be had.
+ */
+struct imds *imds_open(const char *base, long timeout_ms, int *usage, char *why, size_t size);
+
+/*
+ * GETs /latest/meta-data/<path>; *value (malloc'd, trimmed) on 0, why
+ * filled on -1.
+ */
+int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size);
+
+void imds_close(struct imds *m);
+
+#endif

@@ -1,0 +1,118 @@
+# Faults and hostile input: slurmrestd dying under sync, a read-only
+# snapshot directory, a burst of submissions through the bridge, and
+# option values built to hurt.
+
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+efa=$top_builddir/slurm-efa
+hard=$SLURM_EFA_CLUSTER/hardening
+mkdir -p "$hard/rest"
+chown "$SLURMRESTD_USER" "$hard" "$hard/rest"
+as_rest=(runuser -u "$SLURMRESTD_USER" --)
+
+# A slurmrestd of our own, to kill and restart (the cluster's stay up).
+sock=$hard/rest/slurmrestd.sock
+start_rest() {
+	"${as_rest[@]}" env -i PATH=/usr/sbin:/usr/bin:/bin SLURM_CONF="$SLURM_CONF" \
+		SLURM_EFA_CLUSTER_DAEMON="$SLURM_EFA_CLUSTER" \
+		slurmrestd -s openapi/v0.0.38 -a rest_auth/local "unix:$sock" >>"$hard/slurmrestd.log" 2>&1 &
+	rest_pid=$!
+	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+}
+start_rest
+printf '%s\n' "RestURL=unix:$sock" "Snapshot=$hard/snapshot.json" >"$hard/efa.conf"
+chmod 644 "$hard/efa.conf"
+"${as_rest[@]}" "$efa" sync --interval 1 --config "$hard/efa.conf" 2>"$hard/sync.log" &
+sync_pid=$!
+for _ in $(seq 50); do [ -s "$hard/snapshot.json" ] && break; sleep 0.1; done
+
+# A reader checking every 10 ms while slurmrestd dies and comes back.
+(
+	bad=0
+	for _ in $(seq 500); do
+		jq -e '.format == 1 and (.nodes | length) == 4' "$hard/snapshot.json" >/dev/null 2>&1 || bad=$((bad + 1))
+		sleep 0.01
+	done
+	echo "$bad" >"$hard/reader.bad"
+) &
+reader_pid=$!
+sleep 1.5
+kill "$rest_pid"
+wait "$rest_pid" 2>/dev/null || true
+sleep 2.5
+start_rest
+for _ in $(seq 60); do
+	[ "$(grep -c 'wrote' "$hard/sync.log")" -ge 2 ] && break
+	sleep 0.5
+done
+wait "$reader_pid"
+is "$(cat "$hard/reader.bad")" 0 "a reader checking every 10 ms never saw a partial or broken snapshot"
+like "$(cat "$hard/sync.log")" "cannot connect to slurmrestd.*keeping the last good snapshot" \
+	"sync says it keeps the last good snapshot while slurmrestd is down"
+ok "$(kill -0 "$sync_pid"; echo $?)" "sync is still running (it needed no restart)"
+ok "$([ "$(grep -c 'wrote' "$hard/sync.log")" -ge 2 ]; echo $?)" "  and writes again once slurmrestd is back"
+
+# A snapshot directory sync cannot write: the old file stays, said once a minute.
+cp "$hard/snapshot.json" "$hard/before.json"
+chmod 555 "$hard"
+sleep 3.5
+chmod 755 "$hard"
+cmp -s "$hard/snapshot.json" "$hard/before.json"
+ok $? "a read-only snapshot directory leaves the previous snapshot in place"
+is "$(grep -c 'the previous snapshot stays in place' "$hard/sync.log")" 1 "  and sync says so once, not every second"
+chmod 555 "$hard"
+run "${as_rest[@]}" "$efa" sync --once --config "$hard/efa.conf"
+chmod 755 "$hard"
+is "$rc" 1 "  sync --once exits 1 there"
+kill "$sync_pid" "$rest_pid"
+wait "$sync_pid" "$rest_pid" 2>/dev/null || true
+
+# A burst of submissions through the bridge; slurmctld stays responsive.
+write_efa_conf "Snapshot=$hard/snapshot.json" "SnapshotMaxAge=3600" "PartitionName=gpu SingleZone=yes"
+run "${as_rest[@]}" "$efa" sync --once --config "$hard/efa.conf" --url "unix:$SLURMRESTD_SOCKET"
+is "$rc" 0 "a fresh snapshot for the burst"
+(
+	slow=0
+	for _ in $(seq 100); do
+		t0=$(date +%s%N)
+		timeout 5 scontrol ping >/dev/null 2>&1 || slow=$((slow + 1))
+		[ $(($(date +%s%N) - t0)) -lt 1000000000 ] || slow=$((slow + 1))
+		sleep 0.1
+	done
+	echo "$slow" >"$hard/ping.slow"
+) &
+ping_pid=$!
+accepted=0
+refused=0
+for i in $(seq 200); do
+	nodes=$((i % 4 == 0 ? 3 : 2))
+	if sbatch --hold -N"$nodes" -J burst --wrap true >/dev/null 2>&1; then
+		accepted=$((accepted + 1))
+	else
+		refused=$((refused + 1))
+	fi
+done
+wait "$ping_pid"
+is "$accepted/$refused" "150/50" "200 submissions in a burst: the 150 that fit one zone accepted, the 50 that do not refused"
+is "$(cat "$hard/ping.slow")" 0 "  and scontrol ping answered within 1 s throughout"
+scancel -n burst
+write_efa_conf
+
+# Option values built to hurt.
+long=$(head -c 100000 /dev/zero | tr '\0' 'x')
+run sbatch --efa="$long" --wrap true
+ok $((rc == 0)) "a 100 KB --efa value is refused"
+ours=$(grep 'efa: invalid --efa value' <<<"$out")
+ok "$([ -n "$ours" ] && [ "${#ours}" -lt 300 ]; echo $?)" \
+	"  with a short message of ours (${#ours} bytes; Slurm's own line echoes the value)"
+run sbatch --checkpoint-keep=-1 --wrap true
+like "$out" "invalid --checkpoint-keep value '-1'" "a negative --checkpoint-keep is refused"
+run sbatch --checkpoint-keep=99999999999999999999 --wrap true
+like "$out" "invalid --checkpoint-keep value" "a huge --checkpoint-keep is refused"
+run sbatch --checkpoint-dir="/fsx/a
+b" --wrap true
+like "$out" "control character" "a --checkpoint-dir with a newline is refused"
+run sbatch --checkpoint-dir="/$long" --wrap true
+like "$out" "longer than" "a 100 KB --checkpoint-dir is refused"
+run env SLURM_EFA_SET=PATH,LD_PRELOAD LD_PRELOAD= srun -N1 -w n1 --efa bash -c 'echo "${PATH:+path} [${LD_PRELOAD-unset}]"'
+is "$out" "path []" "a forged SLURM_EFA_SET cannot make slurm-efa remove PATH or LD_PRELOAD"

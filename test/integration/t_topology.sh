@@ -1,0 +1,151 @@
+# Network topology from the nodes' EC2 layer features: slurm-efa sync writes
+# topology.conf, slurmctld (TopologyPlugin=topology/tree, from run.sh)
+# reloads it, and a 2-node job lands under one leaf switch. All four nodes
+# go into zone a here, with layer features set at run time; the end puts
+# the zones, the features and the one-switch topology.conf back.
+
+efa=$top_builddir/slurm-efa
+topo_dir=$SLURM_EFA_CLUSTER/topology
+mkdir -p "$topo_dir"
+# Slurm 22.05 reads topology.conf beside slurm.conf and nowhere else: a
+# link there lets sync write (and rename) in a directory of its own.
+slurm_topo=$(dirname "$SLURM_CONF")/topology.conf
+topo_file=$topo_dir/topology.conf
+cp "$slurm_topo" "$topo_file"
+ln -sfn "$topo_file" "$slurm_topo"
+# SIGHUP re-reads topology.conf and, unlike scontrol reconfigure, keeps
+# features set with scontrol update.
+hup="kill -HUP \$(cat $SLURM_EFA_CLUSTER/run/slurmctld.pid)"
+sync_log=$topo_dir/sync.log
+
+topo_conf() {	# topo_conf [RELOAD]
+	write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$topo_dir/snapshot.json" \
+		"Topology=tree" "TopologyFile=$topo_file" "TopologyReload=\"${1:-$hup}\""
+	chmod 644 "$EFA_CONF"
+}
+
+set_features() {	# set_features NODES FEATURES
+	scontrol update nodename="$1" availablefeatures="$2" activefeatures="$2"
+}
+
+layers() {	# layers NODE LEAF: NODE in zone a, under core1 -> spine1 -> LEAF
+	set_features "$1" "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-$2"
+}
+
+until_true() {	# until_true CMD...: polls for up to 15 s
+	local _
+	for _ in $(seq 75); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# Starts a 2-node job that stays; once it runs, prints its nodes and the
+# idle ones ("n[2-3] n1,n4"), and cancels it.
+running_on() {
+	local job state _
+	job=$(sbatch --parsable -N2 -o /dev/null --wrap 'sleep 30')
+	for _ in $(seq 100); do
+		state=$(squeue -h -j "$job" -o %T)
+		[ "$state" = RUNNING ] && break
+		sleep 0.2
+	done
+	echo "$(squeue -h -j "$job" -o %N) $(sinfo -h -N -t idle -o %N | sort -u | paste -sd, -)"
+	scancel "$job"
+	wait_job "$job"
+}
+
+write_efa_conf
+batch -N2 "echo nodes=\$SLURM_JOB_NODELIST"
+is "$(sed -n 's/^nodes=//p' <<<"$out")" "n[1-2]" "with every node under one switch, a 2-node job takes n[1-2]"
+
+layers n1 leafb
+layers n2 leafa
+layers n3 leafa
+layers n4 leafb
+topo_conf
+"$efa" sync --interval 1 --config "$EFA_CONF" 2>"$sync_log" &
+sync_pid=$!
+until_true grep -q leafa "$topo_file"
+run cat "$topo_file"
+like "$out" "^SwitchName=us-west-2a Switches=core1$" "sync wrote topology.conf: the zone's switch on top"
+like "$out" "^SwitchName=core1 Switches=spine1$" "  layer 1 above layer 2"
+like "$out" "^SwitchName=spine1 Switches=leafa,leafb$" "  layer 2 above the leaves"
+like "$out" "^SwitchName=leafa Nodes=n\[2-3\]$" "  leaf a holds n2 and n3"
+like "$out" "^SwitchName=leafb Nodes=n\[1,4\]$" "  leaf b holds n1 and n4"
+is "$(stat -c %a "$topo_file")" 644 "  mode 0644"
+until_true grep -q "TopologyReload" "$sync_log"
+like "$(cat "$sync_log")" "topology: wrote $topo_file: 5 switches, 4 nodes \(0 without all layer features, 0 with contradicting ones\)" \
+	"  and logged it"
+like "$(cat "$sync_log")" "topology: TopologyReload 'kill -HUP .*' done" "  then ran TopologyReload"
+
+until_true sh -c 'scontrol show topology | grep -q leafa'
+run scontrol show topology
+diag "$out"
+like "$out" "^SwitchName=us-west-2a Level=3 LinkSpeed=1 Nodes=n\[1-4\] Switches=core1$" \
+	"scontrol show topology: the zone at level 3"
+like "$out" "^SwitchName=leafa Level=0 LinkSpeed=1 Nodes=n\[2-3\]$" "  leaf a at level 0"
+like "$out" "^SwitchName=leafb Level=0 LinkSpeed=1 Nodes=n\[1,4\]$" "  leaf b at level 0"
+like "$(sinfo -h -n n1 -o %b)" "nn3-leafb" "  the layer features set with scontrol survive the SIGHUP"
+ok "$([ -L "$slurm_topo" ]; echo $?)" "  slurmctld read it through the link beside slurm.conf"
+
+read -r nodes idle <<<"$(running_on)"
+like "$nodes" '^n\[(2-3|1,4)\]$' "a 2-node job lands on the two nodes of one leaf ($nodes), not n[1-2]"
+if [ "$nodes" = "n[2-3]" ]; then other="n1,n4"; else other="n2,n3"; fi
+is "$idle" "$other" "  while the other leaf's nodes are idle"
+
+# A node moves to the other leaf (and one comes back the other way).
+layers n1 leafa
+layers n2 leafb
+until_true grep -q "leafa Nodes=n\[1,3\]" "$topo_file"
+like "$(grep -c 'topology: wrote' "$sync_log")" "^2$" "sync rewrote topology.conf when nodes changed leaves"
+like "$(cat "$sync_log")" "nodes moved: 2 \(n1: leafb -> leafa, n2: leafa -> leafb\)" "  logging which nodes moved where"
+until_true sh -c 'scontrol show topology | grep -q "leafa Level=0 LinkSpeed=1 Nodes=n\[1,3\]"'
+read -r nodes idle <<<"$(running_on)"
+like "$nodes" '^n\[(1,3|2,4)\]$' "  and the next 2-node job follows the new leaves ($nodes)"
+if [ "$nodes" = "n[1,3]" ]; then other="n2,n4"; else other="n1,n3"; fi
+is "$idle" "$other" "  the other leaf idle"
+sleep 2
+is "$(grep -c 'topology: wrote' "$sync_log")" 2 "jobs starting and ending change states, not the tree: no rewrite"
+is "$(grep -c 'TopologyReload' "$sync_log")" 2 "  and no reload"
+kill "$sync_pid"
+wait "$sync_pid" 2>/dev/null || true
+
+run "$efa" topo --cluster --config "$EFA_CONF"
+like "$out" "^zone us-west-2a: 4 nodes, 4 usable$" "topo --cluster: the zone"
+like "$out" "^      layer 3 leafa: n\[1,3\]$" "  its leaves under layers 1 and 2"
+like "$out" "^        n3 +idle$" "  nodes with their states"
+run "$efa" topo --cluster --snapshot --json --config "$EFA_CONF"
+is "$(jq -r '.zones[0].switches[0].switches[0].switches | map("\(.name)=\(.nodes | map(.name) | join("+"))") | join(" ")' <<<"$out")" \
+	"leafa=n1+n3 leafb=n2+n4" "topo --cluster --snapshot --json: the same tree from the snapshot"
+
+# n4 loses its layers; the reload fails, which is said and not fatal.
+set_features n4 "az-us-west-2a,efa"
+topo_conf "echo reload refused; exit 3"
+run "$efa" sync --once --config "$EFA_CONF"
+is "$rc" 0 "sync --once with a failing TopologyReload still succeeds"
+like "$out" "TopologyReload 'echo reload refused; exit 3' exited 3: reload refused" "  logging its status and output"
+like "$out" "wrote $topo_dir/snapshot.json" "  and the snapshot is written"
+like "$out" "1 without all layer features" "a node without layer features is counted"
+like "$(cat "$topo_file")" "SwitchName=us-west-2a-nolayers Nodes=n4" "  and placed under its zone's switch"
+kill -HUP "$(cat "$SLURM_EFA_CLUSTER/run/slurmctld.pid")"
+until_true sh -c 'scontrol show topology | grep -q nolayers'
+like "$(scontrol show topology)" "SwitchName=us-west-2a Level=3 LinkSpeed=1 Nodes=n\[1-4\] Switches=core1,us-west-2a-nolayers" \
+	"  which slurmctld accepts"
+run "$efa" sync --once --config "$EFA_CONF"
+like "$out" "topology: unchanged $topo_file" "the same nodes again: unchanged"
+unlike "$out" "TopologyReload" "  and no reload"
+
+# Back to the cluster the other tests know.
+set_features n1,n2 "az-us-west-2a,efa"
+set_features n3,n4 "az-us-west-2b,efa"
+rm "$slurm_topo"
+printf '%s\n' "$TOPOLOGY_DEFAULT" >"$slurm_topo"
+kill -HUP "$(cat "$SLURM_EFA_CLUSTER/run/slurmctld.pid")"
+until_true sh -c 'scontrol show topology | grep -q "^SwitchName=all "'
+is "$(scontrol show topology)" "SwitchName=all Level=0 LinkSpeed=1 Nodes=n[1-4]" "the one-switch topology is back"
+is "$(sinfo -h -N -o '%N %b' | sort -u | tr '\n' ' ')" \
+	"n1 az-us-west-2a,efa n2 az-us-west-2a,efa n3 az-us-west-2b,efa n4 az-us-west-2b,efa " \
+	"  and the nodes' zones"
+write_efa_conf

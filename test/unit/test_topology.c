@@ -1,0 +1,345 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hostlist.h"
+#include "common/snapshot.h"
+#include "common/strutil.h"
+#include "common/topology.h"
+#include "common/topology_file.h"
+#include "tap.h"
+
+static char *const layer_prefixes[] = { "nn1-", "nn2-", "nn3-", NULL };
+
+static void cluster_init(struct efa_cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->zone_prefix = strdup("az-");
+	efa_cluster_set_layers(c, layer_prefixes);
+}
+
+/* add(c, "n1", "az-a nn1-x nn2-y nn3-z"): features separated by spaces. */
+static void add(struct efa_cluster *c, const char *name, const char *features)
+{
+	char *copy = strdup(features), *v[8] = { 0 }, *save;
+	char *idle[] = { "idle", NULL }, *part[] = { "gpu", NULL };
+	struct efa_error err;
+	size_t n = 0;
+
+	for (char *f = strtok_r(copy, " ", &save); f && n < 7; f = strtok_r(NULL, " ", &save))
+		v[n++] = f;
+	if (efa_cluster_add_node(c, name, v, idle, part, &err))
+		printf("# add %s: %s\n", name, err.msg);
+	free(copy);
+}
+
+/* The lines of text that are not comments. */
+static const char *body(const char *text)
+{
+	while (text && *text == '#')
+		text = strchr(text, '\n') + 1;
+	return text;
+}
+
+static char *tree_of(const struct efa_cluster *c, enum efa_topology format, struct efa_topo_tree *t)
+{
+	struct efa_error err = { "" };
+	char *text;
+
+	if (efa_topology_build(c, t, &err)) {
+		printf("# build: %s\n", err.msg);
+		return NULL;
+	}
+	text = efa_topology_render(t, format);
+	return text;
+}
+
+/* Two zones, two spines in a, leaves of two nodes; a node of zone a with
+ * only one layer, zone b with no layers at all, and a node with no zone. */
+static void two_zones(struct efa_cluster *c)
+{
+	cluster_init(c);
+	add(c, "n4", "az-a efa nn1-top1 nn2-sp1 nn3-leaf2");
+	add(c, "n1", "az-a efa nn1-top1 nn2-sp1 nn3-leaf1");
+	add(c, "n2", "az-a efa nn1-top1 nn2-sp1 nn3-leaf1");
+	add(c, "n3", "az-a efa nn1-top1 nn2-sp1 nn3-leaf2");
+	add(c, "n5", "az-a nn1-top1 nn2-sp2 k8s/nn3-leaf3");
+	add(c, "n6", "az-a nn1-top1");
+	add(c, "m1", "az-b");
+	add(c, "m2", "az-b efa");
+	add(c, "x1", "nn1-t9 nn2-s9 nn3-l9");
+}
+
+static void test_tree(void)
+{
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	char *text;
+	bool joined = false;
+
+	two_zones(&c);
+	text = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	is_str(body(text),
+	       "SwitchName=a Switches=a-nolayers,top1\n"
+	       "SwitchName=a-nolayers Nodes=n6\n"
+	       "SwitchName=top1 Switches=sp[1-2]\n"
+	       "SwitchName=sp1 Switches=leaf[1-2]\n"
+	       "SwitchName=leaf1 Nodes=n[1-2]\n"
+	       "SwitchName=leaf2 Nodes=n[3-4]\n"
+	       "SwitchName=sp2 Switches=leaf3\n"
+	       "SwitchName=leaf3 Nodes=n5\n"
+	       "SwitchName=b Nodes=m[1-2]\n"
+	       "SwitchName=no-zone Switches=t9\n"
+	       "SwitchName=t9 Switches=s9\n"
+	       "SwitchName=s9 Switches=l9\n"
+	       "SwitchName=l9 Nodes=x1\n",
+	       "topology.conf: a top switch per zone, one switch per layer id, nodes on leaves");
+	has_str(text, "# nodes: 9; zones: 3; without all layer features: 3; with contradicting ones: 0",
+		"  the header counts nodes without layers");
+	has_str(text, "(nn1-,nn2-,nn3-)", "  and names the prefixes");
+	is_int(t.without_layers, 3, "n6, m1, m2 lack layers");
+	is_int(t.without_zone, 1, "x1 has no zone");
+	for (size_t i = 0; i < t.nswitches; i++) {
+		const struct efa_topo_switch *s = &t.switches[i];
+
+		if (s->parent == EFA_TOPO_NO_PARENT)
+			joined |= s->layer != 0;
+		else
+			joined |= s->zone != t.switches[s->parent].zone;
+		for (size_t n = 0; n < s->nnodes; n++) {
+			const char *zone = c.nodes[s->nodes[n]].zone;
+
+			joined |= zone ? !s->zone || strcmp(zone, s->zone) : s->zone != NULL;
+		}
+	}
+	ok(!joined, "no switch joins zones: only zone switches are on top, every node under its zone");
+	free(text);
+	efa_topology_clear(&t);
+
+	text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
+	is_str(body(text),
+	       "BlockName=a-nolayers Nodes=n6\n"
+	       "BlockName=leaf1 Nodes=n[1-2]\n"
+	       "BlockName=leaf2 Nodes=n[3-4]\n"
+	       "BlockName=leaf3 Nodes=n5\n"
+	       "BlockName=b Nodes=m[1-2]\n"
+	       "BlockName=l9 Nodes=x1\n",
+	       "topology/block: a block per leaf (nodes sharing the lowest layer)");
+	has_str(text, "topology/block (23.11 and later)", "  saying which Slurm reads it");
+	free(text);
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+}
+
+static void test_contradictions(void)
+{
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	char *text;
+
+	cluster_init(&c);
+	add(&c, "n1", "az-a nn1-top1 nn2-sp1 nn3-leaf1");
+	add(&c, "n2", "az-a nn1-top1 nn2-sp2 nn3-leaf1");	/* leaf1 under another spine */
+	add(&c, "n3", "az-b nn1-top1 nn2-sp1 nn3-leaf1");	/* the same ids in another zone */
+	add(&c, "n4", "az-a nn1-top1 nn2-leaf1 nn3-leaf9");	/* a leaf id as a spine */
+	add(&c, "n5", "az-a nn1-top1 nn2-sp1 nn3-a");		/* a zone's name */
+	add(&c, "n6", "az-a nn1-x nn2-x nn3-y");		/* twice in one path */
+	add(&c, "n7", "az-a nn1-top1 nn1-top2 nn2-sp1 nn3-leaf1");	/* two ids in a layer */
+	text = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	is_int(t.inconsistent, 5, "five nodes contradict n1's layers or themselves");
+	is_int(t.without_layers, 1, "a node with two ids in one layer has no layer there");
+	is_str(t.note, "node n2: leaf1 is under sp2 here, under sp1 on other nodes",
+	       "the first contradiction is kept for the log");
+	has_str(body(text), "SwitchName=a-nolayers Nodes=n[2,4-7]\n", "  they sit under their zone");
+	has_str(body(text), "SwitchName=b Nodes=n3\n", "  in their own zone");
+	ok(!strstr(text, "sp2") && !strstr(text, "leaf9") && !strstr(text, "=x "),
+	   "  and add no switches");
+	free(text);
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+
+	cluster_init(&c);
+	add(&c, "n1", "az-bad[1] nn1-a nn2-b nn3-c");
+	ok(efa_topology_build(&c, &t, NULL) < 0, "a zone that cannot be a switch name is an error");
+	efa_cluster_clear(&c);
+	cluster_init(&c);
+	add(&c, "n1", "az-no-zone");
+	add(&c, "n2", "efa");
+	ok(efa_topology_build(&c, &t, NULL) < 0, "so is a zone named like the switch of nodes without one");
+	efa_cluster_clear(&c);
+}
+
+static void test_moves(void)
+{
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	char *before, *after, summary[1024];
+
+	two_zones(&c);
+	before = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	efa_topology_clear(&t);
+	free(c.nodes[2].layers[2]);		/* n2: leaf1 -> leaf2 */
+	c.nodes[2].layers[2] = strdup("leaf2");
+	after = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	efa_topology_clear(&t);
+	efa_topology_diff(before, after, summary, sizeof(summary));
+	is_str(summary, "nodes moved: 1 (n2: leaf1 -> leaf2)", "a node moving between leaves");
+	free(after);
+
+	/* leaf1 empties into a new leaf; leaf3 moves to spine 1; m3 joins. */
+	for (size_t i = 0; i < c.nnodes; i++)
+		if (c.nodes[i].layers[2] && !strcmp(c.nodes[i].layers[2], "leaf1")) {
+			free(c.nodes[i].layers[2]);
+			c.nodes[i].layers[2] = strdup("leaf7");
+		}
+	free(c.nodes[4].layers[1]);
+	c.nodes[4].layers[1] = strdup("sp1");
+	add(&c, "m3", "az-b");
+	after = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	efa_topology_clear(&t);
+	efa_topology_diff(before, after, summary, sizeof(summary));
+	is_str(summary, "switches added: 1 (leaf7), switches removed: 2 (leaf1, sp2), switches moved: 1 (leaf3: sp2 -> sp1), "
+	       "nodes moved: 2 (n1: leaf1 -> leaf7, n2: leaf1 -> leaf2), nodes added: 1 (m3)",
+	       "switches added, removed and moved, nodes moved and added");
+	efa_topology_diff(after, before, summary, sizeof(summary));
+	has_str(summary, "nodes removed: 1 (m3)", "and the other way, removed");
+	efa_topology_diff(before, before, summary, sizeof(summary));
+	is_str(summary, "no switch or node moved", "no change, said so");
+	free(before);
+	free(after);
+	efa_cluster_clear(&c);
+}
+
+static void test_update(void)
+{
+	char dir[] = "/tmp/efa-topo.XXXXXX", path[256], summary[512];
+	struct efa_error err = { "" };
+	struct stat st1, st2;
+	bool changed;
+
+	if (!mkdtemp(dir))
+		return;
+	snprintf(path, sizeof(path), "%s/topology.conf", dir);
+	ok(!efa_topology_update(path, "SwitchName=s1 Nodes=n[1-2]\n", &changed, summary, sizeof(summary), &err),
+	   "first write (%s)", err.msg);
+	ok(changed, "  is a change");
+	is_str(summary, "switches added: 1 (s1), nodes added: 2 (n1, n2)", "  summarised");
+	ok(!stat(path, &st1) && (st1.st_mode & 0777) == 0644, "  mode 0644, for slurmctld");
+	ok(!efa_topology_update(path, "SwitchName=s1 Nodes=n[1-2]\n", &changed, summary, sizeof(summary), &err),
+	   "the same text again");
+	ok(!changed, "  is no change");
+	ok(!stat(path, &st2) && st1.st_ino == st2.st_ino, "  and the file is not rewritten");
+	ok(!efa_topology_update(path, "SwitchName=s1 Nodes=n[1-3]\n", &changed, summary, sizeof(summary), &err) &&
+	   changed, "other text replaces it");
+	ok(!stat(path, &st2) && st1.st_ino != st2.st_ino, "  by rename");
+	is_str(summary, "nodes added: 1 (n3)", "  summarised");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/no/such/dir/topology.conf", dir);
+	ok(efa_topology_update(path, "x\n", &changed, summary, sizeof(summary), &err) < 0,
+	   "an unwritable place is an error");
+	has_str(err.msg, "topology.conf", "  naming the file");
+	rmdir(dir);
+}
+
+/* 10,000 nodes: 2 zones x 5 spines x 25 leaves x 40 nodes. */
+static void test_scale(void)
+{
+	enum { NODES = 10000, PER_LEAF = 40 };
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	struct efa_error err = { "" };
+	char *text, *again, *line, *save, features[128], name[32];
+	size_t leaves = 0, listed = 0;
+	clock_t t0 = clock();
+	double secs;
+
+	cluster_init(&c);
+	for (int i = NODES - 1; i >= 0; i--) {
+		int leaf = i / PER_LEAF, spine = leaf / 25, zone = spine / 5;
+
+		snprintf(name, sizeof(name), "p5-%05d", i + 1);
+		snprintf(features, sizeof(features), "az-us-east-1%c efa nn1-core%d nn2-spine%d nn3-leaf%03d",
+			 'a' + zone, zone, spine, leaf);
+		add(&c, name, features);
+	}
+	text = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	ok(text != NULL, "10,000 nodes: built and rendered in %.2f s", secs);
+	ok(secs < 20, "  in reasonable time");
+	is_int(t.nswitches, 2 + 2 + 10 + 250, "  2 zones, 2 core, 10 spine and 250 leaf switches");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char **names;
+		size_t n;
+
+		if (!strstr(line, " Nodes="))
+			continue;
+		leaves++;
+		if (!efa_hostlist_expand(strstr(line, " Nodes=") + 7, &names, &n, &err)) {
+			listed += n;
+			efa_strv_free(names);
+		}
+	}
+	is_int(leaves, 250, "  250 leaf lines");
+	is_int(listed, NODES, "  holding every node once");
+	free(text);
+	efa_topology_clear(&t);
+	text = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	has_str(text, "SwitchName=leaf000 Nodes=p5-[00001-00040]\n", "  leaves as ranges");
+	has_str(text, "SwitchName=spine0 Switches=leaf[000-024]\n", "  spines list their leaves as ranges");
+	efa_topology_clear(&t);
+	/* Another order of the same nodes gives the same file. */
+	for (size_t i = 0; i < c.nnodes / 2; i++) {
+		struct efa_cluster_node tmp = c.nodes[i];
+
+		c.nodes[i] = c.nodes[c.nnodes - 1 - i];
+		c.nodes[c.nnodes - 1 - i] = tmp;
+	}
+	again = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	is_str(again, text, "  the same file whatever the nodes' order");
+	free(text);
+	free(again);
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+}
+
+static void test_snapshot(void)
+{
+	char dir[] = "/tmp/efa-topo-snap.XXXXXX", path[256];
+	static const char old[] = "{\"format\": 1, \"generated\": 5, \"zone_prefix\": \"az-\", \"nodes\": ["
+		"{\"name\": \"n1\", \"feature\": \"az-a\", \"state\": \"idle\", \"partitions\": [],"
+		" \"layers\": [\"x\"]}]}";
+	struct efa_cluster c, back;
+	struct efa_error err = { "" };
+
+	if (!mkdtemp(dir))
+		return;
+	two_zones(&c);
+	snprintf(path, sizeof(path), "%s/snapshot.json", dir);
+	ok(!efa_snapshot_write(&c, path, &err), "a snapshot with layers (%s)", err.msg);
+	ok(!efa_snapshot_read(path, &back, &err), "  reads back (%s)", err.msg);
+	is_int(back.nlayers, 3, "  with the layer prefixes");
+	is_str(back.nodes[4].layers[2], "leaf3", "  and each node's layers (n5's k8s/nn3-leaf3)");
+	ok(back.nodes[5].layers && !back.nodes[5].layers[1], "  missing ones missing");
+	efa_cluster_clear(&back);
+	ok(!efa_snapshot_parse(old, sizeof(old) - 1, "old", &back, &err),
+	   "a snapshot from before layers reads (%s)", err.msg);
+	ok(back.nlayers == 0 && !back.nodes[0].layers, "  without layers");
+	efa_cluster_clear(&back);
+	efa_cluster_clear(&c);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_tree();
+	test_contradictions();
+	test_moves();
+	test_update();
+	test_scale();
+	test_snapshot();
+	return done_testing();
+}
