@@ -469,19 +469,41 @@ int slurmrest_ping(slurmrest_t *r, slurmrest_error *err)
 	return rc;
 }
 
+/*
+ * GET of a listing, conditional on since (> 0): *root is the answer, or
+ * NULL with *not_modified set. *asked is when the request was made: v0.0.38
+ * does not say when its data changed, so that time (less a second) is a
+ * safe lower bound for the next conditional call.
+ */
+static int conditional_get(slurmrest_t *r, const char *what, int64_t since, json_t **root,
+			   int *not_modified, int64_t *asked, slurmrest_error *err)
+{
+	char rel[64];
+	int rc;
+
+	*asked = (int64_t)time(NULL);
+	*not_modified = 0;
+	if (since > 0)
+		snprintf(rel, sizeof(rel), "%s?update_time=%lld", what, (long long)since);
+	else
+		snprintf(rel, sizeof(rel), "%s", what);
+	rc = call(r, "GET", rel, NULL, root, not_modified, err);
+	if (!rc && *root && (rc = rest_parse_errors(*root, err))) {
+		json_decref(*root);
+		*root = NULL;
+	}
+	return rc;
+}
+
 int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 			slurmrest_error *err)
 {
-	char rel[64] = "nodes";
-	int not_modified = 0, rc;
-	int64_t asked = (int64_t)time(NULL);
+	int not_modified, rc;
+	int64_t asked;
 	json_t *root;
 
 	*out = NULL;
-	if (since > 0)
-		snprintf(rel, sizeof(rel), "nodes?update_time=%lld", (long long)since);
-	rc = call(r, "GET", rel, NULL, &root, &not_modified, err);
-	if (rc)
+	if ((rc = conditional_get(r, "nodes", since, &root, &not_modified, &asked, err)))
 		return rc;
 	if (not_modified) {
 		if (!(*out = calloc(1, sizeof(**out))))
@@ -490,11 +512,7 @@ int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 		(*out)->update_time = since;
 		return 0;
 	}
-	rc = rest_parse_errors(root, err);
-	if (!rc)
-		rc = rest_parse_nodes(root, r->api, out, err);
-	/* v0.0.38 does not say when the data changed: the time the request
-	 * was made is a safe lower bound for the next conditional call. */
+	rc = rest_parse_nodes(root, r->api, out, err);
 	if (!rc && !(*out)->update_time)
 		(*out)->update_time = asked - 1;
 	json_decref(root);
@@ -504,16 +522,12 @@ int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 int slurmrest_get_partitions(slurmrest_t *r, int64_t since, slurmrest_partitions **out,
 			     slurmrest_error *err)
 {
-	char rel[64] = "partitions";
-	int not_modified = 0, rc;
-	int64_t asked = (int64_t)time(NULL);
+	int not_modified, rc;
+	int64_t asked;
 	json_t *root;
 
 	*out = NULL;
-	if (since > 0)
-		snprintf(rel, sizeof(rel), "partitions?update_time=%lld", (long long)since);
-	rc = call(r, "GET", rel, NULL, &root, &not_modified, err);
-	if (rc)
+	if ((rc = conditional_get(r, "partitions", since, &root, &not_modified, &asked, err)))
 		return rc;
 	if (not_modified) {
 		if (!(*out = calloc(1, sizeof(**out))))
@@ -522,9 +536,7 @@ int slurmrest_get_partitions(slurmrest_t *r, int64_t since, slurmrest_partitions
 		(*out)->update_time = since;
 		return 0;
 	}
-	rc = rest_parse_errors(root, err);
-	if (!rc)
-		rc = rest_parse_partitions(root, r->api, out, err);
+	rc = rest_parse_partitions(root, r->api, out, err);
 	if (!rc && !(*out)->update_time)
 		(*out)->update_time = asked - 1;
 	json_decref(root);
