@@ -223,7 +223,10 @@ int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_e
 
 		/* A comma inside brackets separates ranges, not names. */
 		while (p[len] && (depth || p[len] != ',')) {
-			depth += (p[len] == '[') - (p[len] == ']');
+			if (p[len] == '[')
+				depth++;
+			else if (p[len] == ']' && depth)
+				depth--;
 			len++;
 		}
 		if (!len) {

@@ -11,8 +11,9 @@
 
 #include "error.h"
 
-/* More names than this in one expression is an error, not a malloc storm. */
-#define EFA_HOSTLIST_MAX (1 << 22)
+/* More names than this in one expression is an error, not a malloc storm:
+ * four times the largest Slurm clusters run today. */
+#define EFA_HOSTLIST_MAX (1 << 18)
 
 /*
  * The names (in any order, duplicates dropped) as one expression, sorted:

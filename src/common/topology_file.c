@@ -22,7 +22,7 @@ struct link {
 
 struct links {
 	struct link *v;
-	size_t n;
+	size_t n, cap;
 };
 
 struct conf {
@@ -33,11 +33,17 @@ struct conf {
 
 static int add_link(struct links *l, const char *child, const char *parent)
 {
-	struct link *grown = realloc(l->v, (l->n + 1) * sizeof(*grown));
+	struct link *grown = l->v;
 
-	if (!grown)
-		return -1;
-	l->v = grown;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+
+		grown = realloc(l->v, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		l->v = grown;
+		l->cap = cap;
+	}
 	grown[l->n].child = strdup(child);
 	grown[l->n].parent = parent ? strdup(parent) : NULL;
 	if (!grown[l->n].child || (parent && !grown[l->n].parent)) {

@@ -6,7 +6,7 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 n=0
 failed=0
-for name in conf profile rest snapshot options constraint path; do
+for name in conf profile rest snapshot options constraint path hostlist topology; do
 	inputs=()
 	for dir in "$top_srcdir/test/fuzz/seeds/$name" "$top_srcdir/test/fuzz/regress/$name"; do
 		[ -d "$dir" ] && inputs+=("$dir"/*)

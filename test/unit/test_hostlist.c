@@ -75,6 +75,11 @@ static void test_expand(void)
 	ok(efa_hostlist_expand("a,,b", &names, &n, &err) < 0, "an empty name is an error");
 	ok(efa_hostlist_expand("n[0-99999999]", &names, &n, &err) < 0, "a huge range is refused");
 	has_str(err.msg, "more than", "  saying why");
+	ok(efa_hostlist_expand("a[1-200000],b[1-200000]", &names, &n, &err) < 0,
+	   "so are ranges that only together name too many");
+	ok(efa_hostlist_expand("a[1-100000],b[1-100000]", &names, &n, &err) == 0 && n == 200000,
+	   "200,000 names are fine");
+	efa_strv_free(names);
 }
 
 /* Whatever the names, compress then expand gives them back. */

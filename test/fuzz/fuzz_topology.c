@@ -1,0 +1,29 @@
+/* The summary of a topology.conf change, from a file on disk (which an
+ * admin may have edited) to the one sync writes. Input: "before\0after". */
+#include "common/topology_file.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *nul = memchr(data, '\0', size);
+	size_t split = nul ? (size_t)(nul - data) : 0;
+	char *before = fuzz_string(data, split);
+	char *after = nul ? fuzz_string(nul + 1, size - split - 1) : fuzz_string(data, size);
+	char summary[200];
+
+	if (!before || !after)
+		goto out;
+	memset(summary, 'x', sizeof(summary));
+	efa_topology_diff(before, after, summary, sizeof(summary));
+	if (!memchr(summary, '\0', sizeof(summary)))
+		abort();
+	efa_topology_diff(after, after, summary, sizeof(summary));
+	/* The same text twice moves nothing, whatever it holds. */
+	if (strcmp(summary, "no switch or node moved") &&
+	    strcmp(summary, "(no summary: out of memory)"))
+		abort();
+out:
+	free(before);
+	free(after);
+	return 0;
+}
