@@ -47,8 +47,11 @@ static int print(const struct efa_cluster *c, const char *partition, int json)
 {
 	char parts[1024];
 	size_t nodes, usable;
-	json_t *zones = json_array();
+	/* Only JSON output builds the array, so text output has none to free. */
+	json_t *zones = NULL;
 
+	if (json && !(zones = json_array()))
+		return -1;
 	if (!json)
 		printf("%-16s %-22s %5s %6s  %s\n", "ZONE", "FEATURE", "NODES", "USABLE", "PARTITIONS");
 	for (size_t i = 0; i < c->nzones; i++) {

@@ -1,4 +1,5 @@
-/* Arguments of the plugstack.conf line: config=FILE root=DIR. */
+/* Arguments of the plugstack.conf line: config=FILE root=DIR (both may
+ * hold %n, the node's name). */
 #ifndef EFA_PLUGIN_ARGS_H
 #define EFA_PLUGIN_ARGS_H
 
@@ -29,9 +30,10 @@ int efa_node_name_from_topology(const char *addr, const char *pattern,
 				char *buf, size_t size);
 
 /*
- * Expands %n (node name) and %% in a root= argument into buf. Returns 0,
- * or -1 when the result does not fit.
+ * Expands %n (node name) and %% in a root= or config= argument into buf:
+ * one plugstack.conf line for nodes whose files differ. Returns 0, or -1
+ * when the result does not fit.
  */
-int efa_expand_root(const char *root, const char *node_name, char *buf, size_t size);
+int efa_expand_node_name(const char *root, const char *node_name, char *buf, size_t size);
 
 #endif

@@ -20,7 +20,7 @@
 
 #define NODE_NAME_MAX 256
 #define MESSAGE_MAX 1024
-#define ROOT_MAX 4096
+#define PATH_ARG_MAX 4096
 #define GPUS_MAX 256
 #define LIST_MAX 2048
 #define TASK_VARS (EFA_LAUNCH_VARS + 5)
@@ -91,9 +91,9 @@ static void prepare_plan(const struct efa_args *args)
 	struct efa_profiles *profiles = NULL;
 	struct efa_node *node = NULL;
 	struct efa_error err;
-	char root[ROOT_MAX], problem[512];
+	char root[PATH_ARG_MAX], problem[512];
 
-	if (efa_expand_root(args->root, step.node_name, root, sizeof(root))) {
+	if (efa_expand_node_name(args->root, step.node_name, root, sizeof(root))) {
 		slurm_error("efa: root=%s is too long", args->root);
 		return;
 	}
@@ -130,6 +130,17 @@ out:
 	efa_node_free(node);
 }
 
+static int load_config(const struct efa_args *args, struct efa_error *err)
+{
+	char path[PATH_ARG_MAX];
+
+	if (!args->config)
+		return efa_config_find_and_load(NULL, &step.cfg, err);
+	if (efa_expand_node_name(args->config, step.node_name, path, sizeof(path)))
+		return efa_error_set(err, "config=%s is too long", args->config);
+	return efa_config_find_and_load(path, &step.cfg, err);
+}
+
 void efa_step_prepare(spank_t sp, const struct efa_args *args,
 		      const struct efa_options *opts)
 {
@@ -138,7 +149,7 @@ void efa_step_prepare(spank_t sp, const struct efa_args *args,
 
 	step.bind = opts->bind;
 	find_node_name(sp);
-	if (efa_config_find_and_load(args->config, &step.cfg, &err)) {
+	if (load_config(args, &err)) {
 		slurm_error("efa: %s", err.msg);
 		if (opts->efa == EFA_MODE_REQUIRED || opts->efa == EFA_MODE_AUTO)
 			efa_step_fail("efa: node %s cannot use EFA: %s (tell your cluster admin)",

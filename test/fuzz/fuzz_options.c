@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	efa_parse_index_list(s, gpus, 64);
 	efa_hostlist_first(s, buf, sizeof(buf));
 	efa_node_name_from_topology(s, "switch.switch.node", buf, sizeof(buf));
-	efa_expand_root(s, "n1", path, sizeof(path));
+	efa_expand_node_name(s, "n1", path, sizeof(path));
 	efa_args_parse(1, &s, &args, &err);
 	if (!efa_stack_parse_installed(s, &stack))
 		efa_stack_clear(&stack);

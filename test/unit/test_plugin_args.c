@@ -34,11 +34,11 @@ int main(void)
 		efa_node_name_from_topology("n7", NULL, buf, sizeof(buf));
 		is_str(buf, "n7", "no pattern: the whole address");
 
-		ok(efa_expand_root("/fixtures/%n/x", "n2", buf, sizeof(buf)) == 0, "root %%n expands");
+		ok(efa_expand_node_name("/fixtures/%n/x", "n2", buf, sizeof(buf)) == 0, "root %%n expands");
 		is_str(buf, "/fixtures/n2/x", "  to the node name");
-		efa_expand_root("/a%%n", "n2", buf, sizeof(buf));
+		efa_expand_node_name("/a%%n", "n2", buf, sizeof(buf));
 		is_str(buf, "/a%n", "%%%% is a literal %%");
-		ok(efa_expand_root("/fixtures/%n", "a-very-long-node-name-that-does-not-fit-in-sixteen",
+		ok(efa_expand_node_name("/fixtures/%n", "a-very-long-node-name-that-does-not-fit-in-sixteen",
 				   buf, 16) == -1, "a root that does not fit is refused");
 	}
 	return done_testing();

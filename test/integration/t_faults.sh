@@ -1,0 +1,109 @@
+# Faults an admin meets: efa.conf missing or broken on one node (with the
+# plugin `required` and `optional`), and slurmctld restarted while jobs
+# run. Nodes: n1 p5.48xlarge, n2 p4d.24xlarge, n3 cpu-only, n4 trn1.32xlarge.
+
+# Each node reads its own efa.conf (config=.../%n/efa.conf), as if the file
+# were local to it; n2's is missing.
+write_efa_conf
+for n in n1 n2 n3 n4; do
+	mkdir -p "$SLURM_EFA_CLUSTER/nodeconf/$n"
+	[ "$n" = n2 ] || cp "$EFA_CONF" "$SLURM_EFA_CLUSTER/nodeconf/$n/efa.conf"
+done
+node_conf="config=$SLURM_EFA_CLUSTER/nodeconf/%n/efa.conf"
+set_plugstack "$(plugin_line "$node_conf" "root=$ROOTS/%n")"
+
+batch -w n2 --efa "printenv FI_EFA_USE_DEVICE_RDMA; echo reached"
+ok "$([ "$rc" -ne 0 ]; echo $?)" "required plugin, efa.conf missing on n2: sbatch --efa there fails"
+like "$out" "efa: node n2 cannot use EFA: .*nodeconf/n2/efa.conf.*\(tell your cluster admin\)" \
+	"  with a message naming the node and the file"
+unlike "$out" "reached" "  before the job script runs"
+run srun -w n2 bash -c 'echo "${FI_EFA_USE_DEVICE_RDMA-unset}"'
+is "$rc/$out" "0/unset" "  a job without --efa on n2 runs as usual"
+run srun -w n1 --efa printenv NCCL_SOCKET_IFNAME
+is "$rc/$out" "0/^docker,lo,veth" "  and --efa on the other nodes is unaffected"
+
+printf 'ProfileDir=%s\nNoSuchKey=1\n' "$top_srcdir/etc/profiles" >"$SLURM_EFA_CLUSTER/nodeconf/n2/efa.conf"
+run srun -w n2 --efa true
+ok "$([ "$rc" -ne 0 ]; echo $?)" "efa.conf broken on n2: srun --efa there fails"
+like "$out" "efa: node n2 cannot use EFA: .*efa.conf:2: .*NoSuchKey" "  naming the file, line and key"
+
+set_plugstack "optional $SPANK_EFA_SO $node_conf root=$ROOTS/%n"
+run srun -w n2 --efa bash -c 'echo "rdma=${FI_EFA_USE_DEVICE_RDMA-unset}"'
+is "$rc" 0 "optional plugin, broken efa.conf on n2: Slurm ignores the plugin's failure and runs the step"
+like "$out" "efa: node n2 cannot use EFA: .*efa.conf:2: " "  the user still sees why EFA is missing"
+like "$out" "^rdma=unset$" "  and the task runs without the EFA environment"
+run srun -w n1 --efa printenv NCCL_SOCKET_IFNAME
+is "$rc/$out" "0/^docker,lo,veth" "  n1, whose efa.conf is fine, still gets it"
+rm "$SLURM_EFA_CLUSTER/nodeconf/n2/efa.conf"
+batch -w n2 --efa "echo rdma=\${FI_EFA_USE_DEVICE_RDMA-unset}"
+is "$rc" 0 "optional plugin, efa.conf missing on n2: the batch job runs"
+like "$out" "^rdma=unset$" "  without the EFA environment"
+is "$(node_states)" "n1 idle"$'\n'"n2 idle"$'\n'"n3 idle"$'\n'"n4 idle" \
+	"no node was drained by any of the failures"
+rm -r "$SLURM_EFA_CLUSTER/nodeconf"
+
+# slurmctld restarted while jobs run: it comes back with the same
+# environment and arguments (its job_submit.lua loads the bridge again).
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+restart_slurmctld() {
+	local pid cmd=() envv=()
+	pid=$(cat "$SLURM_EFA_CLUSTER/run/slurmctld.pid")
+	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+	mapfile -d '' -t envv <"/proc/$pid/environ"
+	kill "$pid"
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	env -i "${envv[@]}" "${cmd[@]}" </dev/null >/dev/null 2>&1
+	for _ in $(seq 100); do
+		scontrol ping >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+outfile=$SLURM_EFA_CLUSTER/out/restart.out
+marker=$SLURM_EFA_CLUSTER/out/restart.go
+rm -f "$marker"
+show='echo "$w ifname=${NCCL_SOCKET_IFNAME-} rdma=${FI_EFA_USE_DEVICE_RDMA-} rank=${RANK-}"'
+job=$(sbatch --parsable -N2 -w n1,n2 --ntasks-per-node=1 --efa --output="$outfile" --wrap "
+srun -l bash -c 'w=before; $show; while [ ! -e $marker ]; do sleep 0.2; done; w=after; $show'
+echo done")
+for _ in $(seq 150); do
+	[ "$(grep -c before "$outfile" 2>/dev/null)" = 2 ] && break
+	sleep 0.2
+done
+restart_slurmctld
+ok $? "slurmctld restarted while a --efa job's step runs"
+touch "$marker"
+for _ in $(seq 150); do
+	grep -qx done "$outfile" && break
+	sleep 0.2
+done
+p5="ifname=^docker,lo,veth rdma= rank="
+p4d="ifname=^docker,lo,veth rdma=1 rank="
+is "$(sort "$outfile")" "0: after $p5""0"$'\n'"0: before $p5""0"$'\n'"1: after $p4d""1"$'\n'"1: before $p4d""1"$'\n'"done" \
+	"  the running step keeps its environment and the job ends normally"
+# Slurm 22.05 itself holds the job's next step for about a minute after a
+# restart ("Requested nodes are busy"): new jobs show the plugin at work.
+wait_job "$job"
+for _ in $(seq 100); do	# until every slurmd has registered again
+	[ "$(node_states | awk '{print $2}' | sort -u)" = idle ] && break
+	sleep 0.3
+done
+run srun -N1 -w n4 --efa printenv SLURM_EFA_PROFILE
+is "$rc/$out" "0/trn1" "  a new job after the restart gets its environment (nothing of slurm-efa restarted)"
+snap_dir=$SLURM_EFA_CLUSTER/faults-sync
+mkdir -p "$snap_dir"
+chown "$SLURMRESTD_USER" "$snap_dir"
+write_efa_conf "Snapshot=$snap_dir/snapshot.json" "PartitionName=gpu SingleZone=yes"
+run runuser -u "$SLURMRESTD_USER" -- "$top_builddir/slurm-efa" sync --once --config "$EFA_CONF" \
+	--url "unix:$SLURMRESTD_SOCKET"
+is "$rc" 0 "  slurm-efa sync talks to the restarted slurmctld through slurmrestd"
+job=$(sbatch --parsable -N2 -p gpu --efa=auto --hold --wrap true)
+like "$(scontrol show job "$job" | grep -o 'Features=[^ ]*')" '^Features=\[az-' \
+	"  and the restarted slurmctld's bridge sets the zone constraint"
+scancel "$job"
+write_efa_conf
