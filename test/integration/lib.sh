@@ -53,3 +53,30 @@ wait_job() {
 		sleep 0.5
 	done
 }
+
+# Stops the daemon of a pid file and starts it again with the same
+# environment and arguments, after PREFIX (e.g. valgrind ...) if given.
+# The caller waits for it to be ready.
+restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
+	local pid cmd=() envv=() _
+	pid=$(cat "$1")
+	shift
+	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+	mapfile -d '' -t envv <"/proc/$pid/environ"
+	kill "$pid"
+	for _ in $(seq 150); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	env -i "${envv[@]}" "$@" "${cmd[@]}" </dev/null >/dev/null 2>&1
+}
+
+# Waits (bounded) until every node is idle and responding.
+wait_nodes_idle() {
+	local _
+	for _ in $(seq 150); do
+		[ "$(node_states | awk '{print $2}' | sort -u)" = idle ] && return 0
+		sleep 0.2
+	done
+	return 1
+}

@@ -47,16 +47,8 @@ rm -r "$SLURM_EFA_CLUSTER/nodeconf"
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 restart_slurmctld() {
-	local pid cmd=() envv=()
-	pid=$(cat "$SLURM_EFA_CLUSTER/run/slurmctld.pid")
-	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
-	mapfile -d '' -t envv <"/proc/$pid/environ"
-	kill "$pid"
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	env -i "${envv[@]}" "${cmd[@]}" </dev/null >/dev/null 2>&1
+	local _
+	restart_daemon "$SLURM_EFA_CLUSTER/run/slurmctld.pid"
 	for _ in $(seq 100); do
 		scontrol ping >/dev/null 2>&1 && return 0
 		sleep 0.2
@@ -89,10 +81,7 @@ is "$(sort "$outfile")" "0: after $p5""0"$'\n'"0: before $p5""0"$'\n'"1: after $
 # Slurm 22.05 itself holds the job's next step for about a minute after a
 # restart ("Requested nodes are busy"): new jobs show the plugin at work.
 wait_job "$job"
-for _ in $(seq 100); do	# until every slurmd has registered again
-	[ "$(node_states | awk '{print $2}' | sort -u)" = idle ] && break
-	sleep 0.3
-done
+wait_nodes_idle	# every slurmd has registered again
 run srun -N1 -w n4 --efa printenv SLURM_EFA_PROFILE
 is "$rc/$out" "0/trn1" "  a new job after the restart gets its environment (nothing of slurm-efa restarted)"
 snap_dir=$SLURM_EFA_CLUSTER/faults-sync

@@ -1,0 +1,63 @@
+# The plugin's memory in the daemons that load it. Every step gets a
+# slurmstepd of its own, so a leak there dies with the step: memcheck
+# follows slurmd into the slurmstepd of a few steps and looks for any
+# leak or error with a frame of spank_efa.so. slurmd itself loads the
+# plugin once: its RSS must stay flat across 200 --efa steps.
+# Node n1 is a p5.48xlarge.
+
+user=$SLURM_EFA_TEST_USER
+ckroot=$SLURM_EFA_CLUSTER/leaks-ckpt
+mkdir -p "$ckroot"
+chmod 1777 "$ckroot"
+write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+slurmd_pidfile=$SLURM_EFA_CLUSTER/run/slurmd-n1.pid
+slurmd_rss() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$(cat "$slurmd_pidfile")/status"
+}
+
+steps() {	# steps N: N --efa steps with 4 tasks bound to GPUs and NICs, in one job
+	run salloc -N1 -w n1 -n4 --gpus-per-node=4 bash -c \
+		"for i in \$(seq $1); do srun --efa --efa-bind=closest true || exit 1; done"
+}
+steps 20
+is "$rc" 0 "20 --efa steps to warm slurmd up"
+before=$(slurmd_rss)
+steps 200
+is "$rc" 0 "200 more --efa steps, each with 4 bound tasks"
+after=$(slurmd_rss)
+ok "$([ $((after - before)) -lt 1024 ]; echo $?)" \
+	"  slurmd's RSS stays flat across them (${before} KiB -> ${after} KiB)"
+
+# slurmd (and every slurmstepd it starts) under memcheck. Slurm's own
+# leaks are many and not ours: only records with a frame in one of the
+# plugin's source files count. --keep-debuginfo names those frames even
+# after slurmstepd has unloaded the plugin.
+readelf -S "$SPANK_EFA_SO" | grep -q '\.debug_line'
+ok $? "spank_efa.so carries line tables (-g): memcheck can name its frames"
+vg=$SLURM_EFA_CLUSTER/memcheck-slurmd
+mkdir -p "$vg"
+chmod 1777 "$vg"	# a task's valgrind writes its log as the job's user
+restart_daemon "$slurmd_pidfile" valgrind --keep-debuginfo=yes --num-callers=40 \
+	--trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*,*/slurm_script' \
+	--leak-check=full --show-leak-kinds=definite,indirect --log-file="$vg/%p.log"
+wait_nodes_idle
+ok $? "slurmd on n1 runs under valgrind"
+run srun -w n1 -n4 --gpus-per-node=4 --efa --efa-bind=closest -l printenv NCCL_SOCKET_IFNAME
+is "$rc/$(sort -u <<<"${out//[0-3]: /}")" "0/^docker,lo,veth" "  a --efa step with 4 bound tasks runs there"
+BATCH_USER=$user batch -w n1 --efa --checkpoint-dir="$ckroot/$user/leaks" --checkpoint-keep=1 \
+	-D "$SLURM_EFA_CLUSTER/out" 'mkdir -p "$CHECKPOINT_DIR/a" "$CHECKPOINT_DIR/b"; echo "$CHECKPOINT_DIR"'
+is "$rc/$out" "0/$ckroot/$user/leaks" "  a batch job with a checkpoint directory and retention"
+run srun -w n1 --efa --checkpoint-dir=/elsewhere true
+ok "$([ "$rc" -ne 0 ]; echo $?)" "  a step refused for a checkpoint directory outside the root"
+restart_daemon "$slurmd_pidfile"
+wait_nodes_idle
+ok $? "  slurmd back without valgrind"
+ours=$(cd "$top_srcdir/src" && ls spank/*.c common/*.c | xargs -n1 basename | sed 's/\.c$//' | paste -sd'|')
+found=$(awk -v ours="\\((${ours})\\.c:[0-9]+\\)" '
+	/^==[0-9]+== $/ { if (block ~ ours) print block; block = ""; next }
+	{ block = block "\n" $0 }
+	END { if (block ~ ours) print block }' "$vg"/*.log)
+is "$found" "" "memcheck found no leak and no error of the plugin in slurmd and the steps' slurmstepd"
+is "$(grep -l 'Command: /usr/sbin/slurmstepd' "$vg"/*.log | wc -l | awk '$1 >= 3 { print "3+" }')" "3+" \
+	"  (it followed slurmd into the slurmstepd of the steps)"
