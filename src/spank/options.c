@@ -3,6 +3,7 @@
 #include <slurm/spank.h>
 
 #include "options.h"
+#include "step.h"
 
 enum option_id {
 	OPT_EFA,
@@ -33,11 +34,18 @@ static int option_cb(int val, const char *optarg, int remote)
 		rc = efa_checkpoint_keep_parse(optarg, &opts.checkpoint_keep, &err);
 		break;
 	}
-	/* Remote values were checked by srun/sbatch already; an error there
-	 * means a corrupted environment, worth one log line, not a crash. */
-	if (rc)
-		slurm_error("efa: %s%s", err.msg, remote ? " (in the job's environment)" : "");
-	return rc;
+	if (!rc)
+		return 0;
+	if (!remote) {
+		slurm_error("efa: %s", err.msg);
+		return -1;
+	}
+	/* srun and sbatch check values, but a client of Slurm's API can send
+	 * any: failing here, before init_post_opt, could drain the node, so
+	 * the step fails in task_init instead. */
+	slurm_error("efa: %s (in the job's environment)", err.msg);
+	efa_step_fail("efa: %s (in the job's environment): this step cannot run with it", err.msg);
+	return 0;
 }
 
 static struct spank_option options[] = {

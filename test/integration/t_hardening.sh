@@ -98,10 +98,12 @@ is "$(cat "$hard/ping.slow")" 0 "  and scontrol ping answered within 1 s through
 scancel -n burst
 write_efa_conf
 
-# Option values built to hurt.
-long=$(head -c 100000 /dev/zero | tr '\0' 'x')
+# Option values built to hurt. The kernel passes no single argument or
+# environment string over 128 KiB, so the longest value a command line
+# can carry is just under that.
+long=$(head -c 131000 /dev/zero | tr '\0' 'x')
 run sbatch --efa="$long" --wrap true
-ok $((rc == 0)) "a 100 KB --efa value is refused"
+ok $((rc == 0)) "a 128 KiB --efa value is refused"
 ours=$(grep 'efa: invalid --efa value' <<<"$out")
 ok "$([ -n "$ours" ] && [ "${#ours}" -lt 300 ]; echo $?)" \
 	"  with a short message of ours (${#ours} bytes; Slurm's own line echoes the value)"
@@ -113,6 +115,22 @@ run sbatch --checkpoint-dir="/fsx/a
 b" --wrap true
 like "$out" "control character" "a --checkpoint-dir with a newline is refused"
 run sbatch --checkpoint-dir="/$long" --wrap true
-like "$out" "longer than" "a 100 KB --checkpoint-dir is refused"
+like "$out" "longer than" "a 128 KiB --checkpoint-dir is refused"
+# Only slurmrestd takes a bigger one, in a job's environment: Slurm drops
+# a 1 MiB variable before the job starts, so no step ever sees it.
+head -c 1048576 /dev/zero | tr '\0' 'x' >"$hard/1mib"
+jq -n --rawfile v "$hard/1mib" --arg out "$SLURM_EFA_CLUSTER/out/1mib.out" '{
+	script: "#!/bin/bash\nsrun -w n1 bash -c \"echo mode=[${SLURM_EFA_MODE-}]\"",
+	job: {name: "1mib", nodes: "1", partition: "gpu", current_working_directory: "/tmp",
+		standard_output: $out, environment: {PATH: "/usr/bin:/bin",
+		SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa: $v, SLURM_SPANK__SLURM_SPANK_OPTION_efa_checkpoint_dir: $v}}}' \
+	>"$hard/1mib.json"
+run "${as_rest[@]}" curl -sf --unix-socket "$SLURMRESTD_SOCKET" -X POST -H 'Content-Type: application/json' \
+	--data-binary @"$hard/1mib.json" "http://localhost/slurm/v0.0.38/job/submit"
+job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
+ok $((${job:-0} > 0 ? 0 : 1)) "a job whose environment holds 1 MiB --efa and --checkpoint-dir values is accepted by slurmrestd"
+wait_job "${job:-0}"
+is "$(cat "$SLURM_EFA_CLUSTER/out/1mib.out" 2>/dev/null)" "mode=[]" "  and runs as if they were not there"
+is "$(node_states | awk '{print $2}' | sort -u)" "idle" "  no node drained"
 run env SLURM_EFA_SET=PATH,LD_PRELOAD LD_PRELOAD= srun -N1 -w n1 --efa bash -c 'echo "${PATH:+path} [${LD_PRELOAD-unset}]"'
 is "$out" "path []" "a forged SLURM_EFA_SET cannot make slurm-efa remove PATH or LD_PRELOAD"
