@@ -49,6 +49,7 @@ slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *
 		.url = o->url ? o->url : cfg->rest_url,
 		.user = o->user ? o->user : cfg->rest_user,
 		.token_file = o->token_file ? o->token_file : cfg->rest_token_file,
+		.ca_file = cfg->rest_ca_file,
 		.token_from_env = 1,
 	};
 	slurmrest_error err;

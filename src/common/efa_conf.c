@@ -85,6 +85,7 @@ static const struct key global_keys[] = {
 	GKEY("RestURL", V_STRING, rest_url, NULL),
 	GKEY("RestUser", V_STRING, rest_user, NULL),
 	GKEY("RestTokenFile", V_PATH, rest_token_file, NULL),
+	GKEY("RestCAFile", V_PATH, rest_ca_file, NULL),
 	GKEY("Snapshot", V_PATH, snapshot, NULL),
 	GKEY("SnapshotMaxAge", V_DURATION, snapshot_max_age, NULL),
 	GKEY("ZoneFeaturePrefix", V_STRING, zone_feature_prefix, NULL),
@@ -147,6 +148,7 @@ void efa_config_free(struct efa_config *cfg)
 	free(cfg->rest_url);
 	free(cfg->rest_user);
 	free(cfg->rest_token_file);
+	free(cfg->rest_ca_file);
 	free(cfg->snapshot);
 	free(cfg->zone_feature_prefix);
 	efa_strv_free(cfg->topology_feature_prefixes);

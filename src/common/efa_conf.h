@@ -58,6 +58,7 @@ struct efa_config {
 	char *rest_url;
 	char *rest_user;
 	char *rest_token_file;
+	char *rest_ca_file;		/* NULL: the system's CA bundle */
 	char *snapshot;
 	long snapshot_max_age;		/* seconds */
 	char *zone_feature_prefix;

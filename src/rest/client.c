@@ -251,6 +251,15 @@ static int transport_error(const slurmrest_t *r, CURLcode rc, const struct respo
 		return rest_set_error(err, SLURMREST_E_CONNECT,
 				      "cannot connect to slurmrestd at %s (%s): is it running, and is RestURL= right?",
 				      r->url, curl_easy_strerror(rc));
+	case CURLE_PEER_FAILED_VERIFICATION:
+		return rest_set_error(err, SLURMREST_E_TRANSPORT,
+				      "slurmrestd at %s has a certificate that cannot be verified (%s): give the CA that signed it with RestCAFile=",
+				      r->url, curl_easy_strerror(rc));
+	case CURLE_SSL_CACERT_BADFILE:
+		return rest_set_error(err, SLURMREST_E_TRANSPORT,
+				      "cannot use the CA file %s for %s (%s): is RestCAFile= a PEM file?",
+				      r->ca_file ? r->ca_file : "(the system's)", r->url,
+				      curl_easy_strerror(rc));
 	case CURLE_OPERATION_TIMEDOUT:
 		return rest_set_error(err, SLURMREST_E_TIMEOUT,
 				      "no complete answer from slurmrestd at %s to %s within %ld ms (connect limit %ld ms): is slurmrestd or slurmctld overloaded?",

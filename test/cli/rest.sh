@@ -51,6 +51,27 @@ is "$rc" 1 "nothing listening: exit 1"
 like "$out" "cannot connect to slurmrestd at http://127\.0\.0\.1:$start_port .*is it running" "  a connection error"
 ok $((ms > 3000)) "  at once (${ms} ms)"
 
+# https: the certificate is always verified; RestCAFile= names the CA.
+if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
+	-days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
+	openssl s_server -accept 127.0.0.1:0 -cert "$tmp/cert.pem" -key "$tmp/key.pem" -www \
+		>"$tmp/tls.out" 2>&1 </dev/null &
+	pids+=($!)
+	for _ in $(seq 50); do grep -q '^ACCEPT' "$tmp/tls.out" && break; sleep 0.1; done
+	tls_url=https://127.0.0.1:$(sed -n 's/^ACCEPT .*:\([0-9]*\)$/\1/p' "$tmp/tls.out")
+	run "$efa" zones --url "$tls_url"
+	is "$rc" 1 "https to a server whose certificate the system does not trust: exit 1"
+	like "$out" "has a certificate that cannot be verified .*RestCAFile=" "  saying what to set"
+	printf '%s\n' "Snapshot=$tmp/snapshot.json" "RestCAFile=$tmp/cert.pem" >"$tmp/tls.conf"
+	run "$efa" zones --config "$tmp/tls.conf" --url "$tls_url"
+	like "$out" "is not JSON" "  with RestCAFile= naming its CA, the TLS handshake passes (the server is no slurmrestd)"
+	printf '%s\n' "Snapshot=$tmp/snapshot.json" "RestCAFile=$tmp/efa.conf" >"$tmp/tls.conf"
+	run "$efa" zones --config "$tmp/tls.conf" --url "$tls_url"
+	like "$out" "cannot use the CA file $tmp/efa.conf .*PEM" "  a RestCAFile= that holds no certificate is named"
+else
+	ok 1 "openssl makes a test certificate (scripts/install-deps installs openssl)"
+fi
+
 run "$efa" zones --url "ftp://x"
 is "$rc" 2 "a bad URL: a usage error (exit 2)"
 like "$out" "use unix:/path/to/socket, http://host:port or https://host:port" "  with the forms that work"

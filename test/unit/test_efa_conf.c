@@ -52,7 +52,7 @@ static void test_full(void)
 		"InstanceType=p5.48xlarge   # override DMI\n"
 		"ProfileDir=/etc/slurm/efa-profiles\n"
 		"RestURL=unix:/run/slurmrestd/slurmrestd.sock RestUser=slurmrest\n"
-		"restTokenFile=/etc/slurm/efa.jwt\n"
+		"restTokenFile=/etc/slurm/efa.jwt RestCAFile=/etc/slurm/rest-ca.pem\n"
 		"Snapshot=/var/lib/slurm-efa/snapshot.json SnapshotMaxAge=5m\n"
 		"ZoneFeaturePrefix=k8s/az-\n"
 		"OnSnapshotMissing=REJECT\n"
@@ -75,6 +75,7 @@ static void test_full(void)
 	is_str(cfg->rest_url, "unix:/run/slurmrestd/slurmrestd.sock", "RestURL");
 	is_str(cfg->rest_user, "slurmrest", "two keys on one line");
 	is_str(cfg->rest_token_file, "/etc/slurm/efa.jwt", "keys are case-insensitive");
+	is_str(cfg->rest_ca_file, "/etc/slurm/rest-ca.pem", "RestCAFile");
 	is_int(cfg->snapshot_max_age, 300, "5m is 300 s");
 	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_REJECT, "values are case-insensitive");
 	is_int(cfg->topology, EFA_TOPOLOGY_TREE, "Topology=tree");
