@@ -23,6 +23,8 @@ struct slurmrest {
 	char *unix_path;
 	char *user;
 	char *token;		/* secret: never in a message */
+	char *token_file;	/* re-read when it changes */
+	struct stat token_st;	/* the token file when last read */
 	int bearer;
 	char *ca_file;
 	long connect_ms;
@@ -64,7 +66,20 @@ static char *trimmed(const char *s)
 	return strndup(s, len);
 }
 
-static int read_token_file(const char *path, char **token, slurmrest_error *err)
+static void wipe_free(char *secret)
+{
+	if (secret) {
+		/* Do not leave the secret in freed memory. */
+		volatile char *p = secret;
+
+		while (*p)
+			*p++ = '\0';
+	}
+	free(secret);
+}
+
+static int read_token_file(const char *path, char **token, struct stat *st_out,
+			   slurmrest_error *err)
 {
 	char buf[TOKEN_MAX + 1];
 	struct stat st;
@@ -89,10 +104,38 @@ static int read_token_file(const char *path, char **token, slurmrest_error *err)
 	fclose(f);
 	buf[n] = '\0';
 	*token = trimmed(buf);
+	memset(buf, 0, sizeof(buf));
 	if (!*token)
 		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-	if (!**token)
+	if (!**token) {
+		free(*token);
+		*token = NULL;
 		return rest_set_error(err, SLURMREST_E_TOKEN, "token file %s is empty", path);
+	}
+	*st_out = st;
+	return 0;
+}
+
+/* A token renewed in its file (scontrol token has a lifespan) is used from
+ * the next request on: a long-running client needs no restart. */
+static int refresh_token(slurmrest_t *r, slurmrest_error *err)
+{
+	struct stat st;
+	char *token;
+
+	if (stat(r->token_file, &st))
+		return rest_set_error(err, SLURMREST_E_TOKEN, "cannot read token file %s: %s",
+				      r->token_file, strerror(errno));
+	if (st.st_dev == r->token_st.st_dev && st.st_ino == r->token_st.st_ino &&
+	    st.st_size == r->token_st.st_size &&
+	    st.st_mtim.tv_sec == r->token_st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == r->token_st.st_mtim.tv_nsec)
+		return 0;
+	if (read_token_file(r->token_file, &token, &st, err))
+		return -1;
+	wipe_free(r->token);
+	r->token = token;
+	r->token_st = st;
 	return 0;
 }
 
@@ -133,14 +176,8 @@ void slurmrest_free(slurmrest_t *r)
 		return;
 	if (r->curl)
 		curl_easy_cleanup(r->curl);
-	if (r->token) {
-		/* Do not leave the secret in freed memory. */
-		volatile char *p = r->token;
-
-		while (*p)
-			*p++ = '\0';
-	}
-	free(r->token);
+	wipe_free(r->token);
+	free(r->token_file);
 	free(r->url);
 	free(r->base);
 	free(r->unix_path);
@@ -198,7 +235,11 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 			goto fail;
 		}
 	} else if (o->token_file) {
-		if (read_token_file(o->token_file, &r->token, err))
+		if (!(r->token_file = strdup(o->token_file))) {
+			rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+			goto fail;
+		}
+		if (read_token_file(o->token_file, &r->token, &r->token_st, err))
 			goto fail;
 	} else if (o->token_from_env && getenv("SLURM_JWT")) {
 		if (!(r->token = trimmed(getenv("SLURM_JWT")))) {
@@ -293,6 +334,8 @@ static int request(slurmrest_t *r, const char *method, const char *path, const c
 	memset(resp, 0, sizeof(*resp));
 	resp->max = r->max_response;
 	snprintf(what, sizeof(what), "%s %s", method, path);
+	if (r->token_file && refresh_token(r, err))
+		return -1;
 	if (asprintf(&url, "%s%s", r->base, path) < 0)
 		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 	curl_easy_reset(r->curl);

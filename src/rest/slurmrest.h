@@ -63,7 +63,8 @@ typedef struct {
 	const char *url;		/* required: unix:/path, http://h:p, https://h:p */
 	const char *user;		/* X-SLURM-USER-NAME for JWT */
 	const char *token;		/* the JWT itself, or */
-	const char *token_file;		/* a file holding it (mode 0600 or stricter) */
+	const char *token_file;		/* a file holding it (mode 0600 or stricter),
+					 * read again whenever it changes */
 	int token_from_env;		/* else $SLURM_JWT ("SLURM_JWT=" prefix allowed) */
 	int auth_bearer;		/* also send "Authorization: Bearer" before
 					 * the version is known (always from v0.0.40) */
@@ -76,7 +77,9 @@ typedef struct {
 
 /*
  * Creates a handle; nothing is sent yet. The options are copied (the token
- * is read from its file or the environment now). NULL on error.
+ * is read from its file or the environment now; a token file is checked
+ * before every request and read again when it has changed, so a renewed
+ * token needs no new handle). NULL on error.
  */
 slurmrest_t *slurmrest_new(const slurmrest_options *opts, slurmrest_error *err);
 void slurmrest_free(slurmrest_t *rest);

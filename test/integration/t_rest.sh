@@ -36,6 +36,25 @@ like "$out" "HTTP 500; with a JWT this usually means the token is expired or not
 	"  with a hint at the token (22.05 answers 500, not 401)"
 unlike "$out" "not-a-token" "  without printing the token"
 
+# A token renewed in its file is used from sync's next request.
+install -m 600 "$rest_home/bad.jwt" "$rest_home/renewed.jwt"
+"$efa" sync --interval 1 --config "$rest_conf" --url "$SLURMRESTD_URL" --user root \
+	--token-file "$rest_home/renewed.jwt" --snapshot "$rest_home/renewed.json" 2>"$rest_home/renewed.log" &
+renew_pid=$!
+sleep 2.5
+ok "$([ ! -e "$rest_home/renewed.json" ]; echo $?)" "sync --interval 1 with a rejected token writes no snapshot"
+like "$(cat "$rest_home/renewed.log")" "renew it with scontrol token username=root" "  and says to renew the token"
+install -m 600 /dev/null "$rest_home/renewed.jwt.new"
+scontrol token username=root lifespan=300 >"$rest_home/renewed.jwt.new"
+mv "$rest_home/renewed.jwt.new" "$rest_home/renewed.jwt"
+for _ in $(seq 50); do [ -s "$rest_home/renewed.json" ] && break; sleep 0.2; done
+ok "$([ -s "$rest_home/renewed.json" ]; echo $?)" "  once the token is renewed in its file, sync writes it, with no restart"
+ok "$(kill -0 "$renew_pid"; echo $?)" "  (the same sync process)"
+kill "$renew_pid"
+wait "$renew_pid" 2>/dev/null || true
+unlike "$(cat "$rest_home/renewed.log")" "not-a-token|$(cut -c1-40 "$rest_home/renewed.jwt" | sed 's/^SLURM_JWT=//')" \
+	"  its log holds neither token"
+
 run "${as_rest[@]}" "$efa" sync --once --config "$rest_conf"
 is "$rc" 0 "sync --once writes the snapshot"
 is "$(jq -r '[.format, (.nodes | length), (.zones | length), .api_version] | join(" ")' "$snapshot")" \
