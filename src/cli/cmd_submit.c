@@ -12,10 +12,10 @@
 
 #include "cli.h"
 #include "common/mode.h"
+#include "common/spank_env.h"
 #include "common/strutil.h"
 
 #define SCRIPT_MAX (4 * 1024 * 1024)
-#define SPANK_ENV_PREFIX "SLURM_SPANK__SLURM_SPANK_OPTION_efa_"
 
 extern char **environ;
 
@@ -74,7 +74,7 @@ static int add_env(struct submit *s, const char *suffix, const char *value)
 	if (!grown)
 		return -1;
 	s->env_extra = grown;
-	if (asprintf(&grown[s->nextra], "%s%s=%s", SPANK_ENV_PREFIX, suffix, value) < 0)
+	if (asprintf(&grown[s->nextra], "%s%s=%s", EFA_SPANK_ENV_PREFIX, suffix, value) < 0)
 		return -1;
 	grown[++s->nextra] = NULL;
 	return 0;
@@ -121,12 +121,12 @@ static int take_spank_option(struct submit *s, char **argv, int *i)
 		if (arg[2 + len] == '=')
 			value = arg + 3 + len;
 		else if (spank_options[k].optional_arg)
-			value = "(null)";	/* what sbatch sends for a bare flag */
+			value = EFA_SPANK_ENV_NO_VALUE;
 		else if (argv[*i + 1])
 			value = argv[++*i];
 		else
 			return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
-		if (check_spank_value(spank_options[k].name, strcmp(value, "(null)") ? value : NULL))
+		if (check_spank_value(spank_options[k].name, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL))
 			return -1;
 		return add_env(s, spank_options[k].env, value) ? -1 : 1;
 	}
@@ -213,7 +213,7 @@ static char **job_environment(const struct submit *s)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!strncmp(environ[i], "SLURM_JWT=", 10) ||
-		    !strncmp(environ[i], SPANK_ENV_PREFIX, strlen(SPANK_ENV_PREFIX)))
+		    !strncmp(environ[i], EFA_SPANK_ENV_PREFIX, strlen(EFA_SPANK_ENV_PREFIX)))
 			continue;
 		env[k++] = environ[i];
 	}

@@ -1,6 +1,11 @@
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <slurm/spank.h>
+
+#include "common/spank_env.h"
 
 #include "options.h"
 #include "step.h"
@@ -10,9 +15,11 @@ enum option_id {
 	OPT_EFA_BIND,
 	OPT_CHECKPOINT_DIR,
 	OPT_CHECKPOINT_KEEP,
+	OPT_COUNT
 };
 
 static struct efa_options opts = { .checkpoint_keep = EFA_CKPT_KEEP_UNSET };
+static bool given[OPT_COUNT];
 
 static int option_cb(int val, const char *optarg, int remote)
 {
@@ -34,8 +41,10 @@ static int option_cb(int val, const char *optarg, int remote)
 		rc = efa_checkpoint_keep_parse(optarg, &opts.checkpoint_keep, &err);
 		break;
 	}
-	if (!rc)
+	if (!rc) {
+		given[val] = true;
 		return 0;
+	}
 	if (!remote) {
 		slurm_error("efa: %s", err.msg);
 		return -1;
@@ -69,6 +78,30 @@ static struct spank_option options[] = {
 	  "step_*, global_step*, iter_*, ...) in its checkpoint directory; 0 keeps all.",
 	  1, OPT_CHECKPOINT_KEEP, option_cb },
 };
+
+void efa_options_from_job_env(spank_t sp)
+{
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		char name[128], value[EFA_CKPT_PATH_MAX + 64];
+		spank_err_t rc;
+
+		if (given[options[i].val])
+			continue;
+		snprintf(name, sizeof(name), "%s%s", EFA_SPANK_ENV_PREFIX, options[i].name);
+		for (char *c = name + strlen(EFA_SPANK_ENV_PREFIX); *c; c++)
+			if (*c == '-')
+				*c = '_';
+		rc = spank_getenv(sp, name, value, sizeof(value));
+		if (rc == ESPANK_ENV_NOEXIST)
+			continue;
+		if (rc != ESPANK_SUCCESS) {
+			efa_step_fail("efa: --%s in the job's environment: %s", options[i].name,
+				      spank_strerror(rc));
+			continue;
+		}
+		option_cb(options[i].val, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL, 1);
+	}
+}
 
 int efa_options_register(spank_t sp)
 {

@@ -21,6 +21,14 @@ struct efa_options {
 /* Registers every option; call from slurm_spank_init. */
 int efa_options_register(spank_t sp);
 
+/*
+ * Remote context, init_post_opt: takes options that only the job's
+ * environment holds. A job submitted through slurmrestd carries them there
+ * (slurm-efa submit), and Slurm applies them to its srun steps but not to
+ * its batch step.
+ */
+void efa_options_from_job_env(spank_t sp);
+
 /* What the user asked for (EFA_MODE_UNSET when nothing). */
 const struct efa_options *efa_options_get(void);
 

@@ -53,8 +53,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (spank_context() == S_CTX_REMOTE)
+	if (spank_context() == S_CTX_REMOTE) {
+		efa_options_from_job_env(sp);
 		efa_step_prepare(sp, &args, efa_options_get());
+	}
 	return 0;
 }
 

@@ -132,5 +132,20 @@ ok $((${job:-0} > 0 ? 0 : 1)) "a job whose environment holds 1 MiB --efa and --c
 wait_job "${job:-0}"
 is "$(cat "$SLURM_EFA_CLUSTER/out/1mib.out" 2>/dev/null)" "mode=[]" "  and runs as if they were not there"
 is "$(node_states | awk '{print $2}' | sort -u)" "idle" "  no node drained"
+# A value no srun or sbatch would pass, straight to the batch step.
+jq -n --arg out "$SLURM_EFA_CLUSTER/out/forged.out" '{
+	script: "#!/bin/bash\necho batch-ran",
+	job: {name: "forged", nodes: "1", partition: "gpu", current_working_directory: "/tmp",
+		standard_output: $out, environment: {PATH: "/usr/bin:/bin",
+		SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_bind: "everywhere"}}}' >"$hard/forged.json"
+run "${as_rest[@]}" curl -sf --unix-socket "$SLURMRESTD_SOCKET" -X POST -H 'Content-Type: application/json' \
+	--data-binary @"$hard/forged.json" "http://localhost/slurm/v0.0.38/job/submit"
+job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
+wait_job "${job:-0}"
+forged=$(cat "$SLURM_EFA_CLUSTER/out/forged.out" 2>/dev/null)
+like "$forged" "efa: invalid --efa-bind value 'everywhere'.*\(in the job's environment\)" \
+	"an invalid option value in a slurmrestd job's environment fails its batch step, saying why"
+unlike "$forged" "batch-ran" "  before the script runs"
+is "$(node_states | awk '{print $2}' | sort -u)" "idle" "  and drains no node"
 run env SLURM_EFA_SET=PATH,LD_PRELOAD LD_PRELOAD= srun -N1 -w n1 --efa bash -c 'echo "${PATH:+path} [${LD_PRELOAD-unset}]"'
 is "$out" "path []" "a forged SLURM_EFA_SET cannot make slurm-efa remove PATH or LD_PRELOAD"

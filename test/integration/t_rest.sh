@@ -112,6 +112,23 @@ ok $((${job:-0} > 0 ? 0 : 1)) "submit over the unix socket, --json"
 wait_job "${job:-0}"
 like "$(cat "$out_file" 2>/dev/null)" "^0: n[12] p(5|4d) +$" "  the job ran in the partition it asked for"
 
+# The batch step of a job from slurmrestd: its options are only in the job's
+# environment (Slurm applies them to srun steps, the plugin to the batch step).
+rest_ckpt=$SLURM_EFA_CLUSTER/rest-ckpt
+mkdir -p "$rest_ckpt/run"
+for n in 1 2 3; do mkdir -p "$rest_ckpt/run/checkpoint-$n"; touch -d "-$((10 - n)) min" "$rest_ckpt/run/checkpoint-$n"; done
+cat >"$rest_home/batch.sh" <<'JOB'
+#!/bin/bash
+echo "batch: $SLURM_EFA_MODE $NCCL_SOCKET_IFNAME $CHECKPOINT_DIR"
+JOB
+out_file=$SLURM_EFA_CLUSTER/out/submit-batch.out
+run "$efa" submit --config "$rest_conf" "${jwt[@]}" --efa --checkpoint-dir="$rest_ckpt/run" \
+	--checkpoint-keep=1 -p gpu -N1 -o "$out_file" "$rest_home/batch.sh"
+wait_job "$(grep -o '[0-9]*$' <<<"$out")"
+like "$(cat "$out_file" 2>/dev/null)" "^batch: required \^docker,lo,veth $rest_ckpt/run$" \
+	"slurm-efa submit --efa --checkpoint-dir: the batch script itself gets the EFA environment and CHECKPOINT_DIR"
+is "$(ls "$rest_ckpt/run")" "checkpoint-3" "  and --checkpoint-keep=1 trims the directory when the batch step ends"
+
 run "$efa" submit --config "$rest_conf" "${jwt[@]}" -p nosuch "$rest_home/job.sh"
 is "$rc" 1 "a refused submission exits 1"
 like "$out" "job refused: Slurm: Invalid partition name specified \(error 2000\)" "  with Slurm's reason"

@@ -1,0 +1,14 @@
+/*
+ * How the SPANK options of spank_efa.so travel in a job's environment:
+ * sbatch puts them there, and slurm-efa submit does the same for jobs
+ * it sends through slurmrestd. The option's name follows the prefix with
+ * '-' as '_' (--efa-bind: ..._efa_bind).
+ */
+#ifndef EFA_SPANK_ENV_H
+#define EFA_SPANK_ENV_H
+
+#define EFA_SPANK_ENV_PREFIX "SLURM_SPANK__SLURM_SPANK_OPTION_efa_"
+/* The value of an option given without one (a bare --efa). */
+#define EFA_SPANK_ENV_NO_VALUE "(null)"
+
+#endif
