@@ -35,7 +35,7 @@ ok $((rc == 0)) "srun --efa-bind=near is refused"
 like "$out" "invalid --efa-bind value 'near'" "srun prints the bad --efa-bind value"
 
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$FIXTURES/p5.48xlarge" bogus=1)"
-run srun -N1 --efa printenv SLURM_EFA_MODE
+run srun -N1 -w n1 --efa printenv SLURM_EFA_MODE
 is "$out" "required" "an unknown plugstack argument does not break steps"
 sleep 1
 run grep -h "ignoring argument 'bogus=1'" "$SLURM_EFA_CLUSTER"/log/slurmd-n1.log
