@@ -80,3 +80,20 @@ wait_nodes_idle() {
 	done
 	return 1
 }
+
+# A home for slurm-efa as a client of the cluster's slurmrestd: DIR/efa.conf
+# (RestURL= the unix socket, Snapshot=DIR/snapshot.json) and DIR/root.jwt.
+# Sets rest_conf, as_rest (local auth takes the peer's uid: run as
+# slurmrestd's user) and jwt (the options for TCP with root's token).
+rest_client_setup() {	# rest_client_setup DIR
+	mkdir -p "$1"
+	chown "$SLURMRESTD_USER" "$1"
+	rest_conf=$1/efa.conf
+	printf '%s\n' "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$1/snapshot.json" "SnapshotMaxAge=60" \
+		>"$rest_conf"
+	chmod 644 "$rest_conf"
+	as_rest=(runuser -u "$SLURMRESTD_USER" --)
+	scontrol token username=root lifespan=900 >"$1/root.jwt"
+	chmod 600 "$1/root.jwt"
+	jwt=(--url "$SLURMRESTD_URL" --user root --token-file "$1/root.jwt")
+}

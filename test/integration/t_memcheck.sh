@@ -19,17 +19,9 @@ write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 efa=$top_builddir/slurm-efa
 mc=$SLURM_EFA_CLUSTER/memcheck
-mkdir -p "$mc"
-chown "$SLURMRESTD_USER" "$mc"
-mc_conf=$mc/efa.conf
-printf '%s\n' "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$mc/snapshot.json" "SnapshotMaxAge=60" >"$mc_conf"
-chmod 644 "$mc_conf"
-# Local auth takes the peer's uid: slurm-efa runs as slurmrestd's user.
-as_rest=(runuser -u "$SLURMRESTD_USER" --)
+rest_client_setup "$mc"
+mc_conf=$rest_conf
 mc_token=$mc/root.jwt
-scontrol token username=root lifespan=900 >"$mc_token"
-chmod 600 "$mc_token"
-jwt=(--url "$SLURMRESTD_URL" --user root --token-file "$mc_token")
 
 memcheck_prefix=("${as_rest[@]}")
 memcheck "zones over the unix socket" "$efa" zones --config "$mc_conf"

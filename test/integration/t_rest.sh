@@ -5,17 +5,8 @@ write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 efa=$top_builddir/slurm-efa
 rest_home=$SLURM_EFA_CLUSTER/rest-client
-mkdir -p "$rest_home"
-chown "$SLURMRESTD_USER" "$rest_home"
+rest_client_setup "$rest_home"
 snapshot=$rest_home/snapshot.json
-rest_conf=$rest_home/efa.conf
-printf '%s\n' "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$snapshot" "SnapshotMaxAge=60" >"$rest_conf"
-chmod 644 "$rest_conf"
-as_rest=(runuser -u "$SLURMRESTD_USER" --)
-token=$rest_home/root.jwt
-scontrol token username=root lifespan=900 >"$token"
-chmod 600 "$token"
-jwt=(--url "$SLURMRESTD_URL" --user root --token-file "$token")
 
 run "${as_rest[@]}" "$efa" zones --config "$rest_conf"
 is "$rc" 0 "zones over the unix socket (local auth)"
