@@ -188,10 +188,28 @@ static int nvidia_minor(const struct efa_sysfs *fs, const char *addr)
 	return minor;
 }
 
+/*
+ * The PCI functions that can be GPUs: those bound to the NVIDIA driver
+ * when it is loaded (a node has hundreds of PCI functions, and reading
+ * every one's vendor was most of a step's discovery), else all of them.
+ */
+static char **gpu_candidates(const struct efa_sysfs *fs)
+{
+	char **bound = efa_sysfs_list(fs, "/sys/bus/pci/drivers/nvidia");
+
+	if (!bound)
+		return NULL;
+	for (char **it = bound; *it; it++)
+		if (strchr(*it, ':'))
+			return bound;
+	efa_strv_free(bound);
+	return efa_sysfs_list(fs, "/sys/bus/pci/devices");
+}
+
 static int discover_gpus(const struct efa_sysfs *fs, struct efa_node *node,
 			 size_t *cap)
 {
-	char **addrs = efa_sysfs_list(fs, "/sys/bus/pci/devices");
+	char **addrs = gpu_candidates(fs);
 	bool have_proc = efa_sysfs_exists(fs, "/proc/driver/nvidia/gpus");
 	int pci_order = 0, rc = -1;
 

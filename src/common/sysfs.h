@@ -13,6 +13,7 @@
 struct efa_sysfs {
 	char *root;		/* "" for "/", else without trailing slash */
 	char *real_root;	/* realpath(root), to strip resolved links */
+	int dirfd;		/* the root, opened O_PATH: lookups start there */
 };
 
 int efa_sysfs_open(struct efa_sysfs *fs, const char *root);

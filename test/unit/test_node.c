@@ -1,9 +1,12 @@
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/node.h"
 #include "common/stack.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 static struct efa_node *discover(const char *fixture, const char *type)
 {
@@ -179,6 +182,69 @@ static void test_versions(void)
 	efa_stack_clear(&s);
 }
 
+/* rel (under the scratch root) with its parent directories. */
+static int put(const char *rel, const char *text, const char *link_to)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s", tmp_at(rel));
+	for (char *c = path + strlen(tmp_base) + 1; (c = strchr(c, '/')); c++) {
+		*c = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -1;
+		*c = '/';
+	}
+	if (link_to)
+		return symlink(link_to, path);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* Two NVIDIA GPUs on the PCI bus, bound to the driver as the test says. */
+static void test_gpu_driver_list(void)
+{
+	static const char *const gpus[] = { "0000:00:01.0", "0000:00:02.0" };
+	struct efa_error err = { "" };
+	struct efa_node *n = NULL;
+	char rel[256], target[256];
+	int rc = 0;
+
+	if (tmp_open())
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(rel, sizeof(rel), "sys/devices/pci0000:00/%s/vendor", gpus[i]);
+		rc |= put(rel, "0x10de\n", NULL);
+		snprintf(rel, sizeof(rel), "sys/devices/pci0000:00/%s/class", gpus[i]);
+		rc |= put(rel, "0x030200\n", NULL);
+		snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s", gpus[i]);
+		snprintf(target, sizeof(target), "../../../devices/pci0000:00/%s", gpus[i]);
+		rc |= put(rel, NULL, target);
+		snprintf(rel, sizeof(rel), "dev/nvidia%zu", i);
+		rc |= put(rel, "", NULL);
+	}
+	rc |= put("sys/bus/pci/drivers/nvidia/bind", "", NULL);
+	tmp_setup(rc, "two GPUs, a driver directory binding none");
+	ok(efa_node_discover(tmp_base, NULL, &n, &err) == 0 && n->naccels == 2,
+	   "a driver directory without devices: every NVIDIA GPU on the bus counts (%s)", err.msg);
+	efa_node_free(n);
+	n = NULL;
+	tmp_setup(put("sys/bus/pci/drivers/nvidia/0000:00:02.0", NULL,
+		      "../../../../devices/pci0000:00/0000:00:02.0"), "the driver binds the second");
+	ok(efa_node_discover(tmp_base, NULL, &n, &err) == 0 && n->naccels == 1,
+	   "with the driver bound to some, only those are the node's GPUs (%s)", err.msg);
+	if (n && n->naccels == 1) {
+		is_str(n->accels[0].pci.addr, "0000:00:02.0", "  the bound one");
+		is_str(n->accels[0].pci.path, "/sys/devices/pci0000:00/0000:00:02.0",
+		       "  its PCI path resolved through the links");
+		is_int(n->accels[0].index, 0, "  the driver's first minor");
+	}
+	efa_node_free(n);
+	tmp_close();
+}
+
 int main(void)
 {
 	test_p5();
@@ -186,5 +252,6 @@ int main(void)
 	test_p4d();
 	test_others();
 	test_versions();
+	test_gpu_driver_list();
 	return done_testing();
 }
