@@ -62,6 +62,15 @@ BATCH_USER=$user batch -N1 -w n1 --efa --checkpoint-dir="$ckroot/$user/custom//r
 is "$out" "p5 $ckroot/$user/custom/run1" "--checkpoint-dir under the root, normalized, together with --efa"
 is "$(stat -c %U "$ckroot/$user/custom/run1")" "$user" "  created as $user"
 
+# Names POSIX allows though they look odd: made exactly there, nothing else.
+for odd in "lr=3e-4,bs=512" $'caf\xc3\xa9-run' $'raw\xff\xfebytes'; do
+	run "${as_user[@]}" srun -N1 -w n1 "${cd_opt[@]}" --checkpoint-dir="$ckroot/$user/odd/$odd" \
+		bash -c 'printf "%s" "$CHECKPOINT_DIR"'
+	is "$rc/$out" "0/$ckroot/$user/odd/$odd" "--checkpoint-dir .../$(printf '%q' "$odd"): CHECKPOINT_DIR is the path as given"
+	is "$(stat -c %U "$ckroot/$user/odd/$odd" 2>&1)" "$user" "  created there, as $user"
+done
+is "$(find "$ckroot/$user/odd" -mindepth 1 | wc -l)" 3 "  and nothing else was made beside them"
+
 own=$SLURM_EFA_CLUSTER/out/$user-own/run1
 BATCH_USER=$user batch -N1 -w n2 -p cpu --checkpoint-dir="$own" "${cd_opt[@]}" 'echo "$CHECKPOINT_DIR"'
 is "$out" "$own" "--checkpoint-dir on a partition without CheckpointRoot= (and without --efa)"

@@ -32,7 +32,7 @@ is() {	# is GOT WANT DESCRIPTION
 
 like() {	# like TEXT REGEX DESCRIPTION
 	local text=$1 re=$2; shift 2
-	if grep -Eq -- "$re" <<<"$text"; then
+	if grep -aEq -- "$re" <<<"$text"; then
 		ok 0 "$*"
 	else
 		ok 1 "$*"
@@ -42,7 +42,7 @@ like() {	# like TEXT REGEX DESCRIPTION
 
 unlike() {	# unlike TEXT REGEX DESCRIPTION
 	local text=$1 re=$2; shift 2
-	if grep -Eq -- "$re" <<<"$text"; then
+	if grep -aEq -- "$re" <<<"$text"; then
 		ok 1 "$*"
 		diag "text: '$text'"$'\n'"matches: /$re/"
 	else
@@ -59,7 +59,7 @@ run() {
 	out=$(timeout 120 "$@" 2>&1)
 	rc=$?
 	set -e
-	out=$(grep -Ev '^(srun|salloc): (job [0-9]+ queued and waiting for resources|job [0-9]+ has been allocated resources|Pending job allocation [0-9]+|Granted job allocation [0-9]+)$' <<<"$out" || true)
+	out=$(grep -aEv '^(srun|salloc): (job [0-9]+ queued and waiting for resources|job [0-9]+ has been allocated resources|Pending job allocation [0-9]+|Granted job allocation [0-9]+)$' <<<"$out" || true)
 }
 
 # Like run, and sets $ms to the wall time it took.
