@@ -147,5 +147,24 @@ like "$forged" "efa: invalid --efa-bind value 'everywhere'.*\(in the job's envir
 	"an invalid option value in a slurmrestd job's environment fails its batch step, saying why"
 unlike "$forged" "batch-ran" "  before the script runs"
 is "$(node_states | awk '{print $2}' | sort -u)" "idle" "  and drains no node"
+# An embedded NUL only JSON can carry: C sees the path end there.
+nul_root=$hard/nul-ckpt
+mkdir -p "$nul_root"
+chmod 1777 "$nul_root"
+write_efa_conf "PartitionName=gpu CheckpointRoot=$nul_root CheckpointFS=any"
+printf '{"script": "#!/bin/bash\\necho \\"dir=[$CHECKPOINT_DIR]\\"", "job": {"name": "nul", "nodes": "1",
+	"partition": "gpu", "current_working_directory": "/tmp", "standard_output": "%s",
+	"environment": {"PATH": "/usr/bin:/bin",
+	"SLURM_SPANK__SLURM_SPANK_OPTION_efa_checkpoint_dir": "%s/a\\u0000/../../../../../../../tmp/nul-escaped"}}}' \
+	"$SLURM_EFA_CLUSTER/out/nul.out" "$nul_root/$SLURMRESTD_USER" >"$hard/nul.json"
+rm -rf /tmp/nul-escaped
+run "${as_rest[@]}" curl -sf --unix-socket "$SLURMRESTD_SOCKET" -X POST -H 'Content-Type: application/json' \
+	--data-binary @"$hard/nul.json" "http://localhost/slurm/v0.0.38/job/submit"
+job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
+wait_job "${job:-0}"
+is "$(cat "$SLURM_EFA_CLUSTER/out/nul.out" 2>/dev/null)" "dir=[$nul_root/$SLURMRESTD_USER/a]" \
+	"a checkpoint path with an embedded NUL (from slurmrestd's JSON) ends at the NUL"
+ok "$([ ! -e /tmp/nul-escaped ]; echo $?)" "  and nothing after it is made"
+write_efa_conf
 run env SLURM_EFA_SET=PATH,LD_PRELOAD LD_PRELOAD= srun -N1 -w n1 --efa bash -c 'echo "${PATH:+path} [${LD_PRELOAD-unset}]"'
 is "$out" "path []" "a forged SLURM_EFA_SET cannot make slurm-efa remove PATH or LD_PRELOAD"
