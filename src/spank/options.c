@@ -24,7 +24,7 @@ static bool given[OPT_COUNT];
 static int option_cb(int val, const char *optarg, int remote)
 {
 	struct efa_error err;
-	int rc = -1;
+	int rc;
 
 	switch (val) {
 	case OPT_EFA:
@@ -40,11 +40,12 @@ static int option_cb(int val, const char *optarg, int remote)
 	case OPT_CHECKPOINT_KEEP:
 		rc = efa_checkpoint_keep_parse(optarg, &opts.checkpoint_keep, &err);
 		break;
+	default:
+		return -1;
 	}
-	if (!rc) {
-		given[val] = true;
+	given[val] = true;
+	if (!rc)
 		return 0;
-	}
 	if (!remote) {
 		slurm_error("efa: %s", err.msg);
 		return -1;
@@ -94,9 +95,14 @@ void efa_options_from_job_env(spank_t sp)
 		rc = spank_getenv(sp, name, value, sizeof(value));
 		if (rc == ESPANK_ENV_NOEXIST)
 			continue;
+		if (rc == ESPANK_NOSPACE) {
+			efa_step_fail("efa: --%s in the job's environment is longer than %zu bytes",
+				      options[i].name, sizeof(value) - 1);
+			continue;
+		}
 		if (rc != ESPANK_SUCCESS) {
-			efa_step_fail("efa: --%s in the job's environment: %s", options[i].name,
-				      spank_strerror(rc));
+			efa_step_fail("efa: cannot read --%s from the job's environment: %s",
+				      options[i].name, spank_strerror(rc));
 			continue;
 		}
 		option_cb(options[i].val, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL, 1);
