@@ -64,8 +64,40 @@ chmod 555 "$hard"
 run "${as_rest[@]}" "$efa" sync --once --config "$hard/efa.conf"
 chmod 755 "$hard"
 is "$rc" 1 "  sync --once exits 1 there"
-kill "$sync_pid" "$rest_pid"
-wait "$sync_pid" "$rest_pid" 2>/dev/null || true
+kill "$sync_pid"
+wait "$sync_pid" 2>/dev/null || true
+
+# A full disk: a small tmpfs holding the snapshot, filled up behind sync.
+full=$hard/full
+mkdir -p "$full"
+if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$full"; then
+	chown "$SLURMRESTD_USER" "$full"
+	printf '%s\n' "RestURL=unix:$sock" "Snapshot=$full/snapshot.json" >"$hard/full.conf"
+	"${as_rest[@]}" "$efa" sync --interval 1 --config "$hard/full.conf" 2>"$hard/full.log" &
+	sync_pid=$!
+	for _ in $(seq 50); do [ -s "$full/snapshot.json" ] && break; sleep 0.1; done
+	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true
+	cp "$full/snapshot.json" "$hard/full-before.json"
+	sleep 3.5
+	cmp -s "$full/snapshot.json" "$hard/full-before.json"
+	ok $? "a full disk leaves the previous snapshot in place"
+	is "$(grep -c 'No space left on device.*the previous snapshot stays in place' "$hard/full.log")" 1 \
+		"  sync says why, once"
+	is "$(find "$full" -name '*.tmp.*' | wc -l)" 0 "  and leaves no temporary file behind"
+	run "${as_rest[@]}" "$efa" sync --once --config "$hard/full.conf"
+	is "$rc" 1 "  sync --once exits 1 there"
+	rm -f "$full/filler"
+	for _ in $(seq 30); do cmp -s "$full/snapshot.json" "$hard/full-before.json" || break; sleep 0.2; done
+	ok "$(cmp -s "$full/snapshot.json" "$hard/full-before.json"; [ $? -eq 1 ]; echo $?)" \
+		"  once there is room, sync writes again by itself"
+	kill "$sync_pid"
+	wait "$sync_pid" 2>/dev/null || true
+	umount "$full"
+else
+	ok 1 "a tmpfs for the full-disk test can be mounted (needs root with CAP_SYS_ADMIN)"
+fi
+kill "$rest_pid"
+wait "$rest_pid" 2>/dev/null || true
 
 # A burst of submissions through the bridge; slurmctld stays responsive.
 write_efa_conf "Snapshot=$hard/snapshot.json" "SnapshotMaxAge=3600" "PartitionName=gpu SingleZone=yes"
