@@ -2,6 +2,7 @@
 #ifndef EFA_CLI_H
 #define EFA_CLI_H
 
+#include <jansson.h>
 #include <stdint.h>
 
 #include "common/efa_conf.h"
@@ -23,6 +24,12 @@ struct cli_common {
  * printing a usage error.
  */
 int cli_common_parse(int *argc, char **argv, struct cli_common *common);
+
+/*
+ * --json output: prints doc, indented and in the order it was built, and
+ * releases it. Returns -1 for a NULL doc (a failed json_pack), else 0.
+ */
+int cli_print_json(json_t *doc);
 
 /* How to reach slurmrestd; NULL fields come from efa.conf. */
 struct cli_rest {

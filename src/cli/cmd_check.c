@@ -180,13 +180,10 @@ static int print(const struct request *req, const struct verdict *v, int json)
 	doc = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "verdict", v->what,
 			"path", v->path[0] ? v->path : NULL, "given", req->dir,
 			"partition", req->partition, "root", v->root, "why", v->why);
-	if (!doc) {
+	if (cli_print_json(doc)) {
 		fprintf(stderr, "slurm-efa check: out of memory\n");
 		return -1;
 	}
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	putchar('\n');
-	json_decref(doc);
 	return 0;
 }
 

@@ -143,8 +143,8 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 	}
 	if (pr.json) {
 		json_object_set(doc, "env", pr.vars);
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
+		cli_print_json(doc);
+		doc = NULL;
 	}
 	rc = problem[0] ? EXIT_REFUSED : 0;
 out:

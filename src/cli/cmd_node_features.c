@@ -171,13 +171,10 @@ static int print_json(const char *const *features, size_t n, const struct found 
 			"usable_efa_devices", (json_int_t)f->usable_nics,
 			"efa_problem", f->efa_problem[0] ? f->efa_problem : NULL,
 			"imds_problem", f->imds_problem[0] ? f->imds_problem : NULL);
-	if (!doc) {
+	if (cli_print_json(doc)) {
 		fprintf(stderr, "slurm-efa: out of memory\n");
 		return -1;
 	}
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	putchar('\n');
-	json_decref(doc);
 	return 0;
 }
 

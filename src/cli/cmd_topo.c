@@ -97,15 +97,10 @@ int cmd_topo(int argc, char **argv, const struct cli_common *common)
 		goto out;
 	}
 	if (common->json) {
-		json_t *doc = to_json(node);
-
-		if (!doc) {
+		if (cli_print_json(to_json(node))) {
 			fprintf(stderr, "slurm-efa: out of memory\n");
 			goto out;
 		}
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-		json_decref(doc);
 	} else {
 		printf("%s: %zu accelerator%s, %zu EFA NIC%s\n\n",
 		       node->instance_type ? node->instance_type : "unknown instance type",

@@ -99,7 +99,7 @@ static json_t *switch_json(const struct efa_topo_tree *t, size_t idx)
 static int print_json(const struct efa_topo_tree *t)
 {
 	const struct efa_cluster *c = t->cluster;
-	json_t *zones = json_array(), *prefixes = json_array(), *doc;
+	json_t *zones = json_array(), *prefixes = json_array();
 
 	for (size_t i = 0; prefixes && i < c->nlayers; i++)
 		json_array_append_new(prefixes, json_string(c->layer_prefixes[i]));
@@ -111,17 +111,12 @@ static int print_json(const struct efa_topo_tree *t)
 					    json_null());
 		json_array_append_new(zones, sw);
 	}
-	doc = json_pack("{s:o*, s:o*, s:I, s:I, s:I, s:s, s:I}", "layer_prefixes", prefixes,
-			"zones", zones, "nodes", (json_int_t)c->nnodes,
-			"without_layers", (json_int_t)t->without_layers,
-			"inconsistent", (json_int_t)t->inconsistent, "note", t->note,
-			"generated", (json_int_t)c->generated);
-	if (!doc)
-		return -1;
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	putchar('\n');
-	json_decref(doc);
-	return 0;
+	return cli_print_json(json_pack("{s:o*, s:o*, s:I, s:I, s:I, s:s, s:I}",
+					"layer_prefixes", prefixes, "zones", zones,
+					"nodes", (json_int_t)c->nnodes,
+					"without_layers", (json_int_t)t->without_layers,
+					"inconsistent", (json_int_t)t->inconsistent, "note", t->note,
+					"generated", (json_int_t)c->generated));
 }
 
 int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common)

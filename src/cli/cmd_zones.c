@@ -76,11 +76,8 @@ static int print(const struct efa_cluster *c, const char *partition, int json)
 					"nodes", (json_int_t)nodes, "usable", (json_int_t)usable,
 					"generated", (json_int_t)c->generated);
 
-		if (!doc)
+		if (cli_print_json(doc))
 			return -1;
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-		json_decref(doc);
 	} else if (nodes) {
 		printf("%-16s %-22s %5zu %6zu  (nodes without a %s feature: they never take single-zone jobs)\n",
 		       "-", "-", nodes, usable, c->zone_prefix);

@@ -28,6 +28,16 @@ static void usage(FILE *out)
 		"  --json         print data as JSON\n", SYSCONFDIR);
 }
 
+int cli_print_json(json_t *doc)
+{
+	if (!doc)
+		return -1;
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(doc);
+	return 0;
+}
+
 int cli_common_parse(int *argc, char **argv, struct cli_common *common)
 {
 	int out = 1;
