@@ -105,14 +105,15 @@ static int read_small(int dirfd, const char *rel, char *buf, size_t size)
 	/* sysfs and small regular files come whole in one read; a short read
 	 * is the end. */
 	while (got < size - 1) {
-		ssize_t n = read(fd, buf + got, size - 1 - got);
+		size_t want = size - 1 - got;
+		ssize_t n = read(fd, buf + got, want);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
-		if ((size_t)n < size - 1 - (got - (size_t)n))
+		if ((size_t)n < want)
 			break;
 	}
 	close(fd);
