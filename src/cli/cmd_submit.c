@@ -51,13 +51,12 @@ static const struct {
 /* SPANK options: carried in the environment, checked here as sbatch would. */
 static const struct {
 	const char *name;	/* without "--" */
-	const char *env;	/* suffix after the prefix */
 	int optional_arg;
 } spank_options[] = {
-	{ "efa", "efa", 1 },
-	{ "efa-bind", "efa_bind", 0 },
-	{ "checkpoint-dir", "checkpoint_dir", 0 },
-	{ "checkpoint-keep", "checkpoint_keep", 0 },
+	{ "efa", 1 },
+	{ "efa-bind", 0 },
+	{ "checkpoint-dir", 0 },
+	{ "checkpoint-keep", 0 },
 };
 
 struct submit {
@@ -67,14 +66,16 @@ struct submit {
 	const char *script_path;
 };
 
-static int add_env(struct submit *s, const char *suffix, const char *value)
+static int add_env(struct submit *s, const char *option, const char *value)
 {
 	char **grown = realloc(s->env_extra, (s->nextra + 2) * sizeof(*grown));
+	char name[128];
 
 	if (!grown)
 		return -1;
 	s->env_extra = grown;
-	if (asprintf(&grown[s->nextra], "%s%s=%s", EFA_SPANK_ENV_PREFIX, suffix, value) < 0)
+	if (efa_spank_env_name(option, name, sizeof(name)) ||
+	    asprintf(&grown[s->nextra], "%s=%s", name, value) < 0)
 		return -1;
 	grown[++s->nextra] = NULL;
 	return 0;
@@ -128,7 +129,7 @@ static int take_spank_option(struct submit *s, char **argv, int *i)
 			return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
 		if (check_spank_value(spank_options[k].name, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL))
 			return -1;
-		return add_env(s, spank_options[k].env, value) ? -1 : 1;
+		return add_env(s, spank_options[k].name, value) ? -1 : 1;
 	}
 	return 0;
 }

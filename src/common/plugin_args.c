@@ -41,11 +41,11 @@ int efa_node_name_from_topology(const char *addr, const char *pattern,
 	return snprintf(buf, size, "%s", name) >= (int)size ? -1 : 0;
 }
 
-int efa_expand_node_name(const char *root, const char *node_name, char *buf, size_t size)
+int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, size_t size)
 {
 	size_t used = 0;
 
-	for (const char *p = root; *p; p++) {
+	for (const char *p = pattern; *p; p++) {
 		const char *piece = p;
 		size_t len = 1;
 

@@ -34,6 +34,6 @@ int efa_node_name_from_topology(const char *addr, const char *pattern,
  * one plugstack.conf line for nodes whose files differ. Returns 0, or -1
  * when the result does not fit.
  */
-int efa_expand_node_name(const char *root, const char *node_name, char *buf, size_t size);
+int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, size_t size);
 
 #endif

@@ -88,10 +88,8 @@ void efa_options_from_job_env(spank_t sp)
 
 		if (given[options[i].val])
 			continue;
-		snprintf(name, sizeof(name), "%s%s", EFA_SPANK_ENV_PREFIX, options[i].name);
-		for (char *c = name + strlen(EFA_SPANK_ENV_PREFIX); *c; c++)
-			if (*c == '-')
-				*c = '_';
+		if (efa_spank_env_name(options[i].name, name, sizeof(name)))
+			continue;
 		rc = spank_getenv(sp, name, value, sizeof(value));
 		if (rc == ESPANK_ENV_NOEXIST)
 			continue;

@@ -1,4 +1,5 @@
 #include "common/plugin_args.h"
+#include "common/spank_env.h"
 #include "tap.h"
 
 int main(void)
@@ -40,6 +41,13 @@ int main(void)
 		is_str(buf, "/a%n", "%%%% is a literal %%");
 		ok(efa_expand_node_name("/fixtures/%n", "a-very-long-node-name-that-does-not-fit-in-sixteen",
 				   buf, 16) == -1, "a root that does not fit is refused");
+	}
+	{
+		char name[64], tiny[16];
+
+		ok(efa_spank_env_name("efa-bind", name, sizeof(name)) == 0, "an option's variable name");
+		is_str(name, "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_bind", "  as sbatch spells it ('-' as '_')");
+		ok(efa_spank_env_name("efa", tiny, sizeof(tiny)) == -1, "  a buffer too small is an error");
 	}
 	return done_testing();
 }
