@@ -247,7 +247,7 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 			goto fail;
 		}
 	}
-	if (r->token && !r->user) {
+	if (r->token && !r->user && !r->bearer) {
 		rest_set_error(err, SLURMREST_E_USAGE,
 			       "a token needs the user it was issued for (RestUser=, X-SLURM-USER-NAME)");
 		goto fail;
@@ -319,6 +319,43 @@ static int transport_error(const slurmrest_t *r, CURLcode rc, const struct respo
 }
 
 /*
+ * The token in exactly one form, the same for every request: slurmrestd
+ * (23.02 and later) refuses a request that carries both X-SLURM-USER-TOKEN
+ * and "Authorization: Bearer" as ambiguous.
+ */
+static int add_credentials(const slurmrest_t *r, struct curl_slist **headers)
+{
+	struct curl_slist *h;
+	char *line = NULL;
+	int rc = -1;
+
+	if (r->bearer) {
+		if (asprintf(&line, "Authorization: Bearer %s", r->token) < 0)
+			return -1;
+		if ((h = curl_slist_append(*headers, line))) {
+			*headers = h;
+			rc = 0;
+		}
+		goto out;
+	}
+	if (asprintf(&line, "X-SLURM-USER-NAME: %s", r->user) < 0)
+		return -1;
+	if (!(h = curl_slist_append(*headers, line)))
+		goto out;
+	*headers = h;
+	wipe_free(line);
+	if (asprintf(&line, "X-SLURM-USER-TOKEN: %s", r->token) < 0)
+		return -1;
+	if ((h = curl_slist_append(*headers, line))) {
+		*headers = h;
+		rc = 0;
+	}
+out:
+	wipe_free(line);
+	return rc;
+}
+
+/*
  * One request. Returns 0 with resp->status set (any HTTP status), or a
  * transport error. The caller frees resp->data.
  */
@@ -326,7 +363,7 @@ static int request(slurmrest_t *r, const char *method, const char *path, const c
 		   struct response *resp, slurmrest_error *err)
 {
 	struct curl_slist *headers = NULL, *h;
-	char *url = NULL, *auth = NULL;
+	char *url = NULL;
 	char what[256];
 	CURLcode rc;
 	int ret = 0;
@@ -344,21 +381,9 @@ static int request(slurmrest_t *r, const char *method, const char *path, const c
 		h = curl_slist_append(headers = h, "Content-Type: application/json");
 	if (h && r->token) {
 		headers = h;
-		if (asprintf(&auth, "X-SLURM-USER-NAME: %s", r->user) < 0 ||
-		    !(h = curl_slist_append(headers, auth)))
+		if (add_credentials(r, &headers))
 			goto nomem;
-		free(auth);
-		auth = NULL;
-		if (asprintf(&auth, "X-SLURM-USER-TOKEN: %s", r->token) < 0 ||
-		    !(h = curl_slist_append(headers, auth)))
-			goto nomem;
-		free(auth);
-		auth = NULL;
-		/* Slurm 23.11 (v0.0.40) and later also take the standard header. */
-		if ((r->bearer || r->api >= 40) &&
-		    (asprintf(&auth, "Authorization: Bearer %s", r->token) < 0 ||
-				  !(h = curl_slist_append(headers, auth))))
-			goto nomem;
+		h = headers;
 	}
 	if (!h)
 		goto nomem;
@@ -398,7 +423,6 @@ nomem:
 	ret = rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 out:
 	curl_slist_free_all(headers);
-	free(auth);
 	free(url);
 	return ret;
 }

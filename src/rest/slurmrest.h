@@ -66,8 +66,12 @@ typedef struct {
 	const char *token_file;		/* a file holding it (mode 0600 or stricter),
 					 * read again whenever it changes */
 	int token_from_env;		/* else $SLURM_JWT ("SLURM_JWT=" prefix allowed) */
-	int auth_bearer;		/* also send "Authorization: Bearer" before
-					 * the version is known (always from v0.0.40) */
+	int auth_bearer;		/* send the token as "Authorization: Bearer"
+					 * (slurmrestd of Slurm 23.11 and later; the
+					 * user then comes from the token) instead of
+					 * X-SLURM-USER-NAME + X-SLURM-USER-TOKEN (every
+					 * release). Never both: slurmrestd refuses a
+					 * request that carries both forms. */
 	const char *ca_file;		/* https: CA bundle; verification is always on */
 	const char *api_version;	/* pin, e.g. "v0.0.38"; NULL: negotiate */
 	long connect_timeout_ms;	/* default 2000 */

@@ -18,35 +18,39 @@ cleanup() {
 trap cleanup EXIT
 export SLURM_EFA_CONF=$tmp/efa.conf
 echo "Snapshot=$tmp/snapshot.json" >"$SLURM_EFA_CONF"
+# fakerest authenticates as slurmrestd does: every request carries a JWT.
+printf 'SLURM_JWT=header.payload.signature\n' >"$tmp/jwt"
+chmod 600 "$tmp/jwt"
+auth=(--user alice --token-file "$tmp/jwt")
 
 start_fake() {	# start_fake MODE -> $port
 	start_server "$tmp/$1.port" "$fake" "$1" 60
 }
 
 start_fake hang
-timed "$efa" zones --url "http://127.0.0.1:$port" --timeout 1000
+timed "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$port" --timeout 1000
 is "$rc" 1 "a server that never answers: exit 1"
 like "$out" "no complete answer from slurmrestd at http://127\.0\.0\.1:$port .* within 1000 ms" "  a timeout, named"
 ok $((ms > 4000)) "  within the limit (${ms} ms)"
 
 start_fake garbage
-run "$efa" zones --url "http://127.0.0.1:$port"
+run "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$port"
 is "$rc" 1 "a server that answers garbage: exit 1"
 like "$out" "is not JSON .*is the URL a slurmrestd\?" "  a parse error that says what to check"
 
 start_fake huge
-timed "$efa" zones --url "http://127.0.0.1:$port" --timeout 20000
+timed "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$port" --timeout 20000
 is "$rc" 1 "a server that answers without end: exit 1"
 like "$out" "larger than 67108864 bytes" "  stopped at the size cap"
 
 start_fake status500
-run "$efa" zones --url "http://127.0.0.1:$port"
+run "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$port"
 like "$out" "answered HTTP 500" "an HTTP 500 is reported as such"
 
 kill "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null || true
 start_port=$(cat "$tmp/hang.port")
-timed "$efa" zones --url "http://127.0.0.1:$start_port" --timeout 3000
+timed "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$start_port" --timeout 3000
 is "$rc" 1 "nothing listening: exit 1"
 like "$out" "cannot connect to slurmrestd at http://127\.0\.0\.1:$start_port .*is it running" "  a connection error"
 ok $((ms > 3000)) "  at once (${ms} ms)"
@@ -85,6 +89,19 @@ unlike "$out" "secret-token-value" "  and the token is not printed"
 run "$efa" sync --once --url "http://127.0.0.1:$start_port" --timeout 1000
 is "$rc" 1 "sync --once without slurmrestd: exit 1"
 ok "$([ ! -e "$tmp/snapshot.json" ]; echo $?)" "  and no snapshot is invented"
+
+# The token goes out in one form: slurmrestd (23.02 and later) refuses a
+# request with both X-SLURM-USER-TOKEN and "Authorization: Bearer", and so
+# does fakerest. The newest version it serves (v0.0.41) is where the client
+# once added the second form.
+start_server "$tmp/serve.port" "$fake" serve 60 "$top_srcdir/test/fixtures/rest"
+run "$efa" zones --json "${auth[@]}" --url "http://127.0.0.1:$port"
+is "$rc" 0 "zones over JWT against a strict server of v0.0.38 and v0.0.41: exit 0"
+
+like "$out" '"zone": "us-east-1b"' "  the zones of the server's nodes"
+run "$efa" zones --url "http://127.0.0.1:$port"
+is "$rc" 1 "no token: exit 1"
+like "$out" "refused the credentials \(HTTP 401\)" "  the refusal is named"
 
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

@@ -1,49 +1,159 @@
 /*
- * A misbehaving "slurmrestd" on 127.0.0.1 for the fault tests:
- *   fakerest MODE SECONDS
+ * A stand-in "slurmrestd" on 127.0.0.1 for the tests:
+ *   fakerest MODE SECONDS [DIR]
  * prints the port it listens on, then for SECONDS answers every connection
  * as MODE says: "hang" (read the request, never answer), "garbage" (HTTP 200,
- * not JSON), "huge" (HTTP 200 with an endless JSON body), "status500".
+ * not JSON), "huge" (HTTP 200 with an endless JSON body), "status500", or
+ * "serve" (GET /slurm/vX/NAME answered from DIR/vX/NAME.json, 404 for a
+ * version or a name DIR does not have; "ping" answers without a file).
+ *
+ * Whatever the mode, a request is first authenticated as slurmrestd's
+ * rest_auth/jwt does: both X-SLURM-USER-TOKEN and "Authorization: Bearer"
+ * (ambiguous), a user name without a token, or no credentials at all are
+ * refused with 401.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "serve.h"
 
+struct mode {
+	const char *name;
+	const char *dir;
+};
+
+static void reply(int fd, const char *status, const char *body, size_t len)
+{
+	char head[256];
+	int n = snprintf(head, sizeof(head),
+			 "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, len);
+
+	(void)!write(fd, head, (size_t)n);
+	if (len)
+		(void)!write(fd, body, len);
+}
+
+/* Reads the request head; NUL-terminated, header names as sent. */
+static int read_head(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len + 1 < size) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n <= 0)
+			return -1;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (strstr(buf, "\r\n\r\n"))
+			return 0;
+	}
+	return -1;
+}
+
+static int has_header(const char *head, const char *name)
+{
+	size_t len = strlen(name);
+	const char *line = strstr(head, "\r\n");
+
+	while (line && line[2] != '\r') {
+		line += 2;
+		if (!strncasecmp(line, name, len) && line[len] == ':')
+			return 1;
+		line = strstr(line, "\r\n");
+	}
+	return 0;
+}
+
+static int authenticated(const char *head)
+{
+	int token = has_header(head, "X-SLURM-USER-TOKEN");
+	int bearer = has_header(head, "Authorization");
+	int user = has_header(head, "X-SLURM-USER-NAME");
+
+	if (token && bearer)
+		return 0;	/* "mutually exclusive headers" */
+	if (user && !token && !bearer)
+		return 0;
+	return token || bearer;
+}
+
+static void serve_file(int fd, const char *dir, const char *head)
+{
+	static const char ping[] = "{\"pings\": [], \"errors\": [], \"warnings\": []}";
+	char version[16], name[64], path[4096], body[1 << 20];
+	ssize_t len;
+	int f;
+
+	if (sscanf(head, "GET /slurm/%15[^/]/%63[^? ]", version, name) != 2 ||
+	    strchr(version, '.') == NULL || strstr(name, "..")) {
+		reply(fd, "404 Not Found", "", 0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, version);
+	if (access(path, F_OK)) {
+		reply(fd, "404 Not Found", "", 0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s.json", dir, version, name);
+	f = open(path, O_RDONLY);
+	if (f < 0) {
+		if (!strcmp(name, "ping"))
+			reply(fd, "200 OK", ping, sizeof(ping) - 1);
+		else
+			reply(fd, "404 Not Found", "", 0);
+		return;
+	}
+	len = read(f, body, sizeof(body));
+	close(f);
+	reply(fd, "200 OK", body, len > 0 ? (size_t)len : 0);
+}
+
 static void answer(int fd, void *ctx)
 {
-	const char *mode = ctx;
-	static const char garbage[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-				      "Content-Length: 21\r\nConnection: close\r\n\r\n<html>not json</html>";
-	static const char status500[] = "HTTP/1.1 500 INTERNAL ERROR\r\nContent-Length: 0\r\n"
-					"Connection: close\r\n\r\n";
+	const struct mode *mode = ctx;
 	static const char huge_head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 					"Connection: close\r\n\r\n{\"nodes\": [\"";
-	char buf[4096], chunk[65536];
+	static const char refused[] = "{\"errors\": [{\"description\": \"authentication failed\"}]}";
+	char head[16384], chunk[65536];
 
-	if (read(fd, buf, sizeof(buf)) <= 0)
+	if (read_head(fd, head, sizeof(head)))
 		return;
-	if (!strcmp(mode, "hang")) {
+	if (!authenticated(head)) {
+		reply(fd, "401 UNAUTHORIZED", refused, sizeof(refused) - 1);
+		return;
+	}
+	if (!strcmp(mode->name, "hang")) {
 		pause();	/* the alarm ends the process */
-	} else if (!strcmp(mode, "garbage")) {
-		(void)!write(fd, garbage, sizeof(garbage) - 1);
-	} else if (!strcmp(mode, "status500")) {
-		(void)!write(fd, status500, sizeof(status500) - 1);
-	} else if (!strcmp(mode, "huge")) {
+	} else if (!strcmp(mode->name, "garbage")) {
+		reply(fd, "200 OK", "<html>not json</html>", 21);
+	} else if (!strcmp(mode->name, "status500")) {
+		reply(fd, "500 INTERNAL ERROR", "", 0);
+	} else if (!strcmp(mode->name, "huge")) {
 		memset(chunk, 'x', sizeof(chunk));
 		(void)!write(fd, huge_head, sizeof(huge_head) - 1);
 		while (write(fd, chunk, sizeof(chunk)) > 0)
 			;
+	} else if (!strcmp(mode->name, "serve")) {
+		serve_file(fd, mode->dir, head);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: fakerest hang|garbage|huge|status500 SECONDS\n");
+	struct mode mode;
+
+	if (argc < 3 || argc > 4 || (!strcmp(argv[1], "serve")) != (argc == 4)) {
+		fprintf(stderr, "usage: fakerest hang|garbage|huge|status500 SECONDS\n"
+				"       fakerest serve SECONDS DIR\n");
 		return 2;
 	}
-	return serve_loopback("fakerest", (unsigned)atoi(argv[2]), answer, argv[1]);
+	mode.name = argv[1];
+	mode.dir = argc == 4 ? argv[3] : NULL;
+	return serve_loopback("fakerest", (unsigned)atoi(argv[2]), answer, &mode);
 }
