@@ -8,12 +8,11 @@
 static struct efa_node *load(const char *fixture)
 {
 	char root[512];
-	struct efa_error err;
+	struct efa_error err = { "" };
 	struct efa_node *node = NULL;
 
 	snprintf(root, sizeof(root), "%s/%s", FIXTURES, fixture);
-	if (efa_node_discover(root, NULL, &node, &err))
-		printf("# %s: %s\n", fixture, err.msg);
+	ok(efa_node_discover(root, NULL, &node, &err) == 0, "%s: discovered (%s)", fixture, err.msg);
 	return node;
 }
 
@@ -105,6 +104,8 @@ static void test_p5(void)
 
 	if (!n)
 		return;
+	require(is_int(n->nnics, 32, "p5: 32 EFA devices"));
+	require(ok(gpu(n, 0) && gpu(n, 4), "p5: GPUs with minors 0 and 4"));
 	is_str(efa_close_name(efa_closeness(&gpu(n, 0)->pci, &n->nics[0].pci)), "PXB",
 	       "p5: GPU0 and the first NIC share a PCIe switch");
 	is_str(efa_close_name(efa_closeness(&gpu(n, 0)->pci, &n->nics[4].pci)), "NODE",
@@ -175,6 +176,8 @@ static void test_p4d(void)
 
 	if (!n)
 		return;
+	require(is_int(n->nnics, 4, "p4d: 4 EFA devices"));
+	require(ok(gpu(n, 0), "p4d: a GPU with minor 0"));
 	is_str(efa_close_name(efa_closeness(&gpu(n, 0)->pci, &n->nics[0].pci)), "PHB",
 	       "p4d: GPU0 and its NIC share a root bus (the switch, as the VM shows it)");
 	is_str(efa_close_name(efa_closeness(&gpu(n, 0)->pci, &n->nics[1].pci)), "NODE",
@@ -194,6 +197,8 @@ static void test_p4d(void)
 	n = load("p4d-nonuma");
 	if (!n)
 		return;
+	require(is_int(n->nnics, 4, "p4d-nonuma: 4 EFA devices"));
+	require(ok(gpu(n, 0), "p4d-nonuma: a GPU with minor 0"));
 	is_str(efa_close_name(efa_closeness(&gpu(n, 0)->pci, &n->nics[1].pci)), "SYS",
 	       "p4d without NUMA: another bus is just SYS");
 	b = bind_one(n, all8, 8, false, 3, 8);
@@ -241,7 +246,7 @@ static void test_helpers(void)
 	int v[8];
 	char host[64];
 
-	is_int(efa_parse_index_list("0,1,4", v, 8), 3, "index list");
+	require(is_int(efa_parse_index_list("0,1,4", v, 8), 3, "index list"));
 	is_int(v[2], 4, "  third entry");
 	is_int(efa_parse_index_list("0,,1", v, 8), -1, "empty entry refused");
 	is_int(efa_parse_index_list("0,x", v, 8), -1, "garbage refused");

@@ -30,7 +30,7 @@ static void test_defaults(void)
 	struct efa_error err;
 	struct efa_config *cfg = parse("# only a comment\n\n   \n", &err);
 
-	ok(cfg != NULL, "empty file parses");
+	require(ok(cfg != NULL, "empty file parses"));
 	is_str(cfg->zone_feature_prefix, "az-", "ZoneFeaturePrefix defaults to az-");
 	is_int(cfg->snapshot_max_age, 300, "SnapshotMaxAge defaults to 300 s");
 	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_ACCEPT, "OnSnapshotMissing defaults to accept");
@@ -68,9 +68,7 @@ static void test_full(void)
 	struct efa_config *cfg = parse(text, &err);
 	const struct efa_partition *p;
 
-	ok(cfg != NULL, "full file parses (%s)", err.msg);
-	if (!cfg)
-		return;
+	require(ok(cfg != NULL, "full file parses (%s)", err.msg));
 	is_str(cfg->instance_type, "p5.48xlarge", "InstanceType, comment stripped");
 	is_str(cfg->rest_url, "unix:/run/slurmrestd/slurmrestd.sock", "RestURL");
 	is_str(cfg->rest_user, "slurmrest", "two keys on one line");
@@ -87,7 +85,7 @@ static void test_full(void)
 	is_int(cfg->npartitions, 3, "DEFAULT is not a partition");
 
 	p = efa_config_partition(cfg, "gpu");
-	ok(p != NULL, "gpu partition found");
+	require(ok(p != NULL, "gpu partition found"));
 	is_int(p->efa, EFA_MODE_REQUIRED, "gpu EFA=required");
 	is_int(p->single_zone, EFA_YES, "gpu inherits SingleZone from DEFAULT");
 	is_str(p->checkpoint_root, "/fsx/checkpoints", "gpu CheckpointRoot");
@@ -95,12 +93,14 @@ static void test_full(void)
 	is_int(p->checkpoint_keep, 3, "CheckpointKeep");
 
 	p = efa_config_partition(cfg, "cpu");
+	require(ok(p != NULL, "cpu partition found"));
 	is_int(p->efa, EFA_MODE_OFF, "cpu EFA=off");
 	is_int(p->single_zone, EFA_NO, "partition overrides DEFAULT");
 	ok(p->checkpoint_root == NULL, "no checkpoint root");
 	is_int(p->checkpoint_keep, -1, "keep everything by default");
 
 	p = efa_config_partition(cfg, "dev");
+	require(ok(p != NULL, "dev partition found"));
 	is_int(p->efa, EFA_MODE_AUTO, "optional means auto");
 	is_int(p->checkpoint_fs, EFA_CKPT_FS_ANY, "CheckpointFS=any");
 	ok(efa_config_partition(cfg, "nope") == NULL, "unknown partition is NULL");
@@ -170,8 +170,8 @@ static void test_load(void)
 	fputs("InstanceType=trn1.32xlarge\nPartitionName=x EFA=off\n", f);
 	fclose(f);
 	ok(efa_config_load(path, &cfg, &err) == 0, "file loads");
-	is_str(cfg->path, path, "path recorded");
-	is_str(cfg->instance_type, "trn1.32xlarge", "value from file");
+	is_str(cfg ? cfg->path : NULL, path, "path recorded");
+	is_str(cfg ? cfg->instance_type : NULL, "trn1.32xlarge", "value from file");
 	efa_config_free(cfg);
 	cfg = NULL;
 

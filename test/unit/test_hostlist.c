@@ -28,8 +28,7 @@ static void expands(const char *expr, const char *want)
 	char **names, joined[1024] = "";
 	size_t n;
 
-	if (!ok(!efa_hostlist_expand(expr, &names, &n, &err), "expand %s (%s)", expr, err.msg))
-		return;
+	require(ok(!efa_hostlist_expand(expr, &names, &n, &err), "expand %s (%s)", expr, err.msg));
 	for (size_t i = 0; i < n; i++)
 		efa_strlcatf(joined, sizeof(joined), "%s%s", i ? "," : "", names[i]);
 	is_str(joined, want, "  the names it stands for");
@@ -77,8 +76,8 @@ static void test_expand(void)
 	has_str(err.msg, "more than", "  saying why");
 	ok(efa_hostlist_expand("a[1-200000],b[1-200000]", &names, &n, &err) < 0,
 	   "so are ranges that only together name too many");
-	ok(efa_hostlist_expand("a[1-100000],b[1-100000]", &names, &n, &err) == 0 && n == 200000,
-	   "200,000 names are fine");
+	require(ok(efa_hostlist_expand("a[1-100000],b[1-100000]", &names, &n, &err) == 0 && n == 200000,
+		   "200,000 names are fine"));
 	efa_strv_free(names);
 }
 
@@ -100,8 +99,8 @@ static void test_round_trip(void)
 			names[i] = NULL;
 	}
 	hl = efa_hostlist_compress(names, N);
-	ok(hl && strlen(hl) < N * 6, "3000 names compress (%zu bytes)", hl ? strlen(hl) : 0);
-	ok(!efa_hostlist_expand(hl, &back, &n, &err), "and expand (%s)", err.msg);
+	require(ok(hl && strlen(hl) < N * 6, "3000 names compress (%zu bytes)", hl ? strlen(hl) : 0));
+	require(ok(!efa_hostlist_expand(hl, &back, &n, &err), "and expand (%s)", err.msg));
 	for (size_t i = 0; i < N; i++) {
 		bool seen = false;
 

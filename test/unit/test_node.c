@@ -44,7 +44,7 @@ static void test_p5(void)
 	if (!n)
 		return;
 	is_str(n->instance_type, "p5.48xlarge", "p5: instance type from DMI");
-	is_int(n->nnics, 32, "p5: 32 EFA devices");
+	require(is_int(n->nnics, 32, "p5: 32 EFA devices"));
 	is_int(efa_node_usable_nics(n), 32, "p5: all usable");
 	is_str(n->nics[0].pci.addr, "0000:4f:00.0", "p5: NICs sorted by PCI address");
 	is_str(n->nics[0].name, "rdmap79s0", "p5: first NIC name");
@@ -54,7 +54,9 @@ static void test_p5(void)
 	is_int(n->nics[31].pci.numa, 1, "p5: last NIC on NUMA 1");
 	has_str(n->nics[0].pci.path, "/sys/devices/pci0000:44/", "p5: NIC path under /sys/devices, root stripped");
 	ok(strncmp(n->nics[0].pci.path, FIXTURES, strlen(FIXTURES)), "p5: no fixture prefix in the path");
-	is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p5: 8 GPUs present");
+	require(is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p5: 8 GPUs present"));
+	require(ok(gpu_at(n, "0000:97:00.0") && gpu_at(n, "0000:a8:00.0") && gpu_at(n, "0000:53:00.0"),
+		   "p5: GPUs at 97:00.0, a8:00.0 and 53:00.0"));
 	is_int(gpu_at(n, "0000:97:00.0")->index, 5, "p5: minor from the driver, not PCI order (97 -> 5)");
 	is_int(gpu_at(n, "0000:a8:00.0")->index, 4, "p5: a8 -> 4");
 	is_int(gpu_at(n, "0000:53:00.0")->pci.numa, 0, "p5: GPU 53 on NUMA 0");
@@ -83,7 +85,7 @@ static void test_p5_pod(void)
 	is_str(n->instance_type, "p5.48xlarge", "pod: 'ml.' stripped from the HyperPod name");
 	is_int(n->nnics, 32, "pod: every EFA device visible in sysfs");
 	is_int(efa_node_usable_nics(n), 16, "pod: 16 usable (uverbs nodes present)");
-	is_int(n->naccels, 8, "pod: 8 GPUs visible in sysfs");
+	require(is_int(n->naccels, 8, "pod: 8 GPUs visible in sysfs"));
 	is_int(count_kind(n, EFA_ACCEL_GPU, true), 4, "pod: 4 GPUs usable");
 	is_int(n->accels[0].index, 4, "pod: usable GPUs first, by minor");
 	is_int(n->accels[7].index, -1, "pod: GPUs the driver does not list have no minor");
@@ -98,7 +100,7 @@ static void test_p4d(void)
 
 	if (!n)
 		return;
-	is_int(n->nnics, 4, "p4d: 4 EFA devices");
+	require(is_int(n->nnics, 4, "p4d: 4 EFA devices"));
 	is_str(n->nics[0].name, "rdmap16s27", "p4d: first NIC");
 	is_str(n->nics[0].pci.path, "/sys/devices/pci0000:10/0000:10:1b.0", "p4d: flat root bus path");
 	is_int(n->nics[2].pci.numa, 1, "p4d: bus 0x90 on NUMA 1");
@@ -113,8 +115,9 @@ static void test_p4d(void)
 	n = discover("p4d-nonuma", NULL);
 	if (!n)
 		return;
+	require(is_int(n->nnics, 4, "p4d-nonuma: 4 EFA devices"));
 	is_int(n->nics[0].pci.numa, -1, "p4d-nonuma: NUMA unknown");
-	is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p4d-nonuma: 8 GPUs without driver proc files");
+	require(is_int(count_kind(n, EFA_ACCEL_GPU, true), 8, "p4d-nonuma: 8 GPUs without driver proc files"));
 	is_str(n->accels[3].pci.addr, "0000:20:1d.0", "p4d-nonuma: minors follow PCI order");
 	efa_node_free(n);
 }
@@ -133,7 +136,7 @@ static void test_others(void)
 	n = discover("trn1.32xlarge", NULL);
 	if (n) {
 		is_int(n->nnics, 8, "trn1: 8 EFA devices");
-		is_int(count_kind(n, EFA_ACCEL_NEURON, true), 16, "trn1: 16 Neuron devices");
+		require(is_int(count_kind(n, EFA_ACCEL_NEURON, true), 16, "trn1: 16 Neuron devices"));
 		is_int(count_kind(n, EFA_ACCEL_GPU, false), 0, "trn1: no GPUs");
 		is_int(n->accels[15].index, 15, "trn1: Neuron devices by index");
 		is_int(n->accels[0].cores, 2, "trn1: 2 NeuronCores per device");

@@ -90,6 +90,7 @@ static void test_policy(void)
 				       .user = "alice", .job_name = "llama" };
 	struct efa_decision d;
 
+	require(ok(cfg != NULL, "the policy's efa.conf parses"));
 	add(&c, "n1", "az-a", "idle", "gpu");
 	add(&c, "n2", "az-a", "drain", "gpu");
 	add(&c, "n3", "az-b", "idle", "gpu");

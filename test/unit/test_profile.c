@@ -63,6 +63,14 @@ static void remove_profiles(void)
 		printf("# could not remove %s\n", dir);
 }
 
+/* The name of type's profile; NULL when none matches, to fail a check, not crash. */
+static const char *matched(const struct efa_profiles *set, const char *type)
+{
+	const struct efa_profile *p = efa_profiles_match(set, type);
+
+	return p ? p->name : NULL;
+}
+
 static void test_matching(void)
 {
 	struct efa_profiles *set = NULL;
@@ -73,14 +81,12 @@ static void test_matching(void)
 	write_profile("p5fam", "Match=p5*.48xlarge\n");
 	write_profile("p", "Match=p*\n");
 	write_profile("base", "Env=A=1\n");
-	ok(efa_profiles_load(dir, &set, &err) == 0, "profile dir loads (%s)", err.msg);
-	if (!set)
-		return;
-	is_str(efa_profiles_match(set, "p5.48xlarge")->name, "p5", "exact name beats patterns");
-	is_str(efa_profiles_match(set, "p5en.48xlarge")->name, "p5fam", "longer pattern beats shorter");
-	is_str(efa_profiles_match(set, "p4d.24xlarge")->name, "p", "short pattern beats *");
-	is_str(efa_profiles_match(set, "hpc7g.16xlarge")->name, "default", "* catches the rest");
-	is_str(efa_profiles_match(set, NULL)->name, "default", "unknown instance type: only *");
+	require(ok(efa_profiles_load(dir, &set, &err) == 0, "profile dir loads (%s)", err.msg));
+	is_str(matched(set, "p5.48xlarge"), "p5", "exact name beats patterns");
+	is_str(matched(set, "p5en.48xlarge"), "p5fam", "longer pattern beats shorter");
+	is_str(matched(set, "p4d.24xlarge"), "p", "short pattern beats *");
+	is_str(matched(set, "hpc7g.16xlarge"), "default", "* catches the rest");
+	is_str(matched(set, NULL), "default", "unknown instance type: only *");
 	ok(efa_profiles_find(set, "base") && !efa_profiles_find(set, "base")->match &&
 	   efa_profiles_match(set, "base") == efa_profiles_find(set, "default"),
 	   "a profile without Match= is include-only");
@@ -107,14 +113,14 @@ static void test_plan(void)
 	write_profile("mid", "Include=base\nEnv=A=mid\n");
 	write_profile("p5", "Match=p5.48xlarge\nInclude=mid\nEnv=B=new If=libfabric>=1.18,installer>=1.30\n"
 		      "Env=D=d\n");
-	ok(efa_profiles_load(dir, &set, &err) == 0, "profiles with includes load (%s)", err.msg);
+	require(ok(efa_profiles_load(dir, &set, &err) == 0, "profiles with includes load (%s)", err.msg));
 	node.instance_type = "p5.48xlarge";
 	node.stack.libfabric = "2.1.0amzn5.0";
 	node.stack.installer = "1.43.2";
 	node.stack.libdirs = dirs;
-	ok(efa_env_plan_build(&node, set, &plan, &err) == 0, "plan built");
+	require(ok(efa_env_plan_build(&node, set, &plan, &err) == 0, "plan built"));
 	is_str(plan->profile, "p5", "plan names the profile");
-	is_int(plan->n, 4, "A, B, C, D in the plan");
+	require(is_int(plan->n, 4, "A, B, C, D in the plan"));
 	is_str(plan->v[0].name, "A", "included variables come first");
 	is_str(plan->v[0].value, "mid", "a later line replaces an earlier one");
 	is_str(plan->v[1].value, "new", "B: the line whose conditions hold");
@@ -125,15 +131,16 @@ static void test_plan(void)
 	efa_env_plan_free(plan);
 
 	node.stack.libfabric = "1.16.1amzn3.0";
-	efa_env_plan_build(&node, set, &plan, &err);
+	require(ok(efa_env_plan_build(&node, set, &plan, &err) == 0 && plan->n == 4,
+		   "a plan for the older stack (%s)", err.msg));
 	is_str(plan->v[1].value, "old", "B: the older stack's value");
 	efa_env_plan_free(plan);
 
 	write_profile("mid", "Include=p5\n");
-	ok(efa_env_plan_build(&node, set, &plan, &err) == 0, "(a cycle is only seen on a reload)");
+	require(ok(efa_env_plan_build(&node, set, &plan, &err) == 0, "(a cycle is only seen on a reload)"));
 	efa_env_plan_free(plan);
 	efa_profiles_free(set);
-	ok(efa_profiles_load(dir, &set, &err) == 0, "cyclic includes load");
+	require(ok(efa_profiles_load(dir, &set, &err) == 0, "cyclic includes load"));
 	ok(efa_env_plan_build(&node, set, &plan, &err) == -1, "an Include cycle fails the plan");
 	has_str(err.msg, "Include= nests deeper than", "  and says so");
 	efa_profiles_free(set);
@@ -300,10 +307,8 @@ static void test_shipped_profiles(void)
 		{ "trn2.48xlarge", "trn2" }, { "hpc7a.96xlarge", "default" },
 	};
 
-	ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
-	   "the shipped profiles load (%s)", err.msg);
-	if (!set)
-		return;
+	require(ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
+		   "the shipped profiles load (%s)", err.msg));
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct efa_profile *p = efa_profiles_match(set, want[i].type);
 

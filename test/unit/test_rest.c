@@ -37,8 +37,8 @@ static void test_nodes(void)
 	slurmrest_error err = { 0 };
 	json_t *root = load("v0.0.38", "nodes.json");
 
-	ok(rest_parse_nodes(root, 38, &nodes, &err) == 0, "v0.0.38 nodes parse (recorded from 22.05)");
-	is_int(nodes->count, 4, "  four nodes");
+	require(ok(rest_parse_nodes(root, 38, &nodes, &err) == 0, "v0.0.38 nodes parse (recorded from 22.05)"));
+	require(is_int(nodes->count, 4, "  four nodes"));
 	is_str(nodes->nodes[0].name, "n1", "  name");
 	is_str(nodes->nodes[0].features[0], "az-us-west-2a", "  features from a comma string");
 	is_str(nodes->nodes[0].features[1], "efa", "  second feature");
@@ -53,8 +53,8 @@ static void test_nodes(void)
 	json_decref(root);
 
 	root = load("v0.0.41", "nodes.json");
-	ok(rest_parse_nodes(root, 41, &nodes, &err) == 0, "v0.0.41 nodes parse");
-	is_int(nodes->count, 3, "  three nodes");
+	require(ok(rest_parse_nodes(root, 41, &nodes, &err) == 0, "v0.0.41 nodes parse"));
+	require(is_int(nodes->count, 3, "  three nodes"));
 	is_str(nodes->nodes[0].features[0], "k8s/az-us-east-1a", "  features from an array");
 	is_str(state_of(&nodes->nodes[1], 0), "idle", "  state array, lower-cased");
 	is_str(state_of(&nodes->nodes[1], 1), "drain", "  with its flag");
@@ -79,13 +79,13 @@ static void test_partitions_jobs(void)
 	json_t *root;
 
 	root = load("v0.0.38", "partitions.json");
-	ok(rest_parse_partitions(root, 38, &parts, &err) == 0, "v0.0.38 partitions parse");
+	require(ok(rest_parse_partitions(root, 38, &parts, &err) == 0, "v0.0.38 partitions parse"));
 	is_str(parts->partitions[0].name, "gpu", "  name");
 	is_str(parts->partitions[0].nodes, "n[1-4]", "  nodes as a string");
 	slurmrest_partitions_free(parts);
 	json_decref(root);
 	root = load("v0.0.41", "partitions.json");
-	ok(rest_parse_partitions(root, 41, &parts, &err) == 0, "v0.0.41 partitions parse");
+	require(ok(rest_parse_partitions(root, 41, &parts, &err) == 0, "v0.0.41 partitions parse"));
 	is_str(parts->partitions[0].nodes, "p5-[0-2]", "  nodes from {configured: ...}");
 	is_int(parts->update_time, 1732800100, "  last_update");
 	slurmrest_partitions_free(parts);
@@ -96,7 +96,7 @@ static void test_partitions_jobs(void)
 	free(msg);
 	json_decref(root);
 	root = load("v0.0.41", "submit.json");
-	ok(rest_parse_submit(root, &id, &msg, &err) == 0 && id == 4242, "v0.0.41 submit answer: job id");
+	require(ok(rest_parse_submit(root, &id, &msg, &err) == 0 && id == 4242, "v0.0.41 submit answer: job id"));
 	is_str(msg, "efa: zone constraint added", "  job_submit's message");
 	free(msg);
 	json_decref(root);
@@ -118,13 +118,13 @@ static void test_partitions_jobs(void)
 	json_decref(root);
 
 	root = load("v0.0.38", "job.json");
-	ok(rest_parse_job(root, 38, &job, &err) == 0, "v0.0.38 job parses");
+	require(ok(rest_parse_job(root, 38, &job, &err) == 0, "v0.0.38 job parses"));
 	is_str(job->state, "running", "  state lower-cased");
 	is_str(job->nodes, "n[1-2]", "  nodes");
 	slurmrest_job_free(job);
 	json_decref(root);
 	root = load("v0.0.41", "job.json");
-	ok(rest_parse_job(root, 41, &job, &err) == 0, "v0.0.41 job parses");
+	require(ok(rest_parse_job(root, 41, &job, &err) == 0, "v0.0.41 job parses"));
 	is_str(job->state, "completed", "  state from an array");
 	is_int(job->exit_code, 0, "  exit code from return_code");
 	is_str(job->features, "efa&[k8s/az-us-east-1a|k8s/az-us-east-1b]", "  constraint");
@@ -187,7 +187,7 @@ static void test_new(void)
 	has_str(err.message, "give only scheme, host and port", "  saying why");
 	o.url = "http://127.0.0.1:6820/";
 	r = slurmrest_new(&o, &err);
-	ok(r != NULL, "http://host:port/ is fine");
+	require(ok(r != NULL, "http://host:port/ is fine"));
 	ok(slurmrest_api_version(r) == NULL, "  no version before the first call");
 	slurmrest_free(r);
 	o.api_version = "v0.0.37";

@@ -43,6 +43,23 @@ static void test_usable(void)
 	ok(!efa_state_usable(empty), "no state is not usable");
 }
 
+/* The cluster test_snapshot wrote to path, read back. */
+static void read_back(const char *path)
+{
+	struct efa_cluster back;
+	struct efa_error err = { "" };
+
+	require(ok(efa_snapshot_read(path, &back, &err) == 0, "snapshot read back (%s)", err.msg));
+	require(is_int(back.nnodes, 4, "  four nodes"));
+	is_int(back.generated, 1795990000, "  generation time");
+	is_str(back.nodes[1].state, "idle+drain", "  state");
+	ok(!back.nodes[1].usable && back.nodes[0].usable, "  usability");
+	require(ok(efa_cluster_zone(&back, "a"), "  zone a is there"));
+	is_int(efa_cluster_zone(&back, "a")->usable, 1, "  zone counts rebuilt");
+	is_str(back.nodes[2].zone, "b", "  Slinky zone");
+	efa_cluster_clear(&back);
+}
+
 static void test_snapshot(void)
 {
 	char dir[] = "/tmp/efa-snap.XXXXXX", path[256], bad[256];
@@ -56,13 +73,11 @@ static void test_snapshot(void)
 	struct stat st;
 	FILE *f;
 
-	if (!mkdtemp(dir))
-		return;
 	ok(!efa_cluster_add_node(&c, "n1", f1, idle, both, &err), "node added");
 	efa_cluster_add_node(&c, "n2", f1, drain, gpu, &err);
 	efa_cluster_add_node(&c, "n3", f2, idle, gpu, &err);
 	efa_cluster_add_node(&c, "n4", f3, idle, gpu, &err);
-	is_int(c.nzones, 2, "two zones");
+	require(is_int(c.nzones, 2, "two zones"));
 	is_str(c.zones[0].name, "a", "zones sorted");
 	is_int(c.zones[0].nodes, 2, "zone a: two nodes");
 	is_int(c.zones[0].usable, 1, "  one usable");
@@ -80,17 +95,13 @@ static void test_snapshot(void)
 		ok(nodes == 0 && usable == 0, "zone b has no cpu nodes");
 	}
 
+	/* Made only now, so that the require() above leaves nothing behind. */
+	if (!mkdtemp(dir))
+		return;
 	snprintf(path, sizeof(path), "%s/snapshot.json", dir);
 	ok(efa_snapshot_write(&c, path, &err) == 0, "snapshot written (%s)", err.msg);
 	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644, "  mode 0644 for slurmctld to read");
-	ok(efa_snapshot_read(path, &back, &err) == 0, "snapshot read back (%s)", err.msg);
-	is_int(back.nnodes, 4, "  four nodes");
-	is_int(back.generated, 1795990000, "  generation time");
-	is_str(back.nodes[1].state, "idle+drain", "  state");
-	ok(!back.nodes[1].usable && back.nodes[0].usable, "  usability");
-	is_int(efa_cluster_zone(&back, "a")->usable, 1, "  zone counts rebuilt");
-	is_str(back.nodes[2].zone, "b", "  Slinky zone");
-	efa_cluster_clear(&back);
+	read_back(path);
 
 	snprintf(bad, sizeof(bad), "%s/bad.json", dir);
 	f = fopen(bad, "w");
