@@ -1,7 +1,9 @@
 #!/bin/bash
-# Integration tests against a real local Slurm 22.05 cluster (test/cluster).
-# Emits TAP. Skips, with the reason, only when the cluster cannot start;
-# scripts/test treats a skip as a failure.
+# Integration tests against a real local Slurm cluster (test/cluster): the
+# Slurm the build was configured with (SLURM_PREFIX), with munge or, with
+# SLURM_EFA_TEST_AUTH=slurm, auth/slurm as Slinky runs it. Emits TAP. Skips,
+# with the reason, only when the cluster cannot start; scripts/test treats a
+# skip as a failure.
 set -euo pipefail
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -20,6 +22,23 @@ skip | no) skip_all "SLURM_EFA_INTEGRATION=${SLURM_EFA_INTEGRATION} disables the
 esac
 [ "$(id -u)" -eq 0 ] || skip_all "the local Slurm cluster needs root (slurmd, munged, useradd)"
 [ -f "$SPANK_EFA_SO" ] || skip_all "$SPANK_EFA_SO not built"
+AUTH=${SLURM_EFA_TEST_AUTH:-munge}
+
+# auth/slurm's commands find slurmctld through the fixed path
+# /run/slurmctld/sack.socket, and each slurmd makes /run/slurm/sack.socket:
+# the tests run in a mount namespace of their own with those two directories
+# private, so no other cluster on the host is asked or disturbed.
+if [ "$AUTH" = slurm ] && [ "${SLURM_EFA_PRIVATE_RUN:-}" != "$$" ]; then
+	mkdir -p /run/slurmctld /run/slurm
+	# shellcheck disable=SC2016
+	exec unshare --mount --propagation private bash -c '
+		mount -t tmpfs -o mode=0755 slurm-efa-test /run/slurmctld &&
+		mount -t tmpfs -o mode=0755 slurm-efa-test /run/slurm || {
+			echo "1..0 # SKIP cannot mount a private /run/slurmctld for auth/slurm"
+			exit 0
+		}
+		SLURM_EFA_PRIVATE_RUN=$$ exec "$@"' bash "$0" "$@"
+fi
 
 cluster_log=$(mktemp /tmp/slurm-efa-up.XXXXXX)
 # topology/tree from the start (changing the plugin needs a restart): with
@@ -36,6 +55,7 @@ cluster_dir=$(mktemp -d /tmp/slurm-efa-cluster.XXXXXX)
 chmod 755 "$cluster_dir"
 trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || true; rm -f "$topo_extra" "$topo_extra.conf"' EXIT
 if ! "$top_srcdir/test/cluster/up" --dir "$cluster_dir" \
+	--slurm "${SLURM_PREFIX:-/usr}" --auth "$AUTH" \
 	--conf-extra "$topo_extra" --topology-conf "$topo_extra.conf" \
 	--plugstack-line "required $SPANK_EFA_SO" \
 	--job-submit "$top_srcdir/lua/job_submit.lua" \
@@ -48,6 +68,7 @@ fi
 rm -f "$cluster_log" "$topo_extra" "$topo_extra.conf"
 # shellcheck source=/dev/null
 . "$cluster_dir/env"
+echo "# Slurm $SLURM_RELEASE, auth/$AUTH, slurmrestd $SLURMRESTD_API"
 mkdir -p "$SLURM_EFA_CLUSTER/out"
 chmod 1777 "$SLURM_EFA_CLUSTER/out"
 
