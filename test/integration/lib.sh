@@ -97,3 +97,23 @@ rest_client_setup() {	# rest_client_setup DIR
 	chmod 600 "$1/root.jwt"
 	jwt=(--url "$SLURMRESTD_URL" --user root --token-file "$1/root.jwt")
 }
+
+# POSTs a job to the cluster's slurmrestd over its unix socket, as its user.
+# The body is written in v0.0.38's shape ({"script": ..., "job": {...,
+# "environment": {NAME: VALUE}}}) and sent in the shape of the version the
+# cluster's slurmrestd serves: from v0.0.40 on the script sits inside "job",
+# the environment is a list of "NAME=VALUE" and "nodes" a string.
+# Sets out and rc like run.
+rest_submit() {	# rest_submit JSONFILE
+	local body
+	if [ "$SLURMRESTD_API" = v0.0.38 ]; then
+		body=$(cat "$1")
+	else
+		body=$(jq -c '{job: (.job + {script: .script,
+			environment: (.job.environment | to_entries | map("\(.key)=\(.value)"))}
+			| if has("nodes") then .nodes |= tostring else . end)}' "$1")
+	fi
+	run runuser -u "$SLURMRESTD_USER" -- curl -sS --unix-socket "$SLURMRESTD_SOCKET" -X POST \
+		-H 'Content-Type: application/json' --data-binary @- \
+		"http://localhost/slurm/$SLURMRESTD_API/job/submit" <<<"$body"
+}

@@ -94,15 +94,13 @@ write_efa_conf
 # slurmrestd: the option in the job's environment, as sbatch carries it.
 rest_out=$SLURM_EFA_CLUSTER/out/rest-env.out
 script=$(printf '#!/bin/bash\nsrun -l bash -c %q | sort\n' "$show" | jq -Rs .)
-body=$(cat <<JSON
+cat >"$SLURM_EFA_CLUSTER/out/rest-env.json" <<JSON
 {"script": $script,
  "job": {"name": "rest-efa", "nodes": 2, "partition": "cpu", "current_working_directory": "/tmp",
          "standard_output": "$rest_out",
          "environment": {"PATH": "/usr/bin:/bin", "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa": "required"}}}
 JSON
-)
-run runuser -u "$SLURMRESTD_USER" -- curl -sS --unix-socket "$SLURMRESTD_SOCKET" \
-	-H 'Content-Type: application/json' -d "$body" http://localhost/slurm/v0.0.38/job/submit
+rest_submit "$SLURM_EFA_CLUSTER/out/rest-env.json"
 job_id=$(sed -n 's/.*"job_id": *\([0-9]*\).*/\1/p' <<<"$out")
 ok $((${job_id:-0} == 0)) "slurmrestd accepts a job with the --efa option in its environment"
 [ -n "$job_id" ] || diag "$out"

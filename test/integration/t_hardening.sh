@@ -13,9 +13,9 @@ as_rest=(runuser -u "$SLURMRESTD_USER" --)
 # A slurmrestd of our own, to kill and restart (the cluster's stay up).
 sock=$hard/rest/slurmrestd.sock
 start_rest() {
-	"${as_rest[@]}" env -i PATH=/usr/sbin:/usr/bin:/bin SLURM_CONF="$SLURM_CONF" \
+	"${as_rest[@]}" env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" \
 		SLURM_EFA_CLUSTER_DAEMON="$SLURM_EFA_CLUSTER" \
-		slurmrestd -s openapi/v0.0.38 -a rest_auth/local "unix:$sock" >>"$hard/slurmrestd.log" 2>&1 &
+		slurmrestd -s "$SLURMRESTD_PLUGIN" -a rest_auth/local "unix:$sock" >>"$hard/slurmrestd.log" 2>&1 &
 	rest_pid=$!
 	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 }
@@ -157,8 +157,7 @@ jq -n --rawfile v "$hard/1mib" --arg out "$SLURM_EFA_CLUSTER/out/1mib.out" '{
 		standard_output: $out, environment: {PATH: "/usr/bin:/bin",
 		SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa: $v, SLURM_SPANK__SLURM_SPANK_OPTION_efa_checkpoint_dir: $v}}}' \
 	>"$hard/1mib.json"
-run "${as_rest[@]}" curl -sf --unix-socket "$SLURMRESTD_SOCKET" -X POST -H 'Content-Type: application/json' \
-	--data-binary @"$hard/1mib.json" "http://localhost/slurm/v0.0.38/job/submit"
+rest_submit "$hard/1mib.json"
 job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
 ok $((${job:-0} > 0 ? 0 : 1)) "a job whose environment holds 1 MiB --efa and --checkpoint-dir values is accepted by slurmrestd"
 wait_job "${job:-0}"
@@ -170,8 +169,7 @@ jq -n --arg out "$SLURM_EFA_CLUSTER/out/forged.out" '{
 	job: {name: "forged", nodes: "1", partition: "gpu", current_working_directory: "/tmp",
 		standard_output: $out, environment: {PATH: "/usr/bin:/bin",
 		SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_bind: "everywhere"}}}' >"$hard/forged.json"
-run "${as_rest[@]}" curl -sf --unix-socket "$SLURMRESTD_SOCKET" -X POST -H 'Content-Type: application/json' \
-	--data-binary @"$hard/forged.json" "http://localhost/slurm/v0.0.38/job/submit"
+rest_submit "$hard/forged.json"
 job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
 wait_job "${job:-0}"
 forged=$(cat "$SLURM_EFA_CLUSTER/out/forged.out" 2>/dev/null)
@@ -190,8 +188,7 @@ printf '{"script": "#!/bin/bash\\necho \\"dir=[$CHECKPOINT_DIR]\\"", "job": {"na
 	"SLURM_SPANK__SLURM_SPANK_OPTION_efa_checkpoint_dir": "%s/a\\u0000/../../../../../../../tmp/nul-escaped"}}}' \
 	"$SLURM_EFA_CLUSTER/out/nul.out" "$nul_root/$SLURMRESTD_USER" >"$hard/nul.json"
 rm -rf /tmp/nul-escaped
-run "${as_rest[@]}" curl -sf --unix-socket "$SLURMRESTD_SOCKET" -X POST -H 'Content-Type: application/json' \
-	--data-binary @"$hard/nul.json" "http://localhost/slurm/v0.0.38/job/submit"
+rest_submit "$hard/nul.json"
 job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
 wait_job "${job:-0}"
 is "$(cat "$SLURM_EFA_CLUSTER/out/nul.out" 2>/dev/null)" "dir=[$nul_root/$SLURMRESTD_USER/a]" \

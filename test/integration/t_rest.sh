@@ -23,8 +23,15 @@ echo "not-a-token" >"$rest_home/bad.jwt"
 chmod 600 "$rest_home/bad.jwt"
 run "$efa" zones --config "$rest_conf" --url "$SLURMRESTD_URL" --user root --token-file "$rest_home/bad.jwt"
 is "$rc" 1 "a bad token is refused (exit 1)"
-like "$out" "HTTP 500; with a JWT this usually means the token is expired or not root's: renew it with scontrol token username=root" \
-	"  with a hint at the token (22.05 answers 500, not 401)"
+if [ "$SLURMRESTD_API" = v0.0.38 ]; then
+	# Slurm 22.05's slurmrestd passes the token on and answers slurmctld's
+	# refusal with HTTP 500.
+	like "$out" "HTTP 500; with a JWT this usually means the token is expired or not root's: renew it with scontrol token username=root" \
+		"  with a hint at the token (22.05 answers 500, not 401)"
+else
+	like "$out" "refused the credentials \(HTTP 401\).*renew the token \(scontrol token username=USER\)" \
+		"  with a hint at the token (HTTP 401)"
+fi
 unlike "$out" "not-a-token" "  without printing the token"
 
 # A token renewed in its file is used from sync's next request.
@@ -48,9 +55,12 @@ unlike "$(cat "$rest_home/renewed.log")" "not-a-token|$(cut -c1-40 "$rest_home/r
 
 run "${as_rest[@]}" "$efa" sync --once --config "$rest_conf"
 is "$rc" 0 "sync --once writes the snapshot"
+# The newest version both speak: libslurmrest's newest is v0.0.42.
+want_api=v0.0.42
+[ "$SLURMRESTD_API" = v0.0.38 ] && want_api=v0.0.38
 is "$(jq -r '[.format, (.nodes | length), (.zones | length), .api_version] | join(" ")' "$snapshot")" \
-	"1 4 2 v0.0.38" "  format, 4 nodes, 2 zones, the API version used"
-like "$(jq -r .slurm_version "$snapshot")" "^22\.05\." "  Slurm's version"
+	"1 4 2 $want_api" "  format, 4 nodes, 2 zones, the API version used"
+is "$(jq -r .slurm_version "$snapshot")" "$SLURM_RELEASE" "  Slurm's version"
 is "$(jq -r '.nodes[] | select(.name == "n3") | "\(.zone) \(.feature) \(.state) \(.usable)"' "$snapshot")" \
 	"us-west-2b az-us-west-2b idle true" "  a node's zone, feature, state"
 is "$(stat -c %a "$snapshot")" "644" "  readable by slurmctld"
