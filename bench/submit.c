@@ -9,6 +9,7 @@
  * Submits up to COUNT jobs, one after the other, starting none after
  * SECONDS; prints "ok MS" or "fail MS error text" for each.
  */
+#include <errno.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ int main(int argc, char **argv)
 		t0 = now_ms();
 		rc = slurm_submit_batch_job(&job, &resp);
 		if (rc)
-			printf("fail %.3f %s\n", now_ms() - t0, slurm_strerror(slurm_get_errno()));
+			printf("fail %.3f %s\n", now_ms() - t0, slurm_strerror(errno));
 		else
 			printf("ok %.3f\n", now_ms() - t0);
 		fflush(stdout);

@@ -434,12 +434,22 @@ static int status_error(const slurmrest_t *r, const char *what, const struct res
 	json_t *root;
 	int rc = 0;
 
-	if (resp->status == 401 || resp->status == 403)
+	/* 24.11 and 26.05 answer a token slurmctld refuses with 511 (Network
+	 * Authentication Required). */
+	if (resp->status == 401 || resp->status == 403 || resp->status == 511) {
+		if (r->unix_path && !r->token)
+			return rest_set_error(err, SLURMREST_E_AUTH,
+					      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: local auth needs the same uid as slurmrestd",
+					      r->url, resp->status, what);
+		if (!r->token)
+			return rest_set_error(err, SLURMREST_E_AUTH,
+					      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: it needs a JWT: set RestUser= and RestTokenFile=",
+					      r->url, resp->status, what);
 		return rest_set_error(err, SLURMREST_E_AUTH,
-				      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: %s",
-				      r->url, resp->status, what,
-				      r->unix_path ? "local auth needs the same uid as slurmrestd"
-						   : "check RestUser= and renew the token (scontrol token username=USER)");
+				      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: the token is expired or not %s's: check RestUser= and renew it with scontrol token username=%s",
+				      r->url, resp->status, what, r->user ? r->user : "the user's",
+				      r->user ? r->user : "USER");
+	}
 	root = resp->data ? json_loadb(resp->data, resp->len, 0, NULL) : NULL;
 	if (root)
 		rc = rest_parse_errors(root, err);

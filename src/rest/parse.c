@@ -409,9 +409,34 @@ int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *
 	return 0;
 }
 
+/*
+ * v0.0.38's spelling of job fields in v0.0.40's: the node count is a string
+ * ("2", "2-4"), and GPUs per node are a TRES ("gres/gpu:2"; slurmrestd
+ * ignores gpus_per_node there, and the job would get no GPU).
+ */
+static int newer_job_fields(json_t *job)
+{
+	json_t *nodes = json_object_get(job, "nodes");
+	json_t *gpus = json_object_get(job, "gpus_per_node");
+
+	if (json_is_integer(nodes) &&
+	    json_object_set_new(job, "nodes", json_sprintf("%lld", json_integer_value(nodes))))
+		return -1;
+	if (gpus) {
+		json_t *tres = json_is_integer(gpus) ?
+			json_sprintf("gres/gpu:%lld", json_integer_value(gpus)) :
+			json_is_string(gpus) ? json_sprintf("gres/gpu:%s", json_string_value(gpus)) : NULL;
+
+		if (!tres || json_object_set_new(job, "tres_per_node", tres) ||
+		    json_object_del(job, "gpus_per_node"))
+			return -1;
+	}
+	return 0;
+}
+
 json_t *rest_build_submit(const slurmrest_job_desc *desc, int api, slurmrest_error *err)
 {
-	json_t *fields = (json_t *)desc->fields, *job, *env, *nodes, *body;
+	json_t *fields = (json_t *)desc->fields, *job, *env, *body;
 
 	if (!desc->script || !desc->environment || !desc->environment[0]) {
 		rest_set_error(err, SLURMREST_E_USAGE,
@@ -446,17 +471,23 @@ json_t *rest_build_submit(const slurmrest_job_desc *desc, int api, slurmrest_err
 		if (rc)
 			goto nomem;
 	}
-	/* v0.0.40+ take the node count as a string ("2", "2-4"). */
-	nodes = json_object_get(job, "nodes");
-	if (api >= 40 && json_is_integer(nodes) &&
-	    json_object_set_new(job, "nodes", json_sprintf("%lld", json_integer_value(nodes))))
+	if (api >= 40 && newer_job_fields(job))
 		goto nomem;
 	/* Both _new and "o" take the references, also when they fail. */
 	if (json_object_set_new(job, "environment", env)) {
 		json_decref(job);
 		goto nomem_stolen;
 	}
-	body = json_pack("{s:s, s:o}", "script", desc->script, "job", job);
+	if (api >= 40) {
+		/* v0.0.40+ read the script inside the job. */
+		if (json_object_set_new(job, "script", json_string(desc->script))) {
+			json_decref(job);
+			goto nomem_stolen;
+		}
+		body = json_pack("{s:o}", "job", job);
+	} else {
+		body = json_pack("{s:s, s:o}", "script", desc->script, "job", job);
+	}
 	if (!body)
 		goto nomem_stolen;
 	return body;

@@ -101,7 +101,8 @@ is "$rc" 0 "zones over JWT against a strict server of v0.0.38 and v0.0.41: exit 
 like "$out" '"zone": "us-east-1b"' "  the zones of the server's nodes"
 run "$efa" zones --url "http://127.0.0.1:$port"
 is "$rc" 1 "no token: exit 1"
-like "$out" "refused the credentials \(HTTP 401\)" "  the refusal is named"
+like "$out" "refused the credentials \(HTTP 401\) .*it needs a JWT: set RestUser= and RestTokenFile=" \
+	"  the refusal is named, with what to set"
 
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

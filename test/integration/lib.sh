@@ -117,3 +117,21 @@ rest_submit() {	# rest_submit JSONFILE
 		-H 'Content-Type: application/json' --data-binary @- \
 		"http://localhost/slurm/$SLURMRESTD_API/job/submit" <<<"$body"
 }
+
+# The start of an error line of slurmstepd on NODE as srun shows it:
+# "slurmstepd-NODE: error:" on 22.05 and 24.11, "[TIMESTAMP] error:" on
+# 26.05 (its stepd logs to the task's stderr with a time, no name).
+stepd_error() {	# stepd_error NODE
+	case $SLURM_VERSION in
+	2[2-4].*) echo "slurmstepd-$1: error:" ;;
+	*) echo "\[[0-9T:.-]+\] error:" ;;
+	esac
+}
+
+# The API version libslurmrest picks with this cluster's slurmrestd: the
+# newest both speak (libslurmrest's newest is v0.0.42).
+if [ "$SLURMRESTD_API" = v0.0.38 ]; then
+	REST_CLIENT_API=v0.0.38
+else
+	REST_CLIENT_API=v0.0.42
+fi

@@ -110,7 +110,7 @@ step_fails "a symbolic link planted by another user at <root>/<user>" \
 	-N1 -w n2 -J planted
 run "${as_user[@]}" srun -N1 -w n3 --checkpoint-dir="$planted_root/$user/run2" "${cd_opt[@]}" true
 ok $((rc == 0)) "  also for srun with --checkpoint-dir through the link"
-like "$out" "slurmstepd-n3: error: efa: node n3 cannot create checkpoint directory $planted_root/$user/run2: .* is a symbolic link" \
+like "$out" "$(stepd_error n3) efa: node n3 cannot create checkpoint directory $planted_root/$user/run2: .* is a symbolic link" \
 	"  and the user sees it"
 is "$(ls -A "$target")" "" "nothing was created at the link's target"
 
@@ -182,7 +182,7 @@ step_fails "CheckpointFS=lustre on a root that is not Lustre" \
 	-N1 -w n3 -J lustre
 ok "$([ ! -e "$ckroot/$user/lustre" ]; echo $?)" "  and creates nothing"
 run "${as_user[@]}" srun -N1 -w n3 "${cd_opt[@]}" true
-like "$out" "slurmstepd-n3: error: efa: node n3 cannot hold checkpoints" "  srun shows the message"
+like "$out" "$(stepd_error n3) efa: node n3 cannot hold checkpoints" "  srun shows the message"
 is "$(sinfo -h -n n3 -o %T)" "idle" "  and n3 stays idle"
 
 write_efa_conf

@@ -98,7 +98,7 @@ cat >"$SLURM_EFA_CLUSTER/out/rest-env.json" <<JSON
 {"script": $script,
  "job": {"name": "rest-efa", "nodes": 2, "partition": "cpu", "current_working_directory": "/tmp",
          "standard_output": "$rest_out",
-         "environment": {"PATH": "/usr/bin:/bin", "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa": "required"}}}
+         "environment": {"PATH": "$PATH", "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa": "required"}}}
 JSON
 rest_submit "$SLURM_EFA_CLUSTER/out/rest-env.json"
 job_id=$(sed -n 's/.*"job_id": *\([0-9]*\).*/\1/p' <<<"$out")

@@ -6,7 +6,7 @@ write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$FIXTURES/p5.48xlarge")"
 
 run grep -h 'efa: spank_efa' "$SLURM_EFA_CLUSTER"/log/slurmd-n1.log
-like "$out" "efa: spank_efa [0-9.]+ \(built for Slurm 22\.05\.[0-9]+\) loaded, config=\(default\) root=/" \
+like "$out" "efa: spank_efa [0-9.]+ \(built for Slurm ${SLURM_VERSION//./\\.}\) loaded, config=\(default\) root=/" \
 	"slurmd logs the plugin's version line at start"
 
 batch -N2 --efa 'srun -l printenv SLURM_EFA_MODE | sort'

@@ -1,8 +1,9 @@
 # Network topology from the nodes' EC2 layer features: slurm-efa sync writes
 # topology.conf, slurmctld (TopologyPlugin=topology/tree, from run.sh)
 # reloads it, and a 2-node job lands under one leaf switch. All four nodes
-# go into zone a here, with layer features set at run time; the end puts
-# the zones, the features and the one-switch topology.conf back.
+# go into zone a here, with layer features set in slurm.conf at run time;
+# the end puts the zones, the features and the one-switch topology.conf
+# back.
 
 efa=$top_builddir/slurm-efa
 topo_dir=$SLURM_EFA_CLUSTER/topology
@@ -13,19 +14,32 @@ slurm_topo=$(dirname "$SLURM_CONF")/topology.conf
 topo_file=$topo_dir/topology.conf
 cp "$slurm_topo" "$topo_file"
 ln -sfn "$topo_file" "$slurm_topo"
-# SIGHUP re-reads topology.conf and, unlike scontrol reconfigure, keeps
-# features set with scontrol update.
-hup="kill -HUP \$(cat $SLURM_EFA_CLUSTER/run/slurmctld.pid)"
+# scontrol reconfigure re-reads topology.conf on every release.
+reload="scontrol reconfigure"
 sync_log=$topo_dir/sync.log
 
 topo_conf() {	# topo_conf [RELOAD]
 	write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$topo_dir/snapshot.json" \
-		"Topology=tree" "TopologyFile=$topo_file" "TopologyReload=\"${1:-$hup}\""
+		"Topology=tree" "TopologyFile=$topo_file" "TopologyReload=\"${1:-$reload}\""
 	chmod 644 "$EFA_CONF"
 }
 
-set_features() {	# set_features NODES FEATURES
-	scontrol update nodename="$1" availablefeatures="$2" activefeatures="$2"
+# Features go into slurm.conf, where they survive the reconfigure that
+# loads topology.conf: from 23.11 on a reconfigure (scontrol reconfigure
+# or SIGHUP) starts a new slurmctld, which drops features set with scontrol
+# update (seen on 26.05). They count once reconfigure has run.
+set_features() {	# set_features NODE[,NODE...] FEATURES
+	local n
+	for n in ${1//,/ }; do
+		sed -i "s/^\(NodeName=$n .*Features=\)[^ ]*/\1$2/" "$SLURM_CONF"
+	done
+}
+
+# Reloads slurm.conf and topology.conf; returns once slurmctld answers
+# with the nodes' features of slurm.conf.
+reconfigure() {
+	scontrol reconfigure
+	until_true sh -c "sinfo -h -N -o '%N %b' | grep -q '^n1 $(sed -n 's/^NodeName=n1 .*Features=\([^ ]*\).*/\1/p' "$SLURM_CONF")\$'"
 }
 
 layers() {	# layers NODE LEAF: NODE in zone a, under core1 -> spine1 -> LEAF
@@ -45,6 +59,7 @@ until_true() {	# until_true CMD...: polls for up to 15 s
 # idle ones ("n[2-3] n1,n4"), and cancels it.
 running_on() {
 	local job state _
+	wait_nodes_idle
 	job=$(sbatch --parsable -N2 -o /dev/null --wrap 'sleep 30')
 	for _ in $(seq 100); do
 		state=$(squeue -h -j "$job" -o %T)
@@ -64,6 +79,7 @@ layers n1 leafb
 layers n2 leafa
 layers n3 leafa
 layers n4 leafb
+reconfigure
 topo_conf
 "$efa" sync --interval 1 --config "$EFA_CONF" 2>"$sync_log" &
 sync_pid=$!
@@ -78,7 +94,7 @@ is "$(stat -c %a "$topo_file")" 644 "  mode 0644"
 until_true grep -q "TopologyReload" "$sync_log"
 like "$(cat "$sync_log")" "topology: wrote $topo_file: 5 switches, 4 nodes \(0 without all layer features, 0 with contradicting ones\)" \
 	"  and logged it"
-like "$(cat "$sync_log")" "topology: TopologyReload 'kill -HUP .*' done" "  then ran TopologyReload"
+like "$(cat "$sync_log")" "topology: TopologyReload 'scontrol reconfigure' done" "  then ran TopologyReload"
 
 until_true sh -c 'scontrol show topology | grep -q leafa'
 run scontrol show topology
@@ -87,7 +103,7 @@ like "$out" "^SwitchName=us-west-2a Level=3 LinkSpeed=1 Nodes=n\[1-4\] Switches=
 	"scontrol show topology: the zone at level 3"
 like "$out" "^SwitchName=leafa Level=0 LinkSpeed=1 Nodes=n\[2-3\]$" "  leaf a at level 0"
 like "$out" "^SwitchName=leafb Level=0 LinkSpeed=1 Nodes=n\[1,4\]$" "  leaf b at level 0"
-like "$(sinfo -h -n n1 -o %b)" "nn3-leafb" "  the layer features set with scontrol survive the SIGHUP"
+like "$(sinfo -h -n n1 -o %b)" "nn3-leafb" "  the nodes' layer features survive the reload"
 ok "$([ -L "$slurm_topo" ]; echo $?)" "  slurmctld read it through the link beside slurm.conf"
 
 read -r nodes idle <<<"$(running_on)"
@@ -98,6 +114,7 @@ is "$idle" "$other" "  while the other leaf's nodes are idle"
 # A node moves to the other leaf (and one comes back the other way).
 layers n1 leafa
 layers n2 leafb
+reconfigure
 until_true grep -q "leafa Nodes=n\[1,3\]" "$topo_file"
 like "$(grep -c 'topology: wrote' "$sync_log")" "^2$" "sync rewrote topology.conf when nodes changed leaves"
 like "$(cat "$sync_log")" "nodes moved: 2 \(n1: leafb -> leafa, n2: leafa -> leafb\)" "  logging which nodes moved where"
@@ -122,6 +139,7 @@ is "$(jq -r '.zones[0].switches[0].switches[0].switches | map("\(.name)=\(.nodes
 
 # n4 loses its layers; the reload fails, which is said and not fatal.
 set_features n4 "az-us-west-2a,efa"
+reconfigure
 topo_conf "echo reload refused; exit 3"
 run "$efa" sync --once --config "$EFA_CONF"
 is "$rc" 0 "sync --once with a failing TopologyReload still succeeds"
@@ -129,7 +147,7 @@ like "$out" "TopologyReload 'echo reload refused; exit 3' exited 3: reload refus
 like "$out" "wrote $topo_dir/snapshot.json" "  and the snapshot is written"
 like "$out" "1 without all layer features" "a node without layer features is counted"
 like "$(cat "$topo_file")" "SwitchName=us-west-2a-nolayers Nodes=n4" "  and placed under its zone's switch"
-kill -HUP "$(cat "$SLURM_EFA_CLUSTER/run/slurmctld.pid")"
+scontrol reconfigure
 until_true sh -c 'scontrol show topology | grep -q nolayers'
 like "$(scontrol show topology)" "SwitchName=us-west-2a Level=3 LinkSpeed=1 Nodes=n\[1-4\] Switches=core1,us-west-2a-nolayers" \
 	"  which slurmctld accepts"
@@ -142,7 +160,7 @@ set_features n1,n2 "az-us-west-2a,efa"
 set_features n3,n4 "az-us-west-2b,efa"
 rm "$slurm_topo"
 printf '%s\n' "$TOPOLOGY_DEFAULT" >"$slurm_topo"
-kill -HUP "$(cat "$SLURM_EFA_CLUSTER/run/slurmctld.pid")"
+reconfigure
 until_true sh -c 'scontrol show topology | grep -q "^SwitchName=all "'
 is "$(scontrol show topology)" "SwitchName=all Level=0 LinkSpeed=1 Nodes=n[1-4]" "the one-switch topology is back"
 is "$(sinfo -h -N -o '%N %b' | sort -u | tr '\n' ' ')" \

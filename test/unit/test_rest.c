@@ -142,7 +142,7 @@ static void test_build_submit(void)
 {
 	const char *env[] = { "PATH=/bin", "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa=(null)", NULL };
 	const char *bad_env[] = { "NOEQUALS", NULL };
-	json_t *fields = json_pack("{s:s, s:i}", "partition", "gpu", "nodes", 2);
+	json_t *fields = json_pack("{s:s, s:i, s:s}", "partition", "gpu", "nodes", 2, "gpus_per_node", "2");
 	slurmrest_job_desc job = { "#!/bin/bash\ntrue\n", fields, env };
 	slurmrest_error err = { 0 };
 	json_t *body;
@@ -152,12 +152,20 @@ static void test_build_submit(void)
 	       "/bin", "v0.0.38: environment is an object");
 	ok(json_is_integer(json_object_get(json_object_get(body, "job"), "nodes")), "  nodes stay a number");
 	is_str(json_string_value(json_object_get(body, "script")), "#!/bin/bash\ntrue\n", "  script");
+	is_str(json_string_value(json_object_get(json_object_get(body, "job"), "gpus_per_node")), "2",
+	       "  gpus_per_node as given");
 	json_decref(body);
 	body = rest_build_submit(&job, 41, &err);
 	is_str(json_string_value(json_array_get(json_object_get(json_object_get(body, "job"), "environment"), 1)),
 	       "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa=(null)", "v0.0.41: environment is a K=V array");
 	is_str(json_string_value(json_object_get(json_object_get(body, "job"), "nodes")), "2",
 	       "  nodes as a string");
+	is_str(json_string_value(json_object_get(json_object_get(body, "job"), "script")),
+	       "#!/bin/bash\ntrue\n", "  the script inside the job");
+	ok(!json_object_get(body, "script"), "  and not beside it");
+	is_str(json_string_value(json_object_get(json_object_get(body, "job"), "tres_per_node")), "gres/gpu:2",
+	       "  GPUs per node as a TRES (slurmrestd ignores gpus_per_node there)");
+	ok(!json_object_get(json_object_get(body, "job"), "gpus_per_node"), "  and not as gpus_per_node");
 	json_decref(body);
 	ok(json_integer_value(json_object_get(fields, "nodes")) == 2, "the caller's fields are not changed");
 	job.environment = bad_env;
