@@ -445,10 +445,13 @@ static int status_error(const slurmrest_t *r, const char *what, const struct res
 			return rest_set_error(err, SLURMREST_E_AUTH,
 					      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: it needs a JWT: set RestUser= and RestTokenFile=",
 					      r->url, resp->status, what);
+		if (!r->user)
+			return rest_set_error(err, SLURMREST_E_AUTH,
+					      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: the token is expired or invalid: renew it with scontrol token username=USER",
+					      r->url, resp->status, what);
 		return rest_set_error(err, SLURMREST_E_AUTH,
 				      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: the token is expired or not %s's: check RestUser= and renew it with scontrol token username=%s",
-				      r->url, resp->status, what, r->user ? r->user : "the user's",
-				      r->user ? r->user : "USER");
+				      r->url, resp->status, what, r->user, r->user);
 	}
 	root = resp->data ? json_loadb(resp->data, resp->len, 0, NULL) : NULL;
 	if (root)

@@ -94,7 +94,7 @@ ok "$([ ! -e "$tmp/snapshot.json" ]; echo $?)" "  and no snapshot is invented"
 # request with both X-SLURM-USER-TOKEN and "Authorization: Bearer", and so
 # does fakerest. The newest version it serves (v0.0.41) is where the client
 # once added the second form.
-start_server "$tmp/serve.port" "$fake" serve 60 "$top_srcdir/test/fixtures/rest"
+start_server "$tmp/serve.port" "$fake" serve 60 "$top_builddir/test/fixtures/rest"
 run "$efa" zones --json "${auth[@]}" --url "http://127.0.0.1:$port"
 is "$rc" 0 "zones over JWT against a strict server of v0.0.38 and v0.0.41: exit 0"
 
