@@ -122,7 +122,7 @@ rest_submit() {	# rest_submit JSONFILE
 # "slurmstepd-NODE: error:" on 22.05 and 24.11, "[TIMESTAMP] error:" on
 # 26.05 (its stepd logs to the task's stderr with a time, no name).
 stepd_error() {	# stepd_error NODE
-	case $SLURM_VERSION in
+	case $SLURM_RELEASE in
 	2[2-4].*) echo "slurmstepd-$1: error:" ;;
 	*) echo "\[[0-9T:.-]+\] error:" ;;
 	esac

@@ -162,7 +162,7 @@ rest_submit "$hard/1mib.json"
 job=$(jq -r .job_id <<<"$out" 2>/dev/null || true)
 ok $((${job:-0} > 0 ? 0 : 1)) "a job whose environment holds 1 MiB --efa and --checkpoint-dir values is accepted by slurmrestd"
 wait_job "${job:-0}"
-case $SLURM_VERSION in
+case $SLURM_RELEASE in
 22.*)
 	is "$(cat "$SLURM_EFA_CLUSTER/out/1mib.out" 2>/dev/null)" "mode=[]" "  and runs as if they were not there" ;;
 *)
