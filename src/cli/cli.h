@@ -37,17 +37,22 @@ struct cli_rest {
 	const char *user;
 	const char *token_file;
 	const char *timeout;	/* milliseconds */
+	const char *api_version;	/* pin: "v0.0.45" */
 };
 
 /*
  * Takes arg (and next, for "--url VALUE") when it is one of --url, --user,
- * --token-file, --timeout; *used says how many arguments it consumed.
+ * --token-file, --timeout, --api-version; *used says how many arguments it
+ * consumed.
  * Returns -1 after printing a usage error.
  */
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used);
 
 /* A client as efa.conf and the options say; NULL after printing why. */
 slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *opts);
+
+/* Prints what slurmrestd warned about in its last answer, one line each. */
+void cli_rest_warnings(slurmrest_t *rest);
 
 /*
  * Reads nodes and zones. With since (a previous answer's update time,

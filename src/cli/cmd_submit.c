@@ -4,6 +4,7 @@
  * (SLURM_SPANK__SLURM_SPANK_OPTION_efa_<option>), so the plugin and the
  * job_submit bridge treat both paths the same.
  */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,15 @@ static const char usage[] =
 	"                        [--gpus-per-node=G] [-J NAME] [-t TIME] [-o FILE] [-e FILE]\n"
 	"                        [-D DIR] [-C CONSTRAINT] [--exclusive] [--field KEY=JSON]\n"
 	"                        [--json] [--config FILE] [--url URL] [--user U]\n"
-	"                        [--token-file F] [--timeout MS] script.sh\n";
+	"                        [--token-file F] [--timeout MS] [--api-version vX.Y.Z]\n"
+	"                        script.sh\n";
 
 /* sbatch options that map to one job field. */
 static const struct {
 	const char *long_name;
 	char short_name;
 	const char *field;
-	enum { STR, INT } type;
+	enum { STR, INT, MINUTES } type;
 } job_options[] = {
 	{ "--partition", 'p', "partition", STR },
 	{ "--nodes", 'N', "nodes", INT },
@@ -41,7 +43,7 @@ static const struct {
 	{ "--ntasks-per-node", 0, "tasks_per_node", INT },
 	{ "--gpus-per-node", 0, "gpus_per_node", STR },
 	{ "--job-name", 'J', "name", STR },
-	{ "--time", 't', "time_limit", STR },
+	{ "--time", 't', "time_limit", MINUTES },
 	{ "--output", 'o', "standard_output", STR },
 	{ "--error", 'e', "standard_error", STR },
 	{ "--chdir", 'D', "current_working_directory", STR },
@@ -134,6 +136,46 @@ static int take_spank_option(struct submit *s, char **argv, int *i)
 	return 0;
 }
 
+/*
+ * sbatch's time formats in minutes, seconds rounded up as Slurm does:
+ * M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. -1 when value is none of them.
+ */
+static long time_minutes(const char *value)
+{
+	long part[3] = { 0 }, days = -1;
+	const char *p = value;
+	int n = 0;
+	char *end;
+
+	if (strchr(value, '-')) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		days = strtol(p, &end, 10);
+		if (*end != '-' || days > 100000)
+			return -1;
+		p = end + 1;
+	}
+	for (;;) {
+		if (n == 3 || !isdigit((unsigned char)*p))
+			return -1;
+		part[n++] = strtol(p, &end, 10);
+		if (part[n - 1] > 10000000)
+			return -1;
+		if (!*end)
+			break;
+		if (*end != ':')
+			return -1;
+		p = end + 1;
+	}
+	if (days >= 0)
+		return days * 1440 + part[0] * 60 + part[1] + (part[2] > 0);
+	if (n == 1)
+		return part[0];
+	if (n == 2)
+		return part[0] + (part[1] > 0);
+	return part[0] * 60 + part[1] + (part[2] > 0);
+}
+
 static int set_field(struct submit *s, size_t k, const char *value)
 {
 	json_t *v;
@@ -149,6 +191,17 @@ static int set_field(struct submit *s, size_t k, const char *value)
 			return -1;
 		}
 		v = json_integer(n);
+		break;
+	}
+	case MINUTES: {
+		long minutes = time_minutes(value);
+
+		if (minutes <= 0) {
+			fprintf(stderr, "slurm-efa submit: %s %s: use minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S, e.g. -t 2-00:00:00\n",
+				job_options[k].long_name, value);
+			return -1;
+		}
+		v = json_integer(minutes);
 		break;
 	}
 	default:
@@ -286,7 +339,9 @@ int cmd_submit(int argc, char **argv, const struct cli_common *common)
 	desc.script = script;
 	desc.fields = s.fields;
 	desc.environment = (const char *const *)env;
-	if (slurmrest_submit(rest, &desc, &job_id, &user_msg, &rerr)) {
+	rc = slurmrest_submit(rest, &desc, &job_id, &user_msg, &rerr);
+	cli_rest_warnings(rest);
+	if (rc) {
 		fprintf(stderr, "slurm-efa submit: job refused: %s\n", rerr.message);
 		rc = EXIT_REFUSED;
 		goto out;

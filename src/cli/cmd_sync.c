@@ -21,7 +21,8 @@
 
 static const char usage[] =
 	"usage: slurm-efa sync [--once | --interval SECONDS] [--snapshot PATH] [--config FILE]\n"
-	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n";
+	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
+	"                      [--api-version vX.Y.Z]\n";
 
 #define WRITE_ERROR_EVERY 60	/* seconds between repeated write errors */
 

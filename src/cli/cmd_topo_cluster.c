@@ -13,7 +13,8 @@
 
 static const char usage[] =
 	"usage: slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"
-	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n";
+	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
+	"                      [--api-version vX.Y.Z]\n";
 
 static void print_nodes(const struct efa_topo_tree *t, const struct efa_topo_switch *s, int depth)
 {

@@ -7,7 +7,8 @@
 
 static const char usage[] =
 	"usage: slurm-efa zones [--partition P] [--snapshot] [--json] [--config FILE]\n"
-	"                       [--url URL] [--user U] [--token-file F] [--timeout MS]\n";
+	"                       [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
+	"                       [--api-version vX.Y.Z]\n";
 
 static bool in_partition(const struct efa_cluster_node *n, const char *partition)
 {

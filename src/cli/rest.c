@@ -19,6 +19,7 @@ int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, in
 		{ "--user", offsetof(struct cli_rest, user) },
 		{ "--token-file", offsetof(struct cli_rest, token_file) },
 		{ "--timeout", offsetof(struct cli_rest, timeout) },
+		{ "--api-version", offsetof(struct cli_rest, api_version) },
 	};
 
 	*used = 0;
@@ -50,6 +51,7 @@ slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *
 		.user = o->user ? o->user : cfg->rest_user,
 		.token_file = o->token_file ? o->token_file : cfg->rest_token_file,
 		.ca_file = cfg->rest_ca_file,
+		.api_version = o->api_version ? o->api_version : cfg->rest_api_version,
 		.token_from_env = 1,
 	};
 	slurmrest_error err;
@@ -79,6 +81,12 @@ slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *
 	return rest;
 }
 
+void cli_rest_warnings(slurmrest_t *rest)
+{
+	for (const char *const *w = slurmrest_warnings(rest); *w; w++)
+		fprintf(stderr, "slurm-efa: slurmrestd warns: %s\n", *w);
+}
+
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
 		     slurmrest_error *err)
@@ -92,6 +100,7 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	rc = slurmrest_get_nodes(rest, since ? *since : 0, &nodes, err);
 	if (rc)
 		return rc;
+	cli_rest_warnings(rest);
 	if (nodes->not_modified) {
 		*not_modified = 1;
 		slurmrest_nodes_free(nodes);

@@ -29,6 +29,7 @@ enum value_type {
 	V_PORTS,	/* LO-HI, two longs */
 	V_MODE,		/* octal permission bits, owner rwx */
 	V_ENV_NAME,	/* an environment variable's name */
+	V_API_VERSION,	/* an OpenAPI version of slurmrestd, "v0.0.45" */
 };
 
 struct choice {
@@ -86,6 +87,7 @@ static const struct key global_keys[] = {
 	GKEY("RestUser", V_STRING, rest_user, NULL),
 	GKEY("RestTokenFile", V_PATH, rest_token_file, NULL),
 	GKEY("RestCAFile", V_PATH, rest_ca_file, NULL),
+	GKEY("RestAPIVersion", V_API_VERSION, rest_api_version, NULL),
 	GKEY("Snapshot", V_PATH, snapshot, NULL),
 	GKEY("SnapshotMaxAge", V_DURATION, snapshot_max_age, NULL),
 	GKEY("ZoneFeaturePrefix", V_STRING, zone_feature_prefix, NULL),
@@ -149,6 +151,7 @@ void efa_config_free(struct efa_config *cfg)
 	free(cfg->rest_user);
 	free(cfg->rest_token_file);
 	free(cfg->rest_ca_file);
+	free(cfg->rest_api_version);
 	free(cfg->snapshot);
 	free(cfg->zone_feature_prefix);
 	efa_strv_free(cfg->topology_feature_prefixes);
@@ -274,6 +277,19 @@ static bool env_name_ok(const char *name)
 	return true;
 }
 
+/* The form only: which versions a client speaks is the client's to say. */
+static bool api_version_ok(const char *value)
+{
+	const char *digits = value + strlen("v0.0.");
+
+	if (strncmp(value, "v0.0.", strlen("v0.0.")) || !*digits || strlen(digits) > 4)
+		return false;
+	for (const char *c = digits; *c; c++)
+		if (!isdigit((unsigned char)*c))
+			return false;
+	return true;
+}
+
 static int set_value(struct parser *ps, const struct key *k, void *base,
 		     const char *value)
 {
@@ -283,10 +299,14 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 	switch (k->type) {
 	case V_PATH:
 	case V_ENV_NAME:
+	case V_API_VERSION:
 		if (k->type == V_PATH && value[0] != '/')
 			return parse_error(ps, "%s=%s: must be an absolute path", k->name, value);
 		if (k->type == V_ENV_NAME && !env_name_ok(value))
 			return parse_error(ps, "invalid %s=%s: use a variable name (letters, digits and _, not starting with a digit)",
+					   k->name, value);
+		if (k->type == V_API_VERSION && !api_version_ok(value))
+			return parse_error(ps, "invalid %s=%s: use a slurmrestd OpenAPI version, e.g. v0.0.45",
 					   k->name, value);
 		/* fall through */
 	case V_STRING:

@@ -59,6 +59,7 @@ struct efa_config {
 	char *rest_user;
 	char *rest_token_file;
 	char *rest_ca_file;		/* NULL: the system's CA bundle */
+	char *rest_api_version;		/* pinned, "v0.0.45"; NULL: negotiate */
 	char *snapshot;
 	long snapshot_max_age;		/* seconds */
 	char *zone_feature_prefix;

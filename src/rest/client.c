@@ -31,7 +31,9 @@ struct slurmrest {
 	long timeout_ms;
 	size_t max_response;
 	int api;		/* 0 until chosen */
+	int api_checked;	/* the server answered with it */
 	char api_name[16];
+	char **warnings;	/* of the last answer, NULL-terminated */
 	char *release;
 	CURL *curl;		/* kept for connection reuse */
 };
@@ -184,6 +186,7 @@ void slurmrest_free(slurmrest_t *r)
 	free(r->user);
 	free(r->ca_file);
 	free(r->release);
+	rest_strv_free(r->warnings);
 	free(r);
 }
 
@@ -223,8 +226,8 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 		r->api = rest_api_parse(o->api_version);
 		if (r->api < 0) {
 			rest_set_error(err, SLURMREST_E_USAGE,
-				       "API version %s is not one libslurmrest speaks (v0.0.38 to v0.0.42)",
-				       o->api_version);
+				       "API version %s is not one libslurmrest speaks (%s)",
+				       o->api_version, rest_api_spoken);
 			goto fail;
 		}
 		snprintf(r->api_name, sizeof(r->api_name), "v0.0.%d", r->api);
@@ -427,6 +430,12 @@ out:
 	return ret;
 }
 
+static int auth_status(long status)
+{
+	/* 24.11 and later answer a token slurmctld refuses with 511. */
+	return status == 401 || status == 403 || status == 511;
+}
+
 /* A failure status: Slurm's own errors when the body has them. */
 static int status_error(const slurmrest_t *r, const char *what, const struct response *resp,
 			slurmrest_error *err)
@@ -434,9 +443,7 @@ static int status_error(const slurmrest_t *r, const char *what, const struct res
 	json_t *root;
 	int rc = 0;
 
-	/* 24.11 and 26.05 answer a token slurmctld refuses with 511 (Network
-	 * Authentication Required). */
-	if (resp->status == 401 || resp->status == 403 || resp->status == 511) {
+	if (auth_status(resp->status)) {
 		if (r->unix_path && !r->token)
 			return rest_set_error(err, SLURMREST_E_AUTH,
 					      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: local auth needs the same uid as slurmrestd",
@@ -472,31 +479,89 @@ static int status_error(const slurmrest_t *r, const char *what, const struct res
 			      r->url, resp->status, what);
 }
 
-/* Chooses the newest API version both sides speak. */
-static int negotiate(slurmrest_t *r, slurmrest_error *err)
+/*
+ * What slurmrestd serves, for a message: the /slurm/ versions its OpenAPI
+ * description lists (newer than any this library knows included), newest
+ * first; "none of <ours>" when it cannot tell.
+ */
+static void served_versions(slurmrest_t *r, char *buf, size_t size)
+{
+	int versions[REST_SERVED_MAX];
+	struct response resp;
+	size_t n = 0, len = 0;
+	json_t *root = NULL;
+
+	if (!request(r, "GET", "/openapi/v3", NULL, &resp, NULL)) {
+		if (resp.status == 200 && resp.data)
+			root = json_loadb(resp.data, resp.len, 0, NULL);
+		free(resp.data);
+	}
+	if (root)
+		n = rest_parse_served(root, versions, REST_SERVED_MAX);
+	json_decref(root);
+	if (!n) {
+		snprintf(buf, size, "none of %s", rest_api_spoken);
+		return;
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%sv0.0.%d", i ? ", " : "", versions[i]);
+}
+
+/* Pings one version: 0 when served, 1 when not (404), else an error. */
+static int ping_version(slurmrest_t *r, int api, slurmrest_error *err)
 {
 	struct response resp;
 	char path[64];
 	int rc;
 
-	if (r->api)
-		return 0;
-	for (size_t i = 0; i < rest_api_nversions; i++) {
-		snprintf(path, sizeof(path), "/slurm/v0.0.%d/ping", rest_api_versions[i]);
-		if ((rc = request(r, "GET", path, NULL, &resp, err)))
-			return rc;
+	snprintf(path, sizeof(path), "/slurm/v0.0.%d/ping", api);
+	if ((rc = request(r, "GET", path, NULL, &resp, err)))
+		return rc;
+	if (resp.status == 404) {
 		free(resp.data);
-		if (resp.status == 404)
-			continue;	/* slurmrestd does not serve this version */
-		if (resp.status == 401 || resp.status == 403)
-			return status_error(r, path, &resp, err);
+		return 1;
+	}
+	rc = auth_status(resp.status) ? status_error(r, path, &resp, err) : 0;
+	free(resp.data);
+	return rc;
+}
+
+/*
+ * Chooses the newest API version both sides speak, or checks that the
+ * server serves the pinned one, on first use.
+ */
+static int negotiate(slurmrest_t *r, slurmrest_error *err)
+{
+	char served[256];
+	int rc;
+
+	if (r->api_checked)
+		return 0;
+	if (r->api) {
+		if ((rc = ping_version(r, r->api, err)) <= 0) {
+			r->api_checked = !rc;
+			return rc;
+		}
+		served_versions(r, served, sizeof(served));
+		return rest_set_error(err, SLURMREST_E_VERSION,
+				      "slurmrestd at %s does not serve the pinned API version %s: it serves %s; libslurmrest speaks %s: pin a version both serve, or none",
+				      r->url, r->api_name, served, rest_api_spoken);
+	}
+	for (size_t i = 0; i < rest_api_nversions; i++) {
+		if ((rc = ping_version(r, rest_api_versions[i], err)) < 0)
+			return rc;
+		if (rc)
+			continue;
 		r->api = rest_api_versions[i];
+		r->api_checked = 1;
 		snprintf(r->api_name, sizeof(r->api_name), "v0.0.%d", r->api);
 		return 0;
 	}
+	served_versions(r, served, sizeof(served));
 	return rest_set_error(err, SLURMREST_E_VERSION,
-			      "slurmrestd at %s serves none of v0.0.38 to v0.0.42: start it with -s openapi/v0.0.38 or newer",
-			      r->url);
+			      "slurmrestd at %s serves %s; libslurmrest speaks %s: no version in common: use a libslurmrest that speaks one it serves",
+			      r->url, served, rest_api_spoken);
 }
 
 /*
@@ -512,6 +577,8 @@ static int call(slurmrest_t *r, const char *method, const char *rel, const char 
 	int rc;
 
 	*root = NULL;
+	rest_strv_free(r->warnings);
+	r->warnings = NULL;
 	if ((rc = negotiate(r, err)))
 		return rc;
 	snprintf(path, sizeof(path), "/slurm/%s/%s", r->api_name, rel);
@@ -534,6 +601,12 @@ static int call(slurmrest_t *r, const char *method, const char *rel, const char 
 		return SLURMREST_E_PARSE;
 	if (!r->release)
 		r->release = rest_parse_release(*root);
+	rest_strv_free(r->warnings);
+	if (!(r->warnings = rest_parse_warnings(*root))) {
+		json_decref(*root);
+		*root = NULL;
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -545,6 +618,13 @@ const char *slurmrest_api_version(const slurmrest_t *r)
 const char *slurmrest_slurm_version(const slurmrest_t *r)
 {
 	return r->release;
+}
+
+const char *const *slurmrest_warnings(const slurmrest_t *r)
+{
+	static const char *const none[] = { NULL };
+
+	return r->warnings ? (const char *const *)r->warnings : none;
 }
 
 int slurmrest_ping(slurmrest_t *r, slurmrest_error *err)

@@ -12,6 +12,10 @@
 /* OpenAPI versions by number (v0.0.38 -> 38), newest first. */
 extern const int rest_api_versions[];
 extern const size_t rest_api_nversions;
+extern const char rest_api_spoken[];	/* "v0.0.38 to v0.0.45", for messages */
+
+/* The most versions a server's description is read for. */
+#define REST_SERVED_MAX 32
 
 int rest_api_parse(const char *name);	/* "v0.0.41" -> 41, or -1 */
 
@@ -23,6 +27,16 @@ json_t *rest_parse_body(const char *body, size_t len, const char *what, slurmres
 
 /* The first entry of "errors", as SLURMREST_E_SLURM; 0 when none. */
 int rest_parse_errors(json_t *root, slurmrest_error *err);
+
+void rest_strv_free(char **v);
+
+/* "warnings" as "description (at source)", NULL-terminated, malloc'd (empty
+ * when none; v0.0.38 has none); NULL when out of memory. */
+char **rest_parse_warnings(json_t *root);
+
+/* The /slurm/ versions an OpenAPI description (GET /openapi/v3) has paths
+ * for, newest first: how many were stored in versions (at most max). */
+size_t rest_parse_served(json_t *root, int *versions, size_t max);
 
 /* meta.Slurm.release ("22.05.8"), malloc'd, or NULL. */
 char *rest_parse_release(json_t *root);

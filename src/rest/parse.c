@@ -1,13 +1,17 @@
 /*
  * From slurmrestd's JSON to libslurmrest's one model. The shapes that
- * differ between versions (seen on 22.05's v0.0.38 and in the v0.0.40+
- * schemas):
+ * differ between v0.0.38 (Slurm 22.05) and v0.0.40 and later (24.05 on), as
+ * recorded from real servers in test/fixtures/rest/:
  *   node features     "a,b" string           -> array
  *   node state        "idle" + state_flags   -> ["IDLE", "DRAIN"]
  *   partition nodes   "n[1-4]"               -> {"configured": "n[1-4]"}
  *   numbers           42                     -> {"set": true, "number": 42}
  *   errors            {error_code, error}    -> {error_number, description}
  *   job environment   object                 -> ["K=V", ...]
+ *   exclusive job     "exclusive": true      -> "shared": ["none"]
+ *   warnings          none                   -> [{description, source}]
+ * v0.0.41 to v0.0.45 answer the calls made here as v0.0.40 does; what they
+ * add or drop is in fields these parsers do not read.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -17,8 +21,9 @@
 
 #include "internal.h"
 
-const int rest_api_versions[] = { 42, 41, 40, 39, 38 };
+const int rest_api_versions[] = { 45, 44, 43, 42, 41, 40, 39, 38 };
 const size_t rest_api_nversions = sizeof(rest_api_versions) / sizeof(rest_api_versions[0]);
+const char rest_api_spoken[] = "v0.0.38 to v0.0.45";
 
 int rest_api_parse(const char *name)
 {
@@ -135,11 +140,61 @@ char *rest_parse_release(json_t *root)
 	return release ? strdup(release) : NULL;
 }
 
-static void strv_free(char **v)
+void rest_strv_free(char **v)
 {
 	for (char **p = v; p && *p; p++)
 		free(*p);
 	free(v);
+}
+
+char **rest_parse_warnings(json_t *root)
+{
+	json_t *warnings = json_object_get(root, "warnings");
+	size_t n = json_is_array(warnings) ? json_array_size(warnings) : 0, k = 0;
+	char **list = calloc(n + 1, sizeof(*list));
+
+	for (size_t i = 0; list && i < n; i++) {
+		json_t *w = json_array_get(warnings, i);
+		const char *text = json_string_value(json_object_get(w, "description"));
+		const char *source = json_string_value(json_object_get(w, "source"));
+
+		if (!text || !*text)
+			continue;
+		if ((source && *source ? asprintf(&list[k], "%s (at %s)", text, source) :
+					 asprintf(&list[k], "%s", text)) < 0) {
+			list[k] = NULL;
+			rest_strv_free(list);
+			return NULL;
+		}
+		k++;
+	}
+	return list;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+	return *(const int *)b - *(const int *)a;
+}
+
+size_t rest_parse_served(json_t *root, int *versions, size_t max)
+{
+	json_t *paths = json_object_get(root, "paths"), *value;
+	const char *path;
+	size_t n = 0;
+
+	json_object_foreach(paths, path, value) {
+		int v, seen = 0;
+		char slash;
+
+		if (sscanf(path, "/slurm/v0.0.%d%c", &v, &slash) != 2 || slash != '/' || v < 0)
+			continue;
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = versions[i] == v;
+		if (!seen && n < max)
+			versions[n++] = v;
+	}
+	qsort(versions, n, sizeof(*versions), newest_first);
+	return n;
 }
 
 /* "a,b" or ["a", "b"] -> NULL-terminated list; lower-cased when asked. */
@@ -179,7 +234,7 @@ static char **strv_from(json_t *v, int lower)
 			*c = (char)tolower((unsigned char)*c);
 	return list;
 fail:
-	strv_free(list);
+	rest_strv_free(list);
 	return NULL;
 }
 
@@ -201,7 +256,7 @@ static char **node_state(json_t *node)
 	if (!(base = strv_from(state, 1)))
 		return NULL;
 	if (!(extra = strv_from(json_is_string(state) ? flags : NULL, 1))) {
-		strv_free(base);
+		rest_strv_free(base);
 		return NULL;
 	}
 	while (base[nb])
@@ -210,8 +265,8 @@ static char **node_state(json_t *node)
 		ne++;
 	all = realloc(base, (nb + ne + 1) * sizeof(*all));
 	if (!all) {
-		strv_free(base);
-		strv_free(extra);
+		rest_strv_free(base);
+		rest_strv_free(extra);
 		return NULL;
 	}
 	memcpy(all + nb, extra, (ne + 1) * sizeof(*all));
@@ -223,10 +278,10 @@ static void node_clear(slurmrest_node *n)
 {
 	free(n->name);
 	free(n->address);
-	strv_free(n->features);
-	strv_free(n->active_features);
-	strv_free(n->state);
-	strv_free(n->partitions);
+	rest_strv_free(n->features);
+	rest_strv_free(n->active_features);
+	rest_strv_free(n->state);
+	rest_strv_free(n->partitions);
 	free(n->reason);
 }
 
@@ -394,7 +449,7 @@ int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *
 	job->features = str_or_empty(json_object_get(j, "features"));
 	state = strv_from(json_object_get(j, "job_state"), 1);
 	job->state = state && state[0] ? strdup(state[0]) : strdup("");
-	strv_free(state);
+	rest_strv_free(state);
 	/* v0.0.38: an integer; later {"return_code": {"number": N}, ...}. */
 	exit_code = json_object_get(j, "exit_code");
 	if (json_is_object(exit_code))
@@ -410,14 +465,25 @@ int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *
 }
 
 /*
- * v0.0.38's spelling of job fields in v0.0.40's: the node count is a string
- * ("2", "2-4"), and GPUs per node are a TRES ("gres/gpu:2"; slurmrestd
- * ignores gpus_per_node there, and the job would get no GPU).
+ * v0.0.38's spelling of job fields in v0.0.40's and later: the node count
+ * is a string ("2", "2-4"); GPUs per node are a TRES ("gres/gpu:2"), and
+ * exclusive use is "shared": ["none"] (slurmrestd ignores gpus_per_node and
+ * exclusive there, with only a warning, and the job would get no GPU or
+ * share its nodes).
  */
 static int newer_job_fields(json_t *job)
 {
 	json_t *nodes = json_object_get(job, "nodes");
 	json_t *gpus = json_object_get(job, "gpus_per_node");
+	json_t *exclusive = json_object_get(job, "exclusive");
+
+	if (json_is_boolean(exclusive)) {
+		if (json_is_true(exclusive) &&
+		    json_object_set_new(job, "shared", json_pack("[s]", "none")))
+			return -1;
+		if (json_object_del(job, "exclusive"))
+			return -1;
+	}
 
 	if (json_is_integer(nodes) &&
 	    json_object_set_new(job, "nodes", json_sprintf("%lld", json_integer_value(nodes))))

@@ -4,9 +4,21 @@
  * One handle talks to one slurmrestd over a unix socket ("unix:/path",
  * local authentication) or TCP ("http://host:port", "https://host:port",
  * JWT authentication). It picks the newest OpenAPI version both sides speak
- * (v0.0.38 for Slurm 22.05 up to v0.0.42 for 24.11/25.05) on first use, or
- * the one pinned in the options, and hides the differences between them:
- * callers see one data model.
+ * on first use, or checks that the server serves the one pinned in the
+ * options, and hides the differences between versions: callers see one data
+ * model.
+ *
+ * Versions spoken, with the Slurm releases that serve them (from each
+ * release's data_parser plugins; the ones marked * are tested against the
+ * real slurmrestd):
+ *   Slurm 22.05*  v0.0.38
+ *   Slurm 24.05   v0.0.39, v0.0.40, v0.0.41
+ *   Slurm 24.11*  v0.0.40, v0.0.41, v0.0.42
+ *   Slurm 25.05   v0.0.40 to v0.0.43
+ *   Slurm 25.11   v0.0.41 to v0.0.44
+ *   Slurm 26.05*  v0.0.42 to v0.0.45 (26.11 drops v0.0.42)
+ * Every call works with each of them; where a version lacks something, the
+ * call says what it returns instead.
  *
  * Threads: a handle is used by one thread at a time; create one handle per
  * thread. The library keeps no other state; libcurl's global set-up is done
@@ -91,10 +103,21 @@ void slurmrest_free(slurmrest_t *rest);
 /* Checks that slurmctld answers through slurmrestd. */
 int slurmrest_ping(slurmrest_t *rest, slurmrest_error *err);
 
-/* After the first call: the API version in use ("v0.0.38") and Slurm's
- * release ("22.05.8"); NULL before. Owned by the handle. */
+/* After the first call: the API version in use ("v0.0.45") and Slurm's
+ * release ("26.05.3"); NULL before. Owned by the handle. A version pinned
+ * in the options is returned at once; the first call checks that the
+ * server serves it (SLURMREST_E_VERSION, naming what it serves, if not). */
 const char *slurmrest_api_version(const slurmrest_t *rest);
 const char *slurmrest_slurm_version(const slurmrest_t *rest);
+
+/*
+ * What slurmrestd warned about in its answer to the last call,
+ * as "description (at source)": e.g. a job field this version ignores
+ * ("Ignoring unknown field ..."). NULL-terminated, empty when none (always
+ * with v0.0.38, which has no warnings). Owned by the handle; valid until
+ * the next call.
+ */
+const char *const *slurmrest_warnings(const slurmrest_t *rest);
 
 typedef struct {
 	char *name;
@@ -116,7 +139,9 @@ typedef struct {
 /*
  * The cluster's nodes. With since > 0 (the update_time of an earlier
  * answer), an unchanged cluster answers with not_modified set and no
- * nodes: a cheap conditional refresh.
+ * nodes: a cheap conditional refresh (HTTP 304, every version).
+ * update_time is slurmctld's last change from v0.0.39 on; v0.0.38 does not
+ * say, so it is the time of the request less a second.
  */
 int slurmrest_get_nodes(slurmrest_t *rest, int64_t since, slurmrest_nodes **out,
 			slurmrest_error *err);
@@ -145,6 +170,12 @@ void slurmrest_partitions_free(slurmrest_partitions *partitions);
  * json_t * (declared void * so this header does not need jansson.h) and
  * borrowed. environment is "NAME=VALUE" strings, NULL-terminated; it must
  * not be empty (slurmrestd requires one variable).
+ *
+ * From v0.0.40 on the fields are sent as that version spells them: "nodes"
+ * as a string, "gpus_per_node": G as "tres_per_node": "gres/gpu:G",
+ * "exclusive": true as "shared": ["none"]; other fields go as given (a
+ * field the version does not know is ignored with a warning, see
+ * slurmrest_warnings; v0.0.38 refuses the job instead).
  */
 typedef struct {
 	const char *script;
@@ -153,7 +184,7 @@ typedef struct {
 } slurmrest_job_desc;
 
 /* Submits; *job_id is set on success, *user_msg (may be NULL) gets what
- * job_submit plugins said, malloc'd. */
+ * job_submit plugins said, malloc'd ("" when nothing). */
 int slurmrest_submit(slurmrest_t *rest, const slurmrest_job_desc *job, uint32_t *job_id,
 		     char **user_msg, slurmrest_error *err);
 
@@ -168,6 +199,8 @@ typedef struct {
 	int exit_code;			/* the batch script's, when ended */
 } slurmrest_job;
 
+/* One job. A job slurmctld no longer knows is SLURMREST_E_SLURM with
+ * slurm_errno 2017 (Invalid job id). */
 int slurmrest_get_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
 		      slurmrest_error *err);
 void slurmrest_job_free(slurmrest_job *job);

@@ -92,17 +92,64 @@ ok "$([ ! -e "$tmp/snapshot.json" ]; echo $?)" "  and no snapshot is invented"
 
 # The token goes out in one form: slurmrestd (23.02 and later) refuses a
 # request with both X-SLURM-USER-TOKEN and "Authorization: Bearer", and so
-# does fakerest. The newest version it serves (v0.0.41) is where the client
-# once added the second form.
-start_server "$tmp/serve.port" "$fake" serve 60 "$top_builddir/test/fixtures/rest"
+# does fakerest, serving answers recorded from Slurm 26.05's slurmrestd.
+fixtures=$top_builddir/test/fixtures/rest
+start_server "$tmp/serve.port" "$fake" serve 60 "$fixtures/26.05"
+served26=$port
 run "$efa" zones --json "${auth[@]}" --url "http://127.0.0.1:$port"
-is "$rc" 0 "zones over JWT against a strict server of v0.0.38 and v0.0.41: exit 0"
-
-like "$out" '"zone": "us-east-1b"' "  the zones of the server's nodes"
+is "$rc" 0 "zones over JWT against a strict server of v0.0.42 to v0.0.45: exit 0"
+like "$out" '"zone": "us-west-2b"' "  the zones of the server's nodes"
 run "$efa" zones --url "http://127.0.0.1:$port"
 is "$rc" 1 "no token: exit 1"
 like "$out" "refused the credentials \(HTTP 401\) .*it needs a JWT: set RestUser= and RestTokenFile=" \
 	"  the refusal is named, with what to set"
+
+# Version choice: the newest both speak, or the pinned one if served.
+snap=$tmp/versions.json
+run "$efa" sync --once "${auth[@]}" --url "http://127.0.0.1:$served26" --snapshot "$snap"
+is "$(jq -r .api_version "$snap" 2>/dev/null)" v0.0.45 "26.05's answers: sync negotiates v0.0.45"
+for v in v0.0.44 v0.0.43 v0.0.42; do
+	run "$efa" sync --once "${auth[@]}" --url "http://127.0.0.1:$served26" --snapshot "$snap" --api-version "$v"
+	is "$rc:$(jq -r '"\(.api_version) \(.nodes | length)"' "$snap" 2>/dev/null)" "0:$v 4" "  --api-version $v is used"
+done
+printf '%s\n' "Snapshot=$tmp/pinned.json" "RestAPIVersion=v0.0.43" >"$tmp/pinned.conf"
+run "$efa" sync --once --config "$tmp/pinned.conf" "${auth[@]}" --url "http://127.0.0.1:$served26"
+is "$(jq -r .api_version "$tmp/pinned.json" 2>/dev/null)" v0.0.43 "  RestAPIVersion= in efa.conf pins too"
+run "$efa" sync --once --config "$tmp/pinned.conf" "${auth[@]}" --url "http://127.0.0.1:$served26" \
+	--snapshot "$tmp/pinned2.json" --api-version v0.0.44
+is "$(jq -r .api_version "$tmp/pinned2.json" 2>/dev/null)" v0.0.44 "  --api-version overrides it"
+
+rm -f "$snap"
+run "$efa" sync --once "${auth[@]}" --url "http://127.0.0.1:$served26" --snapshot "$snap" --api-version v0.0.38
+is "$rc" 1 "a pinned version the server does not serve: exit 1"
+like "$out" "does not serve the pinned API version v0\.0\.38: it serves v0\.0\.45, v0\.0\.44, v0\.0\.43, v0\.0\.42; libslurmrest speaks v0\.0\.38 to v0\.0\.45" \
+	"  naming what the server serves and what slurm-efa speaks"
+ok "$([ ! -e "$snap" ]; echo $?)" "  and writing nothing"
+printf '#!/bin/sh\ntrue\n' >"$tmp/job.sh"
+run "$efa" submit "${auth[@]}" --url "http://127.0.0.1:$served26" --api-version v0.0.40 "$tmp/job.sh"
+like "$out" "job refused: .*does not serve the pinned API version v0\.0\.40" "  submit says the same"
+run "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$served26" --api-version v0.0.99
+is "$rc" 2 "a version slurm-efa does not speak: a usage error (exit 2)"
+like "$out" "v0\.0\.99 is not one libslurmrest speaks \(v0\.0\.38 to v0\.0\.45\)" "  saying which it speaks"
+printf '%s\n' "RestAPIVersion=0.0.45" >"$tmp/badpin.conf"
+run "$efa" zones --config "$tmp/badpin.conf" "${auth[@]}" --url "http://127.0.0.1:$served26"
+like "$out" "badpin.conf:1: invalid RestAPIVersion=0\.0\.45: use a slurmrestd OpenAPI version, e.g. v0\.0\.45" \
+	"  RestAPIVersion= of another form is refused with file and line"
+
+start_server "$tmp/serve22.port" "$fake" serve 60 "$fixtures/22.05"
+run "$efa" sync --once "${auth[@]}" --url "http://127.0.0.1:$port" --snapshot "$snap"
+is "$(jq -r '"\(.api_version) \(.nodes | length)"' "$snap" 2>/dev/null)" "v0.0.38 4" "22.05's answers: v0.0.38"
+
+# A slurmrestd newer than slurm-efa (26.11 and on drop v0.0.42).
+mkdir -p "$tmp/future/v0.0.46" "$tmp/future/v0.0.47"
+cp "$fixtures/26.05/v0.0.45/"*.json "$tmp/future/v0.0.46/"
+rm -f "$snap"
+start_server "$tmp/future.port" "$fake" serve 60 "$tmp/future"
+run "$efa" sync --once "${auth[@]}" --url "http://127.0.0.1:$port" --snapshot "$snap"
+is "$rc" 1 "a server with no version in common: exit 1"
+like "$out" "serves v0\.0\.47, v0\.0\.46; libslurmrest speaks v0\.0\.38 to v0\.0\.45: no version in common" \
+	"  naming both sides"
+ok "$([ ! -e "$snap" ]; echo $?)" "  and writing nothing"
 
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

@@ -6,9 +6,12 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 n=0
 failed=0
+made=$(mktemp -d)
+trap 'rm -rf "$made"' EXIT
+"$top_srcdir/test/fuzz/rest-seeds" "$top_builddir/test/fixtures/rest" "$made/rest"
 for name in conf profile rest snapshot options constraint path hostlist topology; do
 	inputs=()
-	for dir in "$top_srcdir/test/fuzz/seeds/$name" "$top_srcdir/test/fuzz/regress/$name"; do
+	for dir in "$top_srcdir/test/fuzz/seeds/$name" "$made/$name" "$top_srcdir/test/fuzz/regress/$name"; do
 		[ -d "$dir" ] && inputs+=("$dir"/*)
 	done
 	n=$((n + 1))

@@ -5,13 +5,16 @@
  * as MODE says: "hang" (read the request, never answer), "garbage" (HTTP 200,
  * not JSON), "huge" (HTTP 200 with an endless JSON body), "status500", or
  * "serve" (GET /slurm/vX/NAME answered from DIR/vX/NAME.json, 404 for a
- * version or a name DIR does not have; "ping" answers without a file).
+ * version or a name DIR does not have; "ping" answers without a file;
+ * /openapi/v3 lists the versions DIR has, as slurmrestd's description
+ * lists its paths). DIR is one release of test/fixtures/rest.
  *
  * Whatever the mode, a request is first authenticated as slurmrestd's
  * rest_auth/jwt does: both X-SLURM-USER-TOKEN and "Authorization: Bearer"
  * (ambiguous), a user name without a token, or no credentials at all are
  * refused with 401.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +86,27 @@ static int authenticated(const char *head)
 	return token || bearer;
 }
 
+/* {"paths": {"/slurm/vX/ping": {}, ...}} for each vX directory. */
+static void serve_description(int fd, const char *dir)
+{
+	char body[8192];
+	size_t len = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	len += (size_t)snprintf(body, sizeof(body), "{\"openapi\": \"3.0.3\", \"paths\": {");
+	while (d && (e = readdir(d)) && len < sizeof(body) - 128) {
+		if (e->d_name[0] != 'v' || !strchr(e->d_name, '.'))
+			continue;
+		len += (size_t)snprintf(body + len, sizeof(body) - len, "%s\"/slurm/%s/ping/\": {}",
+					body[len - 1] == '{' ? "" : ", ", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	len += (size_t)snprintf(body + len, sizeof(body) - len, "}}");
+	reply(fd, "200 OK", body, len);
+}
+
 static void serve_file(int fd, const char *dir, const char *head)
 {
 	static const char ping[] = "{\"pings\": [], \"errors\": [], \"warnings\": []}";
@@ -90,6 +114,10 @@ static void serve_file(int fd, const char *dir, const char *head)
 	ssize_t len;
 	int f;
 
+	if (!strncmp(head, "GET /openapi/v3 ", strlen("GET /openapi/v3 "))) {
+		serve_description(fd, dir);
+		return;
+	}
 	if (sscanf(head, "GET /slurm/%15[^/]/%63[^? ]", version, name) != 2 ||
 	    strchr(version, '.') == NULL || strstr(name, "..")) {
 		reply(fd, "404 Not Found", "", 0);

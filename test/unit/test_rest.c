@@ -1,3 +1,4 @@
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,10 @@
 #include "rest/internal.h"
 #include "tap.h"
 
-static json_t *load(const char *version, const char *name)
+/* Answers recorded from real slurmrestd by scripts/capture-rest-fixtures:
+ * FIXTURES/rest/<release>/<version>/<call>.json, the versions each release
+ * serves in <release>/served. */
+static json_t *load(const char *release, const char *version, const char *name)
 {
 	char path[512], *text = NULL;
 	struct efa_error err;
@@ -16,7 +20,7 @@ static json_t *load(const char *version, const char *name)
 	size_t len;
 	json_t *root;
 
-	snprintf(path, sizeof(path), "%s/rest/%s/%s", FIXTURES, version, name);
+	snprintf(path, sizeof(path), "%s/rest/%s/%s/%s.json", FIXTURES, release, version, name);
 	if (efa_read_file(path, 1 << 20, &text, &len, &err)) {
 		printf("# %s\n", err.msg);
 		return NULL;
@@ -26,115 +30,180 @@ static json_t *load(const char *version, const char *name)
 	return root;
 }
 
-static const char *state_of(const slurmrest_node *n, size_t i)
+static bool has(char **list, const char *item)
 {
-	return n->state[i];
+	for (; list && *list; list++)
+		if (!strcmp(*list, item))
+			return true;
+	return false;
 }
 
-static void test_nodes(void)
+/*
+ * What the capture's cluster was, as any version must show it: n1-n4 with
+ * zone features (n1, n2 in us-west-2a; n3, n4 in us-west-2b), n4 drained
+ * for "disk check", partitions gpu = n[1-4] and cpu = n[1-2].
+ */
+static void check_nodes(const char *release, const char *version, int api)
 {
 	slurmrest_nodes *nodes = NULL;
 	slurmrest_error err = { 0 };
-	json_t *root = load("v0.0.38", "nodes.json");
+	json_t *root = load(release, version, "nodes");
+	const slurmrest_node *n1, *n4;
 
-	require(ok(rest_parse_nodes(root, 38, &nodes, &err) == 0, "v0.0.38 nodes parse (recorded from 22.05)"));
+	require(ok(root && rest_parse_nodes(root, api, &nodes, &err) == 0, "%s %s: nodes parse", release, version));
 	require(is_int(nodes->count, 4, "  four nodes"));
-	is_str(nodes->nodes[0].name, "n1", "  name");
-	is_str(nodes->nodes[0].features[0], "az-us-west-2a", "  features from a comma string");
-	is_str(nodes->nodes[0].features[1], "efa", "  second feature");
-	ok(nodes->nodes[0].features[2] == NULL, "  and no more");
-	is_str(state_of(&nodes->nodes[0], 0), "idle", "  state");
-	is_str(state_of(&nodes->nodes[3], 0), "idle", "  drained node: base state");
-	is_str(state_of(&nodes->nodes[3], 1), "drain", "  then its flags, lower-cased");
-	is_str(nodes->nodes[3].reason, "disk check", "  reason");
-	is_str(nodes->nodes[0].partitions[1], "cpu", "  partitions");
-	is_int(nodes->update_time, 0, "  v0.0.38 carries no update time");
+	n1 = &nodes->nodes[0];
+	n4 = &nodes->nodes[3];
+	is_str(n1->name, "n1", "  name");
+	is_str(n1->address, "127.0.0.1", "  address");
+	ok(has(n1->features, "az-us-west-2a") && has(n1->features, "efa"), "  configured features");
+	ok(has(n1->active_features, "az-us-west-2a"), "  active features");
+	ok(has(nodes->nodes[2].features, "az-us-west-2b"), "  n3's zone feature");
+	ok(has(n1->partitions, "gpu") && has(n1->partitions, "cpu"), "  partitions");
+	is_str(n1->state[0], "idle", "  state, lower-cased");
+	ok(n1->state[1] == NULL, "  and nothing more when idle");
+	is_str(n4->state[0], "idle", "  a drained node: base state first");
+	ok(has(n4->state, "drain"), "  then the drain flag");
+	is_str(n4->reason, "disk check", "  with its reason");
+	if (api == 38)
+		is_int(nodes->update_time, 0, "  no update time in v0.0.38");
+	else
+		ok(nodes->update_time > 1700000000, "  last_update as the update time");
 	slurmrest_nodes_free(nodes);
-	json_decref(root);
-
-	root = load("v0.0.41", "nodes.json");
-	require(ok(rest_parse_nodes(root, 41, &nodes, &err) == 0, "v0.0.41 nodes parse"));
-	require(is_int(nodes->count, 3, "  three nodes"));
-	is_str(nodes->nodes[0].features[0], "k8s/az-us-east-1a", "  features from an array");
-	is_str(state_of(&nodes->nodes[1], 0), "idle", "  state array, lower-cased");
-	is_str(state_of(&nodes->nodes[1], 1), "drain", "  with its flag");
-	ok(nodes->nodes[2].active_features[0] == NULL, "  empty active features");
-	is_int(nodes->update_time, 1732800123, "  last_update from the number wrapper");
-	slurmrest_nodes_free(nodes);
-	json_decref(root);
-
-	root = json_pack("{s:s}", "nodes", "not a list");
-	ok(rest_parse_nodes(root, 38, &nodes, &err) == SLURMREST_E_PARSE, "a nodes answer without a list is a parse error");
-	has_str(err.message, "no \"nodes\" list", "  saying so");
 	json_decref(root);
 }
 
-static void test_partitions_jobs(void)
+static void check_partitions(const char *release, const char *version, int api)
 {
 	slurmrest_partitions *parts = NULL;
+	slurmrest_error err = { 0 };
+	json_t *root = load(release, version, "partitions");
+	const char *gpu = NULL, *cpu = NULL;
+
+	require(ok(root && rest_parse_partitions(root, api, &parts, &err) == 0,
+		   "%s %s: partitions parse", release, version));
+	for (size_t i = 0; i < parts->count; i++) {
+		if (!strcmp(parts->partitions[i].name, "gpu"))
+			gpu = parts->partitions[i].nodes;
+		if (!strcmp(parts->partitions[i].name, "cpu"))
+			cpu = parts->partitions[i].nodes;
+	}
+	is_str(gpu, "n[1-4]", "  gpu's nodes");
+	is_str(cpu, "n[1-2]", "  cpu's nodes");
+	slurmrest_partitions_free(parts);
+	json_decref(root);
+}
+
+static void check_jobs(const char *release, const char *version, int api)
+{
 	slurmrest_job *job = NULL;
 	slurmrest_error err = { 0 };
 	uint32_t id = 0;
-	char *msg = NULL;
+	char *msg = NULL, **warnings;
 	json_t *root;
 
-	root = load("v0.0.38", "partitions.json");
-	require(ok(rest_parse_partitions(root, 38, &parts, &err) == 0, "v0.0.38 partitions parse"));
-	is_str(parts->partitions[0].name, "gpu", "  name");
-	is_str(parts->partitions[0].nodes, "n[1-4]", "  nodes as a string");
-	slurmrest_partitions_free(parts);
-	json_decref(root);
-	root = load("v0.0.41", "partitions.json");
-	require(ok(rest_parse_partitions(root, 41, &parts, &err) == 0, "v0.0.41 partitions parse"));
-	is_str(parts->partitions[0].nodes, "p5-[0-2]", "  nodes from {configured: ...}");
-	is_int(parts->update_time, 1732800100, "  last_update");
-	slurmrest_partitions_free(parts);
-	json_decref(root);
-
-	root = load("v0.0.38", "submit.json");
-	ok(rest_parse_submit(root, &id, &msg, &err) == 0 && id == 1, "v0.0.38 submit answer: job id");
-	free(msg);
-	json_decref(root);
-	root = load("v0.0.41", "submit.json");
-	require(ok(rest_parse_submit(root, &id, &msg, &err) == 0 && id == 4242, "v0.0.41 submit answer: job id"));
-	is_str(msg, "efa: zone constraint added", "  job_submit's message");
-	free(msg);
-	json_decref(root);
-
-	root = load("v0.0.38", "submit-error.json");
-	ok(rest_parse_submit(root, &id, &msg, &err) == SLURMREST_E_SLURM, "v0.0.38 error shape");
-	is_int(err.slurm_errno, 2000, "  error_code as the number");
-	has_str(err.message, "Invalid partition name specified", "  the text");
-	json_decref(root);
-	root = load("v0.0.41", "submit-error.json");
-	ok(rest_parse_submit(root, &id, &msg, &err) == SLURMREST_E_SLURM, "v0.0.41 error shape");
-	is_int(err.slurm_errno, 2072, "  error_number");
-	has_str(err.message, "Batch job submission failed (Requested node configuration is not available, error 2072)",
-		"  description and error both");
-	json_decref(root);
-	root = load("v0.0.38", "job-missing.json");
-	ok(rest_parse_job(root, 38, &job, &err) == SLURMREST_E_SLURM, "a missing job is a Slurm error");
-	has_str(err.message, "Unable to find JobId=999999", "  with Slurm's words");
-	json_decref(root);
-
-	root = load("v0.0.38", "job.json");
-	require(ok(rest_parse_job(root, 38, &job, &err) == 0, "v0.0.38 job parses"));
-	is_str(job->state, "running", "  state lower-cased");
-	is_str(job->nodes, "n[1-2]", "  nodes");
-	slurmrest_job_free(job);
-	json_decref(root);
-	root = load("v0.0.41", "job.json");
-	require(ok(rest_parse_job(root, 41, &job, &err) == 0, "v0.0.41 job parses"));
-	is_str(job->state, "completed", "  state from an array");
-	is_int(job->exit_code, 0, "  exit code from return_code");
-	is_str(job->features, "efa&[k8s/az-us-east-1a|k8s/az-us-east-1b]", "  constraint");
+	root = load(release, version, "ping");
+	ok(root && rest_parse_errors(root, &err) == 0, "%s %s: ping has no error", release, version);
 	{
-		char *release = rest_parse_release(root);
+		char *rel = root ? rest_parse_release(root) : NULL;
 
-		is_str(release, "24.05.4", "  release from meta.slurm");
-		free(release);
+		ok(rel && !strncmp(rel, release, strlen(release)), "  Slurm's release %s", rel ? rel : "(none)");
+		free(rel);
 	}
+	json_decref(root);
+
+	root = load(release, version, "submit");
+	ok(root && rest_parse_submit(root, &id, &msg, &err) == 0 && id > 0, "  submit: the job id");
+	is_str(msg, "", "  no job_submit message");
+	free(msg);
+	msg = NULL;
+	json_decref(root);
+
+	root = load(release, version, "submit-error");
+	ok(root && rest_parse_submit(root, &id, &msg, &err) == SLURMREST_E_SLURM, "  a refused job is a Slurm error");
+	is_int(err.slurm_errno, 2000, "  Slurm's error number");
+	has_str(err.message, "Invalid partition name specified", "  and its words");
+	json_decref(root);
+
+	root = load(release, version, "submit-warning");
+	warnings = root ? rest_parse_warnings(root) : NULL;
+	if (api == 38) {
+		ok(rest_parse_submit(root, &id, &msg, &err) == SLURMREST_E_SLURM,
+		   "  v0.0.38 refuses a job with a field it does not know");
+		has_str(err.message, "fixture_unknown", "  naming it");
+		ok(warnings && !warnings[0], "  and has no warnings");
+	} else {
+		ok(root && rest_parse_submit(root, &id, &msg, &err) == 0, "  a job with a field the version does not know is accepted");
+		require(ok(warnings && warnings[0], "  with a warning"));
+		has_str(warnings[0], "Ignoring unknown field \"fixture_unknown\"", "  naming the field");
+		has_str(warnings[0], "(at #/job/fixture_unknown/)", "  and where it is");
+		free(msg);
+		msg = NULL;
+	}
+	rest_strv_free(warnings);
+	json_decref(root);
+
+	root = load(release, version, "job");
+	require(ok(root && rest_parse_job(root, api, &job, &err) == 0, "  the job parses"));
+	is_str(job->name, "fixture", "  name");
+	is_str(job->partition, "cpu", "  partition");
+	is_str(job->user_name, "root", "  user");
+	is_str(job->state, "completed", "  state, lower-cased");
+	is_int(job->exit_code, 0, "  exit code");
+	ok(!strcmp(job->nodes, "n1") || !strcmp(job->nodes, "n2"), "  a node of its partition (%s)", job->nodes);
 	slurmrest_job_free(job);
+	json_decref(root);
+
+	root = load(release, version, "job-missing");
+	ok(root && rest_parse_job(root, api, &job, &err) == SLURMREST_E_SLURM, "  a missing job is a Slurm error");
+	is_int(err.slurm_errno, 2017, "  Invalid job id");
+	json_decref(root);
+}
+
+/* Every version every recorded release serves. */
+static void test_recorded(void)
+{
+	static const char *const releases[] = { "22.05", "24.11", "26.05" };
+	bool seen[64] = { false };
+
+	for (size_t i = 0; i < sizeof(releases) / sizeof(releases[0]); i++) {
+		char path[512], version[32];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/rest/%s/served", FIXTURES, releases[i]);
+		require(ok((f = fopen(path, "r")) != NULL, "%s's versions are recorded", releases[i]));
+		while (fscanf(f, "%31s", version) == 1) {
+			int api = rest_api_parse(version);
+
+			if (!ok(api > 0, "  %s is one libslurmrest speaks", version))
+				continue;
+			seen[api] = true;
+			check_nodes(releases[i], version, api);
+			check_partitions(releases[i], version, api);
+			check_jobs(releases[i], version, api);
+		}
+		fclose(f);
+	}
+	for (size_t i = 0; i < rest_api_nversions; i++)
+		if (rest_api_versions[i] != 39)
+			ok(seen[rest_api_versions[i]], "v0.0.%d is checked against a real answer",
+			   rest_api_versions[i]);
+}
+
+static void test_served(void)
+{
+	int versions[REST_SERVED_MAX];
+	json_t *root = json_pack("{s:{s:{}, s:{}, s:{}, s:{}, s:{}}}", "paths",
+				 "/slurm/v0.0.44/ping", "/slurm/v0.0.46/nodes/", "/slurm/v0.0.44/nodes/",
+				 "/slurmdb/v0.0.46/jobs/", "/openapi/v3");
+
+	require(is_int(rest_parse_served(root, versions, REST_SERVED_MAX), 2,
+		       "the description's /slurm/ versions, each once"));
+	is_int(versions[0], 46, "  newest first, also one this library does not speak");
+	is_int(versions[1], 44, "  then the older");
+	json_decref(root);
+	root = json_pack("{s:s}", "paths", "none");
+	is_int(rest_parse_served(root, versions, REST_SERVED_MAX), 0, "no paths: none");
 	json_decref(root);
 }
 
@@ -167,6 +236,16 @@ static void test_build_submit(void)
 	       "  GPUs per node as a TRES (slurmrestd ignores gpus_per_node there)");
 	ok(!json_object_get(json_object_get(body, "job"), "gpus_per_node"), "  and not as gpus_per_node");
 	json_decref(body);
+	json_object_set_new(fields, "exclusive", json_true());
+	body = rest_build_submit(&job, 45, &err);
+	is_str(json_string_value(json_array_get(json_object_get(json_object_get(body, "job"), "shared"), 0)), "none",
+	       "v0.0.45: exclusive as shared=[none] (slurmrestd ignores exclusive there)");
+	ok(!json_object_get(json_object_get(body, "job"), "exclusive"), "  and not as exclusive");
+	json_decref(body);
+	body = rest_build_submit(&job, 38, &err);
+	ok(json_is_true(json_object_get(json_object_get(body, "job"), "exclusive")), "v0.0.38: exclusive as given");
+	json_decref(body);
+	json_object_del(fields, "exclusive");
 	ok(json_integer_value(json_object_get(fields, "nodes")) == 2, "the caller's fields are not changed");
 	job.environment = bad_env;
 	ok(!rest_build_submit(&job, 38, &err) && err.code == SLURMREST_E_USAGE, "an entry without '=' is refused");
@@ -200,9 +279,10 @@ static void test_new(void)
 	slurmrest_free(r);
 	o.api_version = "v0.0.37";
 	ok(!slurmrest_new(&o, &err), "an unsupported pinned version is refused");
-	o.api_version = "v0.0.41";
+	has_str(err.message, "v0.0.38 to v0.0.45", "  naming the versions it speaks");
+	o.api_version = "v0.0.45";
 	r = slurmrest_new(&o, &err);
-	is_str(r ? slurmrest_api_version(r) : NULL, "v0.0.41", "a pinned version is used as is");
+	is_str(r ? slurmrest_api_version(r) : NULL, "v0.0.45", "a pinned version is used as is");
 	slurmrest_free(r);
 	o.api_version = NULL;
 
@@ -229,13 +309,15 @@ static void test_new(void)
 	o.token_file = NULL;
 	is_str(slurmrest_strcode(SLURMREST_E_TIMEOUT), "timeout", "strcode");
 	is_int(rest_api_parse("v0.0.40"), 40, "v0.0.40 parses");
+	is_int(rest_api_parse("v0.0.45"), 45, "v0.0.45 parses");
+	is_int(rest_api_parse("v0.0.46"), -1, "v0.0.46 is not spoken");
 	is_int(rest_api_parse("v0.0.40x"), -1, "junk after the version is refused");
 }
 
 int main(void)
 {
-	test_nodes();
-	test_partitions_jobs();
+	test_recorded();
+	test_served();
 	test_build_submit();
 	test_new();
 	return done_testing();
