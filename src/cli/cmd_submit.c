@@ -233,7 +233,7 @@ static int take_job_option(struct submit *s, char **argv, int *i)
 		return set_field(s, k, value) ? -1 : 1;
 	}
 	if (!strcmp(arg, "--exclusive"))
-		return json_object_set_new(s->fields, "exclusive", json_true()) ? -1 : 1;
+		return json_object_set_new(s->fields, "exclusive", json_string("exclusive")) ? -1 : 1;
 	if (!strcmp(arg, "--field") && argv[*i + 1]) {
 		const char *kv = argv[++*i], *eq = strchr(kv, '=');
 		json_t *v;

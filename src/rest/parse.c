@@ -8,7 +8,7 @@
  *   numbers           42                     -> {"set": true, "number": 42}
  *   errors            {error_code, error}    -> {error_number, description}
  *   job environment   object                 -> ["K=V", ...]
- *   exclusive job     "exclusive": true      -> "shared": ["none"]
+ *   exclusive job     "exclusive": "exclusive" -> "shared": ["none"]
  *   warnings          none                   -> [{description, source}]
  * v0.0.41 to v0.0.45 answer the calls made here as v0.0.40 does; what they
  * add or drop is in fields these parsers do not read.
@@ -464,27 +464,51 @@ int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *
 	return 0;
 }
 
+/* A number slurmrestd reads as "set or not" (NO_VAL), in v0.0.40's form. */
+static json_t *no_val_number(json_int_t n)
+{
+	return json_pack("{s:b, s:b, s:I}", "set", 1, "infinite", 0, "number", n);
+}
+
+/* v0.0.38 takes sbatch's word; true is taken to mean the same. */
+static int older_job_fields(json_t *job)
+{
+	json_t *exclusive = json_object_get(job, "exclusive");
+
+	if (json_is_true(exclusive))
+		return json_object_set_new(job, "exclusive", json_string("exclusive"));
+	return 0;
+}
+
 /*
  * v0.0.38's spelling of job fields in v0.0.40's and later: the node count
- * is a string ("2", "2-4"); GPUs per node are a TRES ("gres/gpu:2"), and
- * exclusive use is "shared": ["none"] (slurmrestd ignores gpus_per_node and
- * exclusive there, with only a warning, and the job would get no GPU or
- * share its nodes).
+ * is a string ("2", "2-4"); GPUs per node are a TRES ("gres/gpu:2");
+ * --exclusive[=user|mcs] is "shared": ["none"] (or ["user"], ["mcs"]); and
+ * a time limit is a NO_VAL number (24.11's v0.0.42 warns about a plain
+ * one). slurmrestd ignores gpus_per_node and exclusive there, with only a
+ * warning: the job would get no GPU, or share its nodes.
  */
 static int newer_job_fields(json_t *job)
 {
 	json_t *nodes = json_object_get(job, "nodes");
 	json_t *gpus = json_object_get(job, "gpus_per_node");
 	json_t *exclusive = json_object_get(job, "exclusive");
+	json_t *time_limit = json_object_get(job, "time_limit");
 
-	if (json_is_boolean(exclusive)) {
-		if (json_is_true(exclusive) &&
-		    json_object_set_new(job, "shared", json_pack("[s]", "none")))
-			return -1;
-		if (json_object_del(job, "exclusive"))
+	if (exclusive) {
+		const char *how = json_is_true(exclusive) ? "exclusive" : json_string_value(exclusive);
+
+		if (how && strcmp(how, "exclusive") && strcmp(how, "user") && strcmp(how, "mcs") &&
+		    strcmp(how, "oversubscribe"))
+			how = NULL;
+		if (how && (json_object_set_new(job, "shared",
+					       json_pack("[s]", strcmp(how, "exclusive") ? how : "none")) ||
+			    json_object_del(job, "exclusive")))
 			return -1;
 	}
-
+	if (json_is_integer(time_limit) &&
+	    json_object_set_new(job, "time_limit", no_val_number(json_integer_value(time_limit))))
+		return -1;
 	if (json_is_integer(nodes) &&
 	    json_object_set_new(job, "nodes", json_sprintf("%lld", json_integer_value(nodes))))
 		return -1;
@@ -537,7 +561,7 @@ json_t *rest_build_submit(const slurmrest_job_desc *desc, int api, slurmrest_err
 		if (rc)
 			goto nomem;
 	}
-	if (api >= 40 && newer_job_fields(job))
+	if (api >= 40 ? newer_job_fields(job) : older_job_fields(job))
 		goto nomem;
 	/* Both _new and "o" take the references, also when they fail. */
 	if (json_object_set_new(job, "environment", env)) {

@@ -173,7 +173,9 @@ void slurmrest_partitions_free(slurmrest_partitions *partitions);
  *
  * From v0.0.40 on the fields are sent as that version spells them: "nodes"
  * as a string, "gpus_per_node": G as "tres_per_node": "gres/gpu:G",
- * "exclusive": true as "shared": ["none"]; other fields go as given (a
+ * "exclusive": "exclusive" (or "user", "mcs") as "shared": ["none"] (or
+ * ["user"], ["mcs"]), "time_limit": M as {"set": true, "number": M};
+ * other fields go as given (a
  * field the version does not know is ignored with a warning, see
  * slurmrest_warnings; v0.0.38 refuses the job instead).
  */

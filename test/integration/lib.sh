@@ -129,9 +129,6 @@ stepd_error() {	# stepd_error NODE
 }
 
 # The API version libslurmrest picks with this cluster's slurmrestd: the
-# newest both speak (libslurmrest's newest is v0.0.42).
-if [ "$SLURMRESTD_API" = v0.0.38 ]; then
-	REST_CLIENT_API=v0.0.38
-else
-	REST_CLIENT_API=v0.0.42
-fi
+# newest both speak, which for every Slurm of the matrix is the newest it
+# serves (libslurmrest speaks v0.0.38 to v0.0.45).
+REST_CLIENT_API=$SLURMRESTD_API

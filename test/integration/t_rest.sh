@@ -134,6 +134,55 @@ is "$rc" 1 "a refused submission exits 1"
 like "$out" "job refused: Slurm: (Batch job submission failed \()?Invalid partition name specified,? \(?error 2000\)" \
 	"  with Slurm's reason"
 
+# Every API version this slurmrestd serves, pinned, over the unix socket
+# and over JWT; a job submitted in each gets its SPANK options in the batch
+# step and in its srun steps.
+run "${as_rest[@]}" "$efa" sync --once --config "$rest_conf"
+is "$(jq -r .api_version "$snapshot")" "$REST_CLIENT_API" "unpinned, sync negotiates $REST_CLIENT_API, the newest both speak"
+cat >"$rest_home/versions.sh" <<'JOB'
+#!/bin/bash
+echo "batch: $SLURM_EFA_MODE $CHECKPOINT_DIR"
+srun -l bash -c 'echo "$SLURMD_NODENAME $SLURM_EFA_PROFILE $SLURM_EFA_BIND $CUDA_VISIBLE_DEVICES $CHECKPOINT_DIR"' | sort
+JOB
+chmod 755 "$rest_home/versions.sh"
+for api in $SLURMRESTD_APIS; do
+	run "${as_rest[@]}" "$efa" zones --config "$rest_conf" --api-version "$api"
+	like "$out" "^us-west-2b +az-us-west-2b +2 +2  gpu$" "$api pinned: zones over the unix socket"
+	run "$efa" sync --once --config "$rest_conf" "${jwt[@]}" --api-version "$api" --snapshot "$rest_home/pinned.json"
+	is "$rc:$(jq -r '"\(.api_version) \(.nodes | length) \(.zones | length)"' "$rest_home/pinned.json" 2>/dev/null)" \
+		"0:$api 4 2" "  sync over JWT writes its snapshot with it"
+	run "$efa" topo --cluster --config "$rest_conf" "${jwt[@]}" --api-version "$api"
+	is "$rc" 0 "  topo --cluster over JWT"
+	like "$out" "n3" "  showing the cluster's nodes"
+	ckpt=$rest_ckpt/$api
+	out_file=$SLURM_EFA_CLUSTER/out/submit-$api.out
+	run "$efa" submit --config "$rest_conf" "${jwt[@]}" --api-version "$api" --efa --efa-bind=closest \
+		--checkpoint-dir="$ckpt" -p cpu -N2 --gpus-per-node=2 -t 0:05:00 --exclusive \
+		-J "rest-$api" -o "$out_file" "$rest_home/versions.sh"
+	is "$rc" 0 "  submit over JWT"
+	unlike "$out" "slurmrestd warns" "  every field is one the version knows"
+	job=$(grep -o '[0-9]*$' <<<"$out" || true)
+	wait_job "${job:-0}"
+	is "$(cat "$out_file" 2>/dev/null)" \
+		"batch: required $ckpt"$'\n'"0: n1 p5 closest 0,1 $ckpt"$'\n'"1: n2 p4d closest 0,1 $ckpt" \
+		"  --efa, --efa-bind and --checkpoint-dir reach the batch step and each srun task"
+	show=$(scontrol show job "${job:-0}" 2>/dev/null)
+	like "$show" "TimeLimit=00:05:00" "  -t 0:05:00 is the job's time limit"
+	# --exclusive: the job holds all 16 CPUs of each of its 2 nodes.
+	like "$show" "NumCPUs=32 " "  --exclusive gives it its nodes whole"
+done
+wrong=""
+for api in v0.0.45 v0.0.44 v0.0.43 v0.0.42 v0.0.41 v0.0.40 v0.0.38; do
+	[[ " $SLURMRESTD_APIS " == *" $api "* ]] || { wrong=$api; break; }
+done
+cp "$snapshot" "$rest_home/good.json"
+run "${as_rest[@]}" "$efa" sync --once --config "$rest_conf" --api-version "$wrong"
+is "$rc" 1 "pinned to $wrong, which this slurmrestd does not serve: sync fails"
+like "$out" "does not serve the pinned API version ${wrong//./\\.}: it serves ${SLURMRESTD_APIS// /, }; libslurmrest speaks v0\\.0\\.38 to v0\\.0\\.45" \
+	"  naming what it serves and what slurm-efa speaks"
+cmp -s "$snapshot" "$rest_home/good.json"
+ok $? "  and writes nothing"
+
 # The installed library and its pkg-config file build the example.
 inst=$SLURM_EFA_CLUSTER/install
 make -s -C "$top_builddir" install DESTDIR="$inst" >/dev/null 2>&1

@@ -242,10 +242,24 @@ static void test_build_submit(void)
 	       "v0.0.45: exclusive as shared=[none] (slurmrestd ignores exclusive there)");
 	ok(!json_object_get(json_object_get(body, "job"), "exclusive"), "  and not as exclusive");
 	json_decref(body);
+	json_object_set_new(fields, "time_limit", json_integer(90));
+	body = rest_build_submit(&job, 45, &err);
+	is_int(json_integer_value(json_object_get(json_object_get(json_object_get(body, "job"), "time_limit"), "number")),
+	       90, "  the time limit as a NO_VAL number");
+	json_decref(body);
 	body = rest_build_submit(&job, 38, &err);
-	ok(json_is_true(json_object_get(json_object_get(body, "job"), "exclusive")), "v0.0.38: exclusive as given");
+	is_str(json_string_value(json_object_get(json_object_get(body, "job"), "exclusive")), "exclusive",
+	       "v0.0.38: exclusive as sbatch's word (22.05 refuses true)");
+	is_int(json_integer_value(json_object_get(json_object_get(body, "job"), "time_limit")), 90,
+	       "  the time limit a plain number");
+	json_decref(body);
+	json_object_set_new(fields, "exclusive", json_string("user"));
+	body = rest_build_submit(&job, 42, &err);
+	is_str(json_string_value(json_array_get(json_object_get(json_object_get(body, "job"), "shared"), 0)), "user",
+	       "v0.0.42: exclusive=user as shared=[user]");
 	json_decref(body);
 	json_object_del(fields, "exclusive");
+	json_object_del(fields, "time_limit");
 	ok(json_integer_value(json_object_get(fields, "nodes")) == 2, "the caller's fields are not changed");
 	job.environment = bad_env;
 	ok(!rest_build_submit(&job, 38, &err) && err.code == SLURMREST_E_USAGE, "an entry without '=' is refused");
