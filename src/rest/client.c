@@ -652,8 +652,14 @@ static int conditional_get(slurmrest_t *r, const char *what, int64_t since, json
 
 	*asked = (int64_t)time(NULL);
 	*not_modified = 0;
+	/* The data_parser versions (v0.0.39 on) read the query's time with
+	 * Slurm's parse_time(), where "uts<seconds>" is a Unix time whatever
+	 * the time zone; 24.11's v0.0.40 and v0.0.41 refuse plain seconds
+	 * (HTTP 500), its v0.0.42 and 26.05's take both. v0.0.38 reads plain
+	 * seconds. */
 	if (since > 0)
-		snprintf(rel, sizeof(rel), "%s?update_time=%lld", what, (long long)since);
+		snprintf(rel, sizeof(rel), "%s?update_time=%s%lld", what, r->api >= 39 ? "uts" : "",
+			 (long long)since);
 	else
 		snprintf(rel, sizeof(rel), "%s", what);
 	rc = call(r, "GET", rel, NULL, root, not_modified, err);

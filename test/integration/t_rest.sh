@@ -146,14 +146,30 @@ srun -l bash -c 'echo "$SLURMD_NODENAME $SLURM_EFA_PROFILE $SLURM_EFA_BIND $CUDA
 JOB
 chmod 755 "$rest_home/versions.sh"
 for api in $SLURMRESTD_APIS; do
-	run "${as_rest[@]}" "$efa" zones --config "$rest_conf" --api-version "$api"
-	like "$out" "^us-west-2b +az-us-west-2b +2 +2  gpu$" "$api pinned: zones over the unix socket"
+	for via in unix jwt; do
+		if [ "$via" = unix ]; then as=("${as_rest[@]}") creds=(); else as=() creds=("${jwt[@]}"); fi
+		run "${as[@]}" "$efa" zones --config "$rest_conf" "${creds[@]}" --api-version "$api"
+		like "$out" "^us-west-2b +az-us-west-2b +2 +2  gpu$" "$api pinned, $via: zones"
+		run "${as[@]}" "$efa" topo --cluster --config "$rest_conf" "${creds[@]}" --api-version "$api"
+		like "$out" "^ +n3 +idle$" "  topo --cluster shows the cluster's nodes"
+	done
 	run "$efa" sync --once --config "$rest_conf" "${jwt[@]}" --api-version "$api" --snapshot "$rest_home/pinned.json"
 	is "$rc:$(jq -r '"\(.api_version) \(.nodes | length) \(.zones | length)"' "$rest_home/pinned.json" 2>/dev/null)" \
-		"0:$api 4 2" "  sync over JWT writes its snapshot with it"
-	run "$efa" topo --cluster --config "$rest_conf" "${jwt[@]}" --api-version "$api"
-	is "$rc" 0 "  topo --cluster over JWT"
-	like "$out" "n3" "  showing the cluster's nodes"
+		"0:$api 4 2" "  sync --once over JWT writes its snapshot with it"
+	rm -f "$rest_home/pinned.json"
+	"${as_rest[@]}" "$efa" sync --interval 1 --config "$rest_conf" --api-version "$api" \
+		--snapshot "$rest_home/pinned.json" 2>"$rest_home/pinned.log" &
+	pinned_pid=$!
+	# Nodes settle a few seconds after a job ends; then answers are 304.
+	for _ in $(seq 50); do
+		grep -q "answered 304" "$rest_home/pinned.log" && break
+		sleep 0.2
+	done
+	kill "$pinned_pid"
+	wait "$pinned_pid" 2>/dev/null || true
+	is "$(jq -r .api_version "$rest_home/pinned.json" 2>/dev/null)" "$api" "  sync --interval over the unix socket too"
+	like "$(cat "$rest_home/pinned.log")" "nodes unchanged since [0-9]+ \(conditional request answered 304\)" \
+		"  with conditional requests"
 	ckpt=$rest_ckpt/$api
 	out_file=$SLURM_EFA_CLUSTER/out/submit-$api.out
 	run "$efa" submit --config "$rest_conf" "${jwt[@]}" --api-version "$api" --efa --efa-bind=closest \
@@ -170,6 +186,15 @@ for api in $SLURMRESTD_APIS; do
 	like "$show" "TimeLimit=00:05:00" "  -t 0:05:00 is the job's time limit"
 	# --exclusive: the job holds all 16 CPUs of each of its 2 nodes.
 	like "$show" "NumCPUs=32 " "  --exclusive gives it its nodes whole"
+	out_file=$SLURM_EFA_CLUSTER/out/submit-unix-$api.out
+	# Over the socket the job is slurmrestd's user's, whose directory this is.
+	install -d -o "$SLURMRESTD_USER" -m 700 "$ckpt-unix"
+	run "${as_rest[@]}" "$efa" submit --config "$rest_conf" --api-version "$api" --efa=auto \
+		--checkpoint-dir="$ckpt-unix" -p cpu -N1 -o "$out_file" "$rest_home/versions.sh"
+	is "$rc" 0 "  submit over the unix socket"
+	wait_job "$(grep -o '[0-9]*$' <<<"$out" || echo 0)"
+	like "$(cat "$out_file" 2>/dev/null)" "^batch: auto $ckpt-unix"$'\n'"0: n[12] p(5|4d) +$ckpt-unix\$" \
+		"  its job too gets --efa=auto and --checkpoint-dir in both steps"
 done
 wrong=""
 for api in v0.0.45 v0.0.44 v0.0.43 v0.0.42 v0.0.41 v0.0.40 v0.0.38; do
