@@ -9,8 +9,12 @@
  * efa_snapshot_read and efa_policy_decide each run exactly once (for
  * counting their instructions with callgrind).
  *
- * Prints, one "name value" per line: rss_input_kib (the answer read),
- * rss_peak_kib (after one sync), snapshot_bytes, nodes, zones; then per
+ * The answer's API version is read from its meta (openapi/v0.0.38, or
+ * data_parser/v0.0.N from v0.0.40 on), as the client knows it from the URL.
+ *
+ * Prints, one "name value" per line: api (the answer's version, 38 for
+ * v0.0.38), rss_input_kib (the answer read), rss_peak_kib (after one
+ * sync), snapshot_bytes, nodes, zones; then per
  * round, alternating, "jansson MS" (json_loadb alone, the baseline),
  * "parse MS" (rest_parse_body + rest_parse_nodes), "build MS"
  * (efa_cluster_add_node for every node) and "sync MS" (the two); then
@@ -32,6 +36,8 @@
 #include "rest/internal.h"
 
 #define DECIDE_BATCH 10
+
+static int api;	/* the answer's OpenAPI version: 41 for v0.0.41 */
 
 static double now_ms(void)
 {
@@ -67,7 +73,7 @@ static __attribute__((noinline)) double parse(const char *body, size_t len, slur
 	slurmrest_error err;
 	json_t *root = rest_parse_body(body, len, "nodes", &err);
 
-	if (!root || rest_parse_nodes(root, 41, nodes, &err))
+	if (!root || rest_parse_nodes(root, api, nodes, &err))
 		die("parse", err.message);
 	json_decref(root);
 	return now_ms() - t0;
@@ -92,6 +98,29 @@ static __attribute__((noinline)) double build(const slurmrest_nodes *nodes, stru
 			die("build", err.msg);
 	}
 	return now_ms() - t0;
+}
+
+/* The answer's version, from meta.plugin (found before anything is timed). */
+static int answer_api(const char *body)
+{
+	static const char *const tags[] = { "\"data_parser/", "\"openapi/" };
+	char name[16];
+
+	for (size_t k = 0; k < sizeof(tags) / sizeof(tags[0]); k++) {
+		const char *at = strstr(body, tags[k]);
+		size_t len;
+
+		if (!at)
+			continue;
+		at += strlen(tags[k]);
+		len = strcspn(at, "\"");
+		if (len < sizeof(name)) {
+			memcpy(name, at, len);
+			name[len] = '\0';
+			return rest_api_parse(name);
+		}
+	}
+	return -1;
 }
 
 static void sync_rounds(const char *body, size_t len, long rounds)
@@ -185,7 +214,9 @@ int main(int argc, char **argv)
 	}
 	if (efa_read_file(argv[i], 1UL << 31, &body, &len, &err))
 		die("input", err.msg);
-	printf("rss_input_kib %ld\n", peak_rss_kib());
+	if ((api = answer_api(body)) < 0)
+		die(argv[i], "no OpenAPI version libslurmrest speaks in meta.plugin");
+	printf("api %d\nrss_input_kib %ld\n", api, peak_rss_kib());
 	parse(body, len, &nodes);
 	build(nodes, &c);
 	slurmrest_nodes_free(nodes);
