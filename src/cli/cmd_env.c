@@ -39,12 +39,11 @@ static int print_var(void *ctx, const char *name, const char *value,
 
 		return v ? json_array_append_new(pr->vars, v) : -1;
 	}
-	if (decision == EFA_ENV_SKIPPED || decision == EFA_ENV_REMOVED)
+	if (!value || decision == EFA_ENV_SKIPPED)
 		printf("  %-10s %s\n", efa_env_decision_name(decision), name);
 	else
 		printf("  %-10s %s=%s\n", efa_env_decision_name(decision), name, value);
-	printf("  %-10s %s\n", "", decision == EFA_ENV_USER ?
-	       "already set in this environment: the user's value wins" : reason);
+	printf("  %-10s %s\n", "", reason);
 	return 0;
 }
 

@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,60 @@ static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 			     "what slurm-efa added to LD_LIBRARY_PATH");
 }
 
+/*
+ * What slurm-efa set, in EFA_ENV_OWNED_VAR: "NAME:DIGEST,..." with a digest
+ * of the value it set, so that a value the job changed since (or unset) is
+ * told apart from slurm-efa's own and kept. A NAME without a digest (an
+ * earlier release wrote those) counts as slurm-efa's whatever its value.
+ */
+#define DIGEST_LEN 8
+
+static void value_digest(const char *value, char out[DIGEST_LEN + 1])
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (const unsigned char *c = (const unsigned char *)value; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	snprintf(out, DIGEST_LEN + 1, "%08x", h);
+}
+
+enum recorded { NOT_RECORDED, RECORDED, RECORDED_WITH_DIGEST };
+
+/* Looks name up in a record; digest gets the recorded one, if any. */
+static enum recorded record_find(const char *record, const char *name, size_t len,
+				 char digest[DIGEST_LEN + 1])
+{
+	for (const char *p = record; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t plen = end ? (size_t)(end - p) : strlen(p);
+
+		if (plen >= len && !strncmp(p, name, len)) {
+			if (plen == len)
+				return RECORDED;
+			if (p[len] == ':' && plen == len + 1 + DIGEST_LEN) {
+				memcpy(digest, p + len + 1, DIGEST_LEN);
+				digest[DIGEST_LEN] = '\0';
+				return RECORDED_WITH_DIGEST;
+			}
+		}
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return NOT_RECORDED;
+}
+
+/* Whether the job's current value is the one slurm-efa recorded setting. */
+static bool still_ours(enum recorded r, const char *recorded_digest, const char *current)
+{
+	char digest[DIGEST_LEN + 1];
+
+	if (r == RECORDED)
+		return true;
+	value_digest(current, digest);
+	return r == RECORDED_WITH_DIGEST && !strcmp(digest, recorded_digest);
+}
+
 struct apply {
 	const struct efa_config *cfg;
 	efa_env_get_fn get;
@@ -248,54 +303,79 @@ struct apply {
 	char owned_now[ENV_VALUE_MAX];
 };
 
+static void record_add(struct apply *a, const char *name, const char *digest)
+{
+	/* Too many to record is harmless: those stay as user values. */
+	efa_strlcatf(a->owned_now, sizeof(a->owned_now), "%s%s:%s",
+		     a->owned_now[0] ? "," : "", name, digest);
+}
+
 static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 {
-	char current[ENV_VALUE_MAX];
+	char current[ENV_VALUE_MAX], recorded_digest[DIGEST_LEN + 1], digest[DIGEST_LEN + 1];
+	enum recorded r = record_find(a->owned_before, e->name, strlen(e->name), recorded_digest);
+	bool present = e->value && !e->slurm_var &&
+		       a->get(a->ctx, e->name, current, sizeof(current)) == 1;
+	const char *reason = e->reason;
 	enum efa_env_decision d;
 	int rc;
 
-	if (!e->value)
+	if (!e->value) {
 		d = EFA_ENV_SKIPPED;
-	else if (e->slurm_var ||
-		 a->get(a->ctx, e->name, current, sizeof(current)) != 1 ||
-		 list_has(a->owned_before, ',', e->name, strlen(e->name)))
+	} else if (e->slurm_var || (!present && r != RECORDED_WITH_DIGEST) ||
+		   (present && r != NOT_RECORDED && still_ours(r, recorded_digest, current))) {
 		d = EFA_ENV_SET;
-	else if (forced(a->cfg, e->name))
+	} else if (forced(a->cfg, e->name)) {
 		d = EFA_ENV_FORCED;
-	else
+	} else if (!present) {
+		/* The job unset what slurm-efa set: it stays unset, and
+		 * recorded, for the steps this one starts. */
+		rc = a->put(a->ctx, e->name, NULL, EFA_ENV_USER,
+			    "unset by the job after slurm-efa set it: left unset");
+		record_add(a, e->name, recorded_digest);
+		return rc;
+	} else {
 		d = EFA_ENV_USER;
-	rc = a->put(a->ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, e->reason);
+		reason = r == NOT_RECORDED ? "already set in this environment: the job's value wins" :
+					     "changed by the job after slurm-efa set it: the job's value wins";
+	}
+	rc = a->put(a->ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, reason);
 	if (rc || (d != EFA_ENV_SET && d != EFA_ENV_FORCED) || e->slurm_var)
 		return rc;
-	/* Too many to record is harmless: those stay as user values. */
-	efa_strlcatf(a->owned_now, sizeof(a->owned_now), "%s%s",
-		     a->owned_now[0] ? "," : "", e->name);
+	value_digest(e->value, digest);
+	record_add(a, e->name, digest);
 	return 0;
 }
 
-/* Removes what an earlier step set that this one does not. */
+/* Removes what an earlier step set that this one does not, unless the job
+ * changed it since. */
 static int remove_stale(struct apply *a)
 {
-	char current[ENV_VALUE_MAX];
+	char current[ENV_VALUE_MAX], digest[DIGEST_LEN + 1], unused[DIGEST_LEN + 1];
 
 	for (const char *p = a->owned_before; *p;) {
 		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
+		size_t entry = end ? (size_t)(end - p) : strlen(p);
+		size_t len = strcspn(p, ",:");
 		char name[256];
+		enum recorded r;
 		int rc;
 
-		if (len && len < sizeof(name) && !list_has(a->owned_now, ',', p, len)) {
+		if (len && len < sizeof(name) &&
+		    record_find(a->owned_now, p, len, unused) == NOT_RECORDED) {
 			memcpy(name, p, len);
 			name[len] = '\0';
+			r = record_find(a->owned_before, name, len, digest);
 			/* The record is in the user's hands: never let it remove
 			 * what slurm-efa could not have set. */
 			if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
 			    a->get(a->ctx, name, current, sizeof(current)) == 1 &&
+			    still_ours(r, digest, current) &&
 			    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
 					 "set by slurm-efa for an earlier step; not wanted here")))
 				return rc;
 		}
-		p += len + (end ? 1 : 0);
+		p += entry + (end ? 1 : 0);
 	}
 	return 0;
 }

@@ -53,7 +53,7 @@ void efa_env_plan_free(struct efa_env_plan *plan);
 enum efa_env_decision {
 	EFA_ENV_SET,		/* set: nothing was there */
 	EFA_ENV_FORCED,		/* set over the user's value (ForceEnv=) */
-	EFA_ENV_USER,		/* left alone: the user set it */
+	EFA_ENV_USER,		/* left alone: the user set, changed or unset it */
 	EFA_ENV_SKIPPED,	/* a condition did not hold */
 	EFA_ENV_PREPENDED,	/* LD_LIBRARY_PATH with the stack's dirs first */
 	EFA_ENV_REMOVED,	/* an earlier step's value this step must not keep */
@@ -74,9 +74,11 @@ typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
  * SLURM_EFA_PROFILE.
  *
  * A batch script's environment reaches the steps it starts, on other nodes
- * and with other bindings: what slurm-efa set is recorded in SLURM_EFA_SET,
- * so a later step replaces those values (and removes the ones it does not
- * want) instead of mistaking them for the user's.
+ * and with other bindings: what slurm-efa set is recorded in SLURM_EFA_SET
+ * with a digest of each value, so a later step replaces those values (and
+ * removes the ones it does not want) instead of mistaking them for the
+ * user's, while a value the job changed since is the job's (EFA_ENV_USER),
+ * and one it unset stays unset (EFA_ENV_USER with value NULL).
  *
  * put is told every decision (value NULL for EFA_ENV_REMOVED); apply stops
  * at the first put failure and returns it. plan may be NULL (a step

@@ -14,6 +14,15 @@ is "$rc" 0 "sbatch --efa on a p5 and a p4d node runs"
 is "$out" "0: $p5"$'\n'"1: $p5"$'\n'"2: $p4d"$'\n'"3: $p4d" \
 	"every task of the 2-node step gets its node's profile (p5: current stack; p4d: libfabric < 1.18, installer < 1.29.1)"
 
+# A batch script that changes a variable slurm-efa set in its own step, or
+# unsets one: its srun steps keep them as the script left them, on every
+# node, while what is still slurm-efa's follows each node.
+batch -N2 -w n1,n2 --efa "export NCCL_SOCKET_IFNAME=ens5; srun -l bash -c '$show' | sort"
+is "$out" "0: ${p5/ifname=^docker,lo,veth/ifname=ens5}"$'\n'"1: ${p4d/ifname=^docker,lo,veth/ifname=ens5}" \
+	"a batch script's export NCCL_SOCKET_IFNAME=ens5 reaches its tasks on both nodes"
+batch -N1 -w n2 --efa "unset FI_EFA_USE_DEVICE_RDMA; srun bash -c '$show'"
+is "$out" "${p4d/rdma=1/rdma=}" "a batch script's unset FI_EFA_USE_DEVICE_RDMA stays unset in its step"
+
 run env LD_LIBRARY_PATH=/usr/local/lib srun -N1 -w n1 --efa bash -c 'echo "$LD_LIBRARY_PATH"'
 is "$out" "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib" \
 	"LD_LIBRARY_PATH: the stack's directories first, the user's entries kept"

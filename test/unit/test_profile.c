@@ -180,6 +180,7 @@ static int fake_put(void *ctx, const char *name, const char *value,
 	if (i == e->n) {
 		e->n++;
 		snprintf(e->names[i], sizeof(e->names[i]), "%s", name);
+		e->values[i][0] = '\0';	/* "" here: not set */
 	}
 	if (d == EFA_ENV_REMOVED)
 		e->values[i][0] = '\0';
@@ -242,8 +243,10 @@ static void test_apply(void)
 	is_str(fake_value(&env, "SLURM_EFA_LIBDIRS"), "/opt/amazon/efa/lib:/opt/ofi", "what we added is recorded");
 	is_str(fake_value(&env, "SLURM_EFA_PROFILE"), "p5", "SLURM_EFA_PROFILE set");
 
-	is_str(fake_value(&env, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME,FORCED_ONE",
-	       "SLURM_EFA_SET records what slurm-efa set");
+	has_str(fake_value(&env, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME:", "SLURM_EFA_SET records what slurm-efa set");
+	has_str(fake_value(&env, "SLURM_EFA_SET"), ",FORCED_ONE:", "  forced ones too");
+	ok(!strstr(fake_value(&env, "SLURM_EFA_SET"), "NCCL_ALGO"), "  not the user's");
+	ok(!strstr(fake_value(&env, "SLURM_EFA_SET"), "docker"), "  a digest of each value, not the value");
 
 	/* A later step (another node, no binding) in that environment. */
 	{
@@ -257,9 +260,11 @@ static void test_apply(void)
 		strcpy(env.values[env.n++], "rdmap16s27");
 		strcpy(env.names[env.n], "RANK");
 		strcpy(env.values[env.n++], "0");
+		/* Entries without a digest, as an earlier release wrote them,
+		 * count as slurm-efa's whatever the value. */
 		for (int i = 0; i < env.n; i++)
 			if (!strcmp(env.names[i], "SLURM_EFA_SET"))
-				strcpy(env.values[i], "NCCL_SOCKET_IFNAME,FORCED_ONE,FI_EFA_IFACE,RANK");
+				strcat(env.values[i], ",FI_EFA_IFACE,RANK");
 		ok(efa_env_apply(&next, task, 2, NULL, fake_get, fake_put, &env) == 0, "a later step applies");
 		is_str(fake_decision(&env, "RANK"), "set", "a value slurm-efa set earlier is not the user's");
 		is_str(fake_value(&env, "RANK"), "5", "  and is replaced");
@@ -267,9 +272,46 @@ static void test_apply(void)
 		       "an earlier step's binding this step does not make is removed");
 		is_str(fake_decision(&env, "FORCED_ONE"), "removed", "  as is a variable this plan lacks");
 		is_str(fake_value(&env, "CUDA_VISIBLE_DEVICES"), "2,3", "Slurm's variables are set as bound");
-		is_str(fake_value(&env, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME,RANK",
-		       "  but never recorded as slurm-efa's");
+		ok(!strstr(fake_value(&env, "SLURM_EFA_SET"), "CUDA_VISIBLE_DEVICES") &&
+		   strstr(fake_value(&env, "SLURM_EFA_SET"), "RANK:"), "  but never recorded as slurm-efa's");
 		is_str(fake_decision(&env, "NCCL_ALGO"), "user", "the user's own value still wins");
+	}
+	/* The job changes one variable slurm-efa set and unsets another
+	 * between steps: the next step keeps both as the job left them. */
+	{
+		struct efa_env_entry plan_vars[] = {
+			{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
+			{ "FI_PROVIDER", "efa", "p.profile:2", false },
+			{ "FI_EFA_USE_DEVICE_RDMA", "1", "p.profile:3", false },
+			{ "NCCL_TUNED", "1", "p.profile:4", false },
+		};
+		struct efa_env_plan step = { .profile = "p5", .v = plan_vars, .n = 4 };
+		struct efa_env_plan later = { .profile = "p5", .v = plan_vars, .n = 3 };
+		struct fake_env job = { 0 };
+		char record[1024];
+
+		efa_env_apply(&step, NULL, 0, NULL, fake_get, fake_put, &job);
+		snprintf(record, sizeof(record), "%s", fake_value(&job, "SLURM_EFA_SET"));
+		/* the batch script: export NCCL_SOCKET_IFNAME=ens5; unset FI_PROVIDER;
+		 * export NCCL_TUNED=0 */
+		job.n = 0;
+		strcpy(job.names[job.n], "NCCL_SOCKET_IFNAME");
+		strcpy(job.values[job.n++], "ens5");
+		strcpy(job.names[job.n], "FI_EFA_USE_DEVICE_RDMA");
+		strcpy(job.values[job.n++], "1");
+		strcpy(job.names[job.n], "NCCL_TUNED");
+		strcpy(job.values[job.n++], "0");
+		strcpy(job.names[job.n], "SLURM_EFA_SET");
+		strcpy(job.values[job.n++], record);
+		ok(efa_env_apply(&later, NULL, 0, NULL, fake_get, fake_put, &job) == 0, "a step after the job changed its environment");
+		is_str(fake_value(&job, "NCCL_SOCKET_IFNAME"), "ens5", "  a value the job changed is kept");
+		is_str(fake_decision(&job, "NCCL_SOCKET_IFNAME"), "user", "  as the job's");
+		is_str(fake_value(&job, "FI_PROVIDER"), "", "  a variable the job unset stays unset");
+		is_str(fake_decision(&job, "FI_PROVIDER"), "user", "  as the job's choice");
+		is_str(fake_decision(&job, "FI_EFA_USE_DEVICE_RDMA"), "set", "  an unchanged one is still slurm-efa's");
+		is_str(fake_value(&job, "NCCL_TUNED"), "0", "  a changed one this step does not want is not removed");
+		has_str(fake_value(&job, "SLURM_EFA_SET"), "FI_PROVIDER:", "  the unset one stays recorded for nested steps");
+		ok(!strstr(fake_value(&job, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME"), "  the changed one is no longer slurm-efa's");
 	}
 	/* A user who lists LD_PRELOAD and PATH in SLURM_EFA_SET cannot make
 	 * slurm-efa remove them. */
