@@ -7,12 +7,17 @@
 # FI_EFA_RX_IOV_LIMIT can never be set here.
 
 # NCCL bootstraps over TCP before it opens EFA; keep it off container
-# bridges and loopback (aws-ofi-nccl doc/efa-env-var.md, AWS's
-# awsome-distributed-training sbatch examples).
+# bridges and loopback: the value AWS's own NCCL test image sets
+# (awsome-distributed-training micro-benchmarks/nccl-tests/
+# nccl-tests.Dockerfile, "Set Open MPI variables to exclude network
+# interface"). Its EFA cheatsheet (1.architectures/efa-cheatsheet.md,
+# section 1) names the interfaces to use instead ("en"); excluding works
+# whatever the instance names them.
 Env=NCCL_SOCKET_IFNAME=^docker,lo,veth
 
 # aws-ofi-nccl 1.5.0 and older neither forced the efa provider nor limited
 # NCCL to the protocol EFA supports; newer plugins do both themselves
-# (aws-ofi-nccl doc/efa-env-var.md).
+# (aws-ofi-nccl doc/efa-env-var.md, section 1 rows FI_PROVIDER and
+# NCCL_PROTO, and section 2 "Sample Presets").
 Env=FI_PROVIDER=efa If=ofi-nccl<=1.5.0
 Env=NCCL_PROTO=simple If=ofi-nccl<=1.5.0

@@ -82,8 +82,9 @@ static int take_var(struct efa_env_plan *plan, const struct efa_profile_var *var
 		return 0;	/* an earlier line already set it */
 	if (holds)
 		snprintf(reason, sizeof(reason), "%s%s%s", var->where, why[0] ? ", " : "", why);
-	else
-		snprintf(reason, sizeof(reason), "%s: %s", var->where, why);
+	else	/* every line that could have set it, and why it did not */
+		snprintf(reason, sizeof(reason), "%s%s%s: %s", e->reason ? e->reason : "",
+			 e->reason ? "; " : "", var->where, why);
 	free(e->value);
 	free(e->reason);
 	e->value = holds ? strdup(var->value) : NULL;

@@ -47,6 +47,7 @@ struct efa_stack {
 	char *rdma_core;
 	char *ofi_nccl;
 	char *efa_driver;
+	char *kernel;			/* /proc/sys/kernel/osrelease */
 	char **libdirs;			/* node paths, NULL-terminated */
 };
 

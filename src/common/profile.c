@@ -124,7 +124,7 @@ static int parse_cond(const char *text, struct efa_cond *cond, struct efa_error 
 		return efa_error_set(err, "out of memory");
 	efa_stack_version(&none, cond->component, &known);
 	if (!known)
-		return efa_error_set(err, "unknown component '%s' in condition: use installer, libfabric, rdma-core, ofi-nccl or efa-driver",
+		return efa_error_set(err, "unknown component '%s' in condition: use installer, libfabric, rdma-core, ofi-nccl, efa-driver or kernel",
 				     cond->component);
 	return 0;
 }

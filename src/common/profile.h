@@ -10,7 +10,8 @@
  * Env lines apply in order, included profiles first; a later line whose
  * conditions hold replaces an earlier value. Conditions (comma-separated,
  * all must hold) compare a component of the EFA stack (installer,
- * libfabric, rdma-core, ofi-nccl, efa-driver) with a version using <, <=,
+ * libfabric, rdma-core, ofi-nccl, efa-driver) or the kernel release with a
+ * version using <, <=,
  * >, >=, == or !=; a condition on a version the node does not record does
  * not hold. The profile for a node is the one whose Match names its type
  * exactly, else the pattern with the most literal characters.

@@ -17,6 +17,7 @@ void efa_stack_clear(struct efa_stack *stack)
 	free(stack->rdma_core);
 	free(stack->ofi_nccl);
 	free(stack->efa_driver);
+	free(stack->kernel);
 	efa_strv_free(stack->libdirs);
 	memset(stack, 0, sizeof(*stack));
 }
@@ -200,6 +201,7 @@ static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
 int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack)
 {
 	char *path = efa_sysfs_path(fs, "/opt/amazon/efa_installed_packages");
+	char release[256];
 	struct efa_error err;
 	char *text = NULL;
 	size_t len;
@@ -218,6 +220,10 @@ int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack)
 		}
 	}
 	free(path);
+	/* The kernel the steps run on: a container sees its host's. */
+	if (!efa_sysfs_read(fs, release, sizeof(release), "/proc/sys/kernel/osrelease") && release[0] &&
+	    !(stack->kernel = strdup(release)))
+		return -1;
 	return discover_libdirs(fs, stack);
 }
 
@@ -233,6 +239,7 @@ const char *efa_stack_version(const struct efa_stack *stack, const char *compone
 		{ "rdma-core", offsetof(struct efa_stack, rdma_core) },
 		{ "ofi-nccl", offsetof(struct efa_stack, ofi_nccl) },
 		{ "efa-driver", offsetof(struct efa_stack, efa_driver) },
+		{ "kernel", offsetof(struct efa_stack, kernel) },
 	};
 
 	for (size_t i = 0; i < sizeof(components) / sizeof(components[0]); i++) {

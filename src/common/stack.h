@@ -1,7 +1,7 @@
 /*
  * The node's EFA software stack: versions from the EFA installer's record
- * (/opt/amazon/efa_installed_packages) and the library directories that
- * exist, plus version comparison for profile conditions.
+ * (/opt/amazon/efa_installed_packages), the kernel release and the library
+ * directories that exist, plus version comparison for profile conditions.
  */
 #ifndef EFA_STACK_H
 #define EFA_STACK_H
@@ -17,9 +17,10 @@ int efa_stack_parse_installed(const char *text, struct efa_stack *stack);
 
 /*
  * The installed version of a component named in profiles: "installer",
- * "libfabric", "rdma-core", "ofi-nccl", "efa-driver". *known is false for
- * an unknown name (a profile error), and the result NULL when the node
- * does not say.
+ * "libfabric", "rdma-core", "ofi-nccl", "efa-driver", or the running
+ * "kernel" ("5.10.228-219.884.amzn2.x86_64" compares as 5.10.228).
+ * *known is false for an unknown name (a profile error), and the result
+ * NULL when the node does not say.
  */
 const char *efa_stack_version(const struct efa_stack *stack, const char *component,
 			      bool *known);

@@ -38,6 +38,23 @@ is "$(jq -r '.env[] | select(.name == "FI_EFA_USE_DEVICE_RDMA") | .value + " " +
 
 run "$efa" env --json --config "$conf" --root "$fixtures/trn1.32xlarge"
 is "$(jq -r '.profile, .node.neuron_devices' <<<"$out" | tr '\n' ' ')" "trn1 16 " "trn1: Neuron profile and devices"
+is "$(jq -r '.env[] | select(.name == "FI_EFA_FORK_SAFE") | .value + " " + .reason' <<<"$out")" \
+	"1 efa-neuron.profile:14, kernel 5.10.228-219.884.amzn2.x86_64 is < 5.15" \
+	"  FI_EFA_FORK_SAFE=1 on its Amazon Linux 2 kernel, saying why"
+# The same node on a newer kernel (Amazon Linux 2023).
+cp -a "$fixtures/trn1.32xlarge" "$tmp/trn1-al2023"
+echo "6.1.119-129.201.amzn2023.x86_64" >"$tmp/trn1-al2023/proc/sys/kernel/osrelease"
+run "$efa" env --config "$conf" --root "$tmp/trn1-al2023"
+like "$out" "^  skipped +FI_EFA_FORK_SAFE$" "trn1 on kernel 6.1: no FI_EFA_FORK_SAFE"
+like "$out" "kernel 6\.1\.119-129\.201\.amzn2023\.x86_64 is not < 5\.15" "  with the reason"
+like "$out" "^  set +FI_PROVIDER=efa$" "  the other Neuron settings stay"
+
+# aws-ofi-nccl 1.6.x wants GPUDirect RDMA asked for, whatever libfabric is.
+cp -a "$fixtures/p5.48xlarge" "$tmp/p5-ofi16"
+sed -i 's/libnccl-ofi_1\.16\.3-1_amd64/libnccl-ofi_1.6.0-1_amd64/' "$tmp/p5-ofi16/opt/amazon/efa_installed_packages"
+run "$efa" env --config "$conf" --root "$tmp/p5-ofi16"
+like "$out" "^  set +FI_EFA_USE_DEVICE_RDMA=1$" "p5 with aws-ofi-nccl 1.6.0: FI_EFA_USE_DEVICE_RDMA=1"
+like "$out" "efa-cuda\.profile:[0-9]+, ofi-nccl 1\.6\.0 is < 1\.7\.0" "  because of the plugin's version"
 
 run "$efa" env --config "$conf" --root "$fixtures/cpu-only"
 is "$rc" 1 "env on a node without EFA exits 1"

@@ -343,7 +343,7 @@ static void test_shipped_profiles(void)
 		const char *type, *profile;
 	} want[] = {
 		{ "p4d.24xlarge", "p4d" }, { "p4de.24xlarge", "p4de" },
-		{ "p5.48xlarge", "p5" }, { "p5e.48xlarge", "p5e" },
+		{ "p5.48xlarge", "p5" }, { "p5.4xlarge", "p5-4xlarge" }, { "p5e.48xlarge", "p5e" },
 		{ "p5en.48xlarge", "p5en" }, { "p6-b200.48xlarge", "p6-b200" },
 		{ "trn1.32xlarge", "trn1" }, { "trn1n.32xlarge", "trn1n" },
 		{ "trn2.48xlarge", "trn2" }, { "hpc7a.96xlarge", "default" },
@@ -360,6 +360,91 @@ static void test_shipped_profiles(void)
 	efa_profiles_free(set);
 }
 
+static const char *planned(const struct efa_env_plan *plan, const char *name)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		if (!strcmp(plan->v[i].name, name))
+			return plan->v[i].value;
+	return NULL;
+}
+
+/*
+ * The shipped profiles against AWS's own guidance, row by row. Each row is
+ * a node (type, stack, kernel) and what the sources say it needs; NULL:
+ * must not be set. Sources: aws-ofi-nccl doc/efa-env-var.md (section 1 and
+ * the section 2 presets: FI_PROVIDER, NCCL_PROTO, FI_EFA_USE_DEVICE_RDMA by
+ * aws-ofi-nccl and libfabric version, on p4/p5 or on EFA instances without
+ * RDMA), aws-ofi-nccl src/platform-aws.cpp (p5.4xlarge: no GPUDirect RDMA;
+ * FI_EFA_FORK_SAFE left unset on Neuron), awsome-distributed-training
+ * 1.architectures/efa-cheatsheet.md (FI_EFA_SET_CUDA_SYNC_MEMOPS=0 before
+ * installer 1.29.1; FI_EFA_FORK_SAFE not needed from kernel 5.15).
+ */
+static void test_guidance(void)
+{
+	static const struct {
+		const char *type, *installer, *libfabric, *ofi_nccl, *kernel;
+		const char *provider, *proto, *device_rdma, *sync_memops, *fork_safe;
+	} rows[] = {
+		/* aws-ofi-nccl <= 1.5.0 on p4/p5: all three */
+		{ "p4d.24xlarge", "1.20.0", "1.16.1", "1.5.0", "5.10.228-219.884.amzn2.x86_64",
+		  "efa", "simple", "1", "0", NULL },
+		/* >= 1.6.0, < 1.7.0 on p4/p5: GPUDirect RDMA only */
+		{ "p5.48xlarge", "1.26.0", "1.18.2", "1.6.0", "6.8.0-1021-aws",
+		  NULL, NULL, "1", "0", NULL },
+		/* libfabric < 1.18 with a newer plugin still needs it */
+		{ "p4de.24xlarge", "1.29.1", "1.17.0", "1.7.3", "5.10.228-219.884.amzn2.x86_64",
+		  NULL, NULL, "1", NULL, NULL },
+		/* libfabric >= 1.18 and aws-ofi-nccl >= 1.7.0: nothing */
+		{ "p5en.48xlarge", "1.43.2", "2.1.0amzn5.0", "1.16.3", "6.8.0-1021-aws",
+		  NULL, NULL, NULL, NULL, NULL },
+		{ "p5.48xlarge", "1.29.1", "1.19.0", "1.7.0", "6.8.0-1021-aws",
+		  NULL, NULL, NULL, NULL, NULL },
+		/* p5.4xlarge has no GPUDirect RDMA: "EFA instances without RDMA" */
+		{ "p5.4xlarge", "1.20.0", "1.16.1", "1.5.0", "6.8.0-1021-aws",
+		  "efa", "simple", NULL, NULL, NULL },
+		{ "p5.4xlarge", "1.26.0", "1.17.0", "1.6.1", "6.8.0-1021-aws",
+		  NULL, NULL, NULL, NULL, NULL },
+		/* Neuron: fork safety only before kernel 5.15 */
+		{ "trn1.32xlarge", "1.43.2", "2.1.0amzn5.0", "1.16.3", "5.10.228-219.884.amzn2.x86_64",
+		  "efa", NULL, "1", NULL, "1" },
+		{ "trn1.32xlarge", "1.43.2", "2.1.0amzn5.0", "1.16.3", "6.1.119-129.201.amzn2023.x86_64",
+		  "efa", NULL, "1", NULL, NULL },
+		{ "trn2.48xlarge", "1.43.2", "2.1.0amzn5.0", "1.16.3", "6.8.0-1021-aws",
+		  "efa", NULL, "1", NULL, NULL },
+	};
+	struct efa_profiles *set = NULL;
+	struct efa_error err = { "" };
+
+	require(ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
+		   "the shipped profiles load (%s)", err.msg));
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct efa_node node = {
+			.instance_type = (char *)rows[i].type,
+			.stack = {
+				.installer = (char *)rows[i].installer,
+				.libfabric = (char *)rows[i].libfabric,
+				.ofi_nccl = (char *)rows[i].ofi_nccl,
+				.kernel = (char *)rows[i].kernel,
+			},
+		};
+		struct efa_env_plan *plan = NULL;
+
+		if (!ok(efa_env_plan_build(&node, set, &plan, &err) == 0,
+			"%s, installer %s, libfabric %s, aws-ofi-nccl %s, kernel %s", rows[i].type,
+			rows[i].installer, rows[i].libfabric, rows[i].ofi_nccl, rows[i].kernel))
+			continue;
+		is_str(planned(plan, "FI_PROVIDER"), rows[i].provider, "  FI_PROVIDER");
+		is_str(planned(plan, "NCCL_PROTO"), rows[i].proto, "  NCCL_PROTO");
+		is_str(planned(plan, "FI_EFA_USE_DEVICE_RDMA"), rows[i].device_rdma, "  FI_EFA_USE_DEVICE_RDMA");
+		is_str(planned(plan, "FI_EFA_SET_CUDA_SYNC_MEMOPS"), rows[i].sync_memops,
+		       "  FI_EFA_SET_CUDA_SYNC_MEMOPS");
+		is_str(planned(plan, "FI_EFA_FORK_SAFE"), rows[i].fork_safe, "  FI_EFA_FORK_SAFE");
+		is_str(planned(plan, "NCCL_SOCKET_IFNAME"), "^docker,lo,veth", "  NCCL_SOCKET_IFNAME");
+		efa_env_plan_free(plan);
+	}
+	efa_profiles_free(set);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -371,6 +456,7 @@ int main(void)
 	test_plan();
 	test_apply();
 	test_shipped_profiles();
+	test_guidance();
 	remove_profiles();
 	return done_testing();
 }
