@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,23 +213,67 @@ static int append_entries(char *out, size_t size, const char *list, const char *
 	return 0;
 }
 
+/* Whether dir holds an aws-ofi-nccl (libnccl-net*.so*) or a libfabric. */
+static bool has_own_stack(const char *dir)
+{
+	struct dirent *e;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	while (d && !found && (e = readdir(d)))
+		found = (!strncmp(e->d_name, "libnccl-net", 11) && strstr(e->d_name, ".so")) ||
+			!strncmp(e->d_name, "libfabric.so", 12);
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The first directory of list, not in skip, that holds a stack of its own. */
+static bool find_own_stack(const char *list, const char *skip, char *dir, size_t size)
+{
+	for (const char *p = list; *p;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len && len < size && p[0] == '/' && !list_has(skip, ':', p, len)) {
+			memcpy(dir, p, len);
+			dir[len] = '\0';
+			if (has_own_stack(dir))
+				return true;
+		}
+		p += len + (end ? 1 : 0);
+	}
+	return false;
+}
+
 /*
  * LD_LIBRARY_PATH = this node's stack directories, then what the job had
  * without the directories an earlier step added (EFA_ENV_LIBDIRS_VAR):
  * a batch script's environment, prepended on its first node, reaches
- * steps on other nodes, whose stack may live elsewhere.
+ * steps on other nodes, whose stack may live elsewhere. A job that brings
+ * its own aws-ofi-nccl or libfabric (a container's, a conda
+ * environment's) keeps its path: the node's would be loaded instead.
  */
 static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 			 efa_env_put_fn put, void *ctx)
 {
 	char current[ENV_VALUE_MAX] = "", added[ENV_VALUE_MAX] = "";
-	char value[ENV_VALUE_MAX] = "";
+	char value[ENV_VALUE_MAX] = "", own[ENV_VALUE_MAX], reason[ENV_VALUE_MAX + 128];
 	int rc;
 
 	if (get(ctx, EFA_ENV_LIBPATH_VAR, current, sizeof(current)) != 1)
 		current[0] = '\0';
 	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(added)) != 1)
 		added[0] = '\0';
+	if (find_own_stack(current, added, own, sizeof(own))) {
+		if (append_entries(value, sizeof(value), current, added))
+			return 0;
+		snprintf(reason, sizeof(reason),
+			 "the job brings its own EFA libraries (%s): the node's are not put first", own);
+		/* Left as it is, but for what an earlier step put first. */
+		rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, added[0] ? EFA_ENV_SET : EFA_ENV_USER, reason);
+		return rc ? rc : put(ctx, EFA_ENV_LIBDIRS_VAR, "", EFA_ENV_SET, reason);
+	}
 	/* Ours first, then the rest without ours and without the earlier
 	 * step's (which may be another node's). */
 	if (efa_strlcatf(added, sizeof(added), "%s%s", added[0] ? ":" : "", plan->libdirs) ||

@@ -70,7 +70,9 @@ typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
 /*
  * Applies the step's plan and one task's own entries (bindings, launch
  * variables) to that task's environment: each variable unless the user set
- * it (or ForceEnv= lists it), the library directories prepended,
+ * it (or ForceEnv= lists it), the library directories prepended (unless a
+ * directory of the task's LD_LIBRARY_PATH holds an aws-ofi-nccl or a
+ * libfabric of its own: read from the task's file system), and
  * SLURM_EFA_PROFILE.
  *
  * A batch script's environment reaches the steps it starts, on other nodes

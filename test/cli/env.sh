@@ -25,6 +25,13 @@ like "$out" "efa-cuda\.profile:[0-9]+: libfabric 2\.1\.0amzn5\.0 is not < 1\.18"
 like "$out" "^  prepended +LD_LIBRARY_PATH=/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu(:|$)" \
 	"  the library path, the stack's directories first"
 
+mkdir -p "$tmp/conda/lib"
+: >"$tmp/conda/lib/libfabric.so.1"
+run env LD_LIBRARY_PATH="$tmp/conda/lib" "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge"
+# (libtool's wrapper puts its own .libs first)
+like "$out" "^  user +LD_LIBRARY_PATH=([^ ]*:)?$tmp/conda/lib$" "a job with its own libfabric keeps its library path"
+like "$out" "the job brings its own EFA libraries \($tmp/conda/lib\): the node's are not put first" "  saying why"
+
 run env NCCL_SOCKET_IFNAME=ens5 "$efa" env --config="$conf" --root="$fixtures/p5.48xlarge"
 like "$out" "^  user +NCCL_SOCKET_IFNAME=ens5$" "a variable already set: the user's value wins"
 

@@ -27,6 +27,17 @@ run env LD_LIBRARY_PATH=/usr/local/lib srun -N1 -w n1 --efa bash -c 'echo "$LD_L
 is "$out" "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib" \
 	"LD_LIBRARY_PATH: the stack's directories first, the user's entries kept"
 
+# A job that brings its own aws-ofi-nccl (a container's or a conda
+# environment's) keeps its library path: the node's would shadow it.
+own_ofi=$SLURM_EFA_CLUSTER/own-ofi/lib
+mkdir -p "$own_ofi"
+: >"$own_ofi/libnccl-net-ofi.so"
+chmod -R a+rX "$SLURM_EFA_CLUSTER/own-ofi"
+run env LD_LIBRARY_PATH="$own_ofi:/usr/local/lib" srun -N1 -w n1 --efa \
+	bash -c 'echo "$LD_LIBRARY_PATH [${SLURM_EFA_LIBDIRS-unset}] $SLURM_EFA_PROFILE"'
+is "$out" "$own_ofi:/usr/local/lib [] p5" \
+	"a job with its own aws-ofi-nccl on LD_LIBRARY_PATH keeps it first; the profile still applies"
+
 run env NCCL_SOCKET_IFNAME=ens5 NCCL_ALGO=Tree srun -N1 -w n1 --efa \
 	bash -c 'echo "$NCCL_SOCKET_IFNAME $NCCL_ALGO $SLURM_EFA_PROFILE"'
 is "$out" "ens5 Tree p5" "the user's NCCL_SOCKET_IFNAME and NCCL_ALGO win over the profile"

@@ -360,6 +360,47 @@ static void test_shipped_profiles(void)
 	efa_profiles_free(set);
 }
 
+/* A job that brings its own aws-ofi-nccl or libfabric keeps its path. */
+static void test_own_libraries(void)
+{
+	struct efa_env_plan plan = { .profile = "p5", .libdirs = "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib" };
+	char conda[120], container[120], path[200], value[256];
+	struct fake_env env = { .n = 1 };
+	FILE *f;
+
+	snprintf(conda, sizeof(conda), "%s/conda-lib", dir);
+	snprintf(container, sizeof(container), "%s/container-lib", dir);
+	require(ok(!mkdir(conda, 0755) && !mkdir(container, 0755), "library directories made"));
+	snprintf(path, sizeof(path), "%s/libnccl-net-ofi.so", conda);
+	require(ok((f = fopen(path, "w")) != NULL, "a job's own aws-ofi-nccl"));
+	fclose(f);
+	strcpy(env.names[0], "LD_LIBRARY_PATH");
+	snprintf(env.values[0], sizeof(env.values[0]), "/usr/local/lib:%s", conda);
+	snprintf(value, sizeof(value), "%s", env.values[0]);
+	ok(efa_env_apply(&plan, NULL, 0, NULL, fake_get, fake_put, &env) == 0, "a job with its own aws-ofi-nccl");
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), value, "  keeps its LD_LIBRARY_PATH as it is");
+	is_str(fake_decision(&env, "LD_LIBRARY_PATH"), "user", "  as the job's");
+	is_str(fake_value(&env, "SLURM_EFA_LIBDIRS"), "", "  and SLURM_EFA_LIBDIRS says nothing was added");
+
+	/* An earlier step put the node's first; this job has its own libfabric. */
+	snprintf(path, sizeof(path), "%s/libfabric.so.1", container);
+	require(ok((f = fopen(path, "w")) != NULL, "a container's own libfabric"));
+	fclose(f);
+	env.n = 2;
+	snprintf(env.values[0], sizeof(env.values[0]), "/opt/amazon/efa/lib:%s", container);
+	strcpy(env.names[1], "SLURM_EFA_LIBDIRS");
+	strcpy(env.values[1], "/opt/amazon/efa/lib");
+	ok(efa_env_apply(&plan, NULL, 0, NULL, fake_get, fake_put, &env) == 0, "a later step of a job with its own libfabric");
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), container, "  loses what the earlier step put first");
+
+	/* Without its own, the node's go first. */
+	env.n = 1;
+	strcpy(env.values[0], "/usr/local/lib");
+	efa_env_apply(&plan, NULL, 0, NULL, fake_get, fake_put, &env);
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib:/usr/local/lib",
+	       "a job without its own gets the node's libraries first");
+}
+
 static const char *planned(const struct efa_env_plan *plan, const char *name)
 {
 	for (size_t i = 0; i < plan->n; i++)
@@ -457,6 +498,7 @@ int main(void)
 	test_apply();
 	test_shipped_profiles();
 	test_guidance();
+	test_own_libraries();
 	remove_profiles();
 	return done_testing();
 }
