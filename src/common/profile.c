@@ -37,6 +37,7 @@ void efa_profile_clear(struct efa_profile *p)
 	free(p->name);
 	efa_strv_free(p->match);
 	efa_strv_free(p->includes);
+	efa_strv_free(p->accelerators);
 	for (size_t i = 0; i < p->nvars; i++)
 		var_clear(&p->vars[i]);
 	free(p->vars);
@@ -84,6 +85,28 @@ static int list_append(char ***list, const char *value)
 static bool valid_list(const char *value)
 {
 	return value[0] != ',' && value[strlen(value) - 1] != ',' && !strstr(value, ",,");
+}
+
+/* The accelerator kinds a profile may name, as Accelerator= spells them. */
+static const char *const accel_names[] = {
+	[EFA_ACCEL_GPU] = "nvidia",
+	[EFA_ACCEL_NEURON] = "neuron",
+};
+
+/* Each comma-separated item of value is an accelerator kind. */
+static bool accelerators_valid(const char *value)
+{
+	for (const char *p = value; *p;) {
+		size_t len = strcspn(p, ","), k, n = sizeof(accel_names) / sizeof(accel_names[0]);
+
+		for (k = 0; k < n; k++)
+			if (strlen(accel_names[k]) == len && !strncasecmp(p, accel_names[k], len))
+				break;
+		if (k == n)
+			return false;
+		p += len + (p[len] == ',');
+	}
+	return true;
 }
 
 static bool valid_env_name(const char *name, size_t len)
@@ -194,6 +217,14 @@ static int parse_line(struct efa_profile *p, char *line, const char *where,
 				return efa_error_set(err, "%s=%s: empty item in list", key, value);
 			if (list_append(!strcasecmp(key, "Match") ? &p->match : &p->includes, value))
 				return efa_error_set(err, "out of memory");
+		} else if (!strcasecmp(key, "Accelerator")) {
+			if (env)
+				return efa_error_set(err, "Accelerator= goes on its own line, not after Env=");
+			if (!valid_list(value) || !accelerators_valid(value))
+				return efa_error_set(err, "Accelerator=%s: use nvidia, neuron or both, comma-separated",
+						     value);
+			if (list_append(&p->accelerators, value))
+				return efa_error_set(err, "out of memory");
 		} else if (!strcasecmp(key, "Env")) {
 			if (env)
 				return efa_error_set(err, "one Env= per line");
@@ -203,7 +234,8 @@ static int parse_line(struct efa_profile *p, char *line, const char *where,
 				return efa_error_set(err, "If= follows an Env= on the same line, once");
 			cond = value;
 		} else {
-			return efa_error_set(err, "unknown key '%s': use Match=, Include=, Env= and If=", key);
+			return efa_error_set(err, "unknown key '%s': use Match=, Accelerator=, Include=, Env= and If=",
+					     key);
 		}
 	}
 	if (rc < 0)
@@ -258,7 +290,8 @@ const struct efa_profile *efa_profiles_find(const struct efa_profiles *set,
 	return NULL;
 }
 
-/* Checks what only the whole set can: includes exist, no pattern twice. */
+/* Checks what only the whole set can: includes exist, no pattern or
+ * accelerator twice. */
 static int check_set(const struct efa_profiles *set, struct efa_error *err)
 {
 	for (size_t i = 0; i < set->n; i++) {
@@ -268,6 +301,13 @@ static int check_set(const struct efa_profiles *set, struct efa_error *err)
 			if (!efa_profiles_find(set, *inc))
 				return efa_error_set(err, "%s%s: Include=%s: no profile %s%s",
 						     p->name, PROFILE_SUFFIX, *inc, *inc, PROFILE_SUFFIX);
+		for (char **a = p->accelerators; a && *a; a++)
+			for (size_t j = 0; j < i; j++)
+				for (char **o = set->v[j].accelerators; o && *o; o++)
+					if (!strcasecmp(*o, *a))
+						return efa_error_set(err, "Accelerator=%s appears in both %s%s and %s%s: keep one",
+								     *a, set->v[j].name, PROFILE_SUFFIX,
+								     p->name, PROFILE_SUFFIX);
 		for (char **m = p->match; m && *m; m++) {
 			for (size_t j = 0; j <= i; j++) {
 				for (char **o = set->v[j].match; o && *o; o++) {
@@ -342,6 +382,15 @@ fail:
 	return -1;
 }
 
+static bool profile_serves(const struct efa_profile *p, unsigned accels)
+{
+	for (char **a = p->accelerators; a && *a; a++)
+		for (size_t k = 0; k < sizeof(accel_names) / sizeof(accel_names[0]); k++)
+			if ((accels & (1u << k)) && !strcasecmp(*a, accel_names[k]))
+				return true;
+	return false;
+}
+
 static int specificity(const char *pattern)
 {
 	int literal = 0;
@@ -354,7 +403,7 @@ static int specificity(const char *pattern)
 }
 
 const struct efa_profile *efa_profiles_match(const struct efa_profiles *set,
-					     const char *instance_type)
+					     const char *instance_type, unsigned accels)
 {
 	const struct efa_profile *best = NULL;
 	int best_score = -1;
@@ -371,6 +420,10 @@ const struct efa_profile *efa_profiles_match(const struct efa_profiles *set,
 			}
 		}
 	}
+	/* A type no pattern names but "*": its accelerators say what it is. */
+	for (size_t i = 0; best_score <= 0 && i < set->n; i++)
+		if (profile_serves(&set->v[i], accels))
+			return &set->v[i];
 	return best;
 }
 

@@ -4,6 +4,7 @@
  *
  *   # p5.profile
  *   Match=p5.48xlarge,p5e.48xlarge     instance types, fnmatch(3) patterns
+ *   Accelerator=nvidia                 or: nodes with these devices
  *   Include=efa-cuda                   other profiles, applied first
  *   Env=FI_EFA_USE_DEVICE_RDMA=1 If=libfabric<1.18
  *
@@ -52,6 +53,8 @@ struct efa_profile {
 	char *name;			/* file name without ".profile" */
 	char **match;			/* NULL-terminated; NULL: include-only */
 	char **includes;		/* NULL-terminated or NULL */
+	char **accelerators;		/* "nvidia", "neuron": for nodes with them
+					 * whose type only "*" matches */
 	struct efa_profile_var *vars;
 	size_t nvars;
 };
@@ -73,9 +76,14 @@ void efa_profiles_free(struct efa_profiles *set);
 /* Frees what efa_profile_parse filled in. */
 void efa_profile_clear(struct efa_profile *p);
 
-/* The profile for an instance type (NULL type: only a "*" match), or NULL. */
+/*
+ * The profile for an instance type (NULL type: only a "*" match), or NULL.
+ * A type that no pattern but "*" names gets the profile whose
+ * Accelerator= names a kind the node has: accels has bit 1 << kind set
+ * for each enum efa_accel_kind present.
+ */
 const struct efa_profile *efa_profiles_match(const struct efa_profiles *set,
-					     const char *instance_type);
+					     const char *instance_type, unsigned accels);
 
 const struct efa_profile *efa_profiles_find(const struct efa_profiles *set,
 					    const char *name);

@@ -54,6 +54,14 @@ static void write_profile(const char *name, const char *text)
 	fclose(f);
 }
 
+static void unlink_profile(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s.profile", dir, name);
+	unlink(path);
+}
+
 static void remove_profiles(void)
 {
 	char cmd[300];
@@ -66,7 +74,7 @@ static void remove_profiles(void)
 /* The name of type's profile; NULL when none matches, to fail a check, not crash. */
 static const char *matched(const struct efa_profiles *set, const char *type)
 {
-	const struct efa_profile *p = efa_profiles_match(set, type);
+	const struct efa_profile *p = efa_profiles_match(set, type, 0);
 
 	return p ? p->name : NULL;
 }
@@ -88,9 +96,26 @@ static void test_matching(void)
 	is_str(matched(set, "hpc7g.16xlarge"), "default", "* catches the rest");
 	is_str(matched(set, NULL), "default", "unknown instance type: only *");
 	ok(efa_profiles_find(set, "base") && !efa_profiles_find(set, "base")->match &&
-	   efa_profiles_match(set, "base") == efa_profiles_find(set, "default"),
+	   efa_profiles_match(set, "base", 0) == efa_profiles_find(set, "default"),
 	   "a profile without Match= is include-only");
 	efa_profiles_free(set);
+
+	write_profile("gpus", "Accelerator=nvidia\n");
+	require(ok(efa_profiles_load(dir, &set, &err) == 0, "a profile with Accelerator= loads (%s)", err.msg));
+	is_str(efa_profiles_match(set, "hpc7g.16xlarge", 1u << EFA_ACCEL_GPU)->name, "gpus",
+	       "a type only * names, with NVIDIA GPUs: the Accelerator=nvidia profile");
+	is_str(efa_profiles_match(set, "p4d.24xlarge", 1u << EFA_ACCEL_GPU)->name, "p",
+	       "  a pattern that names the type still wins");
+	is_str(efa_profiles_match(set, "hpc7g.16xlarge", 1u << EFA_ACCEL_NEURON)->name, "default",
+	       "  another accelerator kind falls to *");
+	efa_profiles_free(set);
+	write_profile("dup", "Accelerator=neuron,nvidia\n");
+	ok(efa_profiles_load(dir, &set, &err) == -1, "the same Accelerator= in two profiles is refused");
+	has_str(err.msg, "Accelerator=nvidia appears in both", "  naming it");
+	write_profile("dup", "Accelerator=tpu\n");
+	ok(efa_profiles_load(dir, &set, &err) == -1, "an unknown accelerator kind is refused");
+	has_str(err.msg, "dup.profile:1: Accelerator=tpu: use nvidia, neuron or both", "  with file, line and the kinds");
+	unlink_profile("gpus");
 
 	write_profile("dup", "Match=p5.48xlarge\n");
 	ok(efa_profiles_load(dir, &set, &err) == -1, "the same Match= in two profiles is refused");
@@ -339,23 +364,32 @@ static void test_shipped_profiles(void)
 {
 	struct efa_profiles *set = NULL;
 	struct efa_error err = { "" };
+	enum { GPU = 1u << EFA_ACCEL_GPU, NEURON = 1u << EFA_ACCEL_NEURON };
 	static const struct {
 		const char *type, *profile;
+		unsigned accels;
 	} want[] = {
-		{ "p4d.24xlarge", "p4d" }, { "p4de.24xlarge", "p4de" },
-		{ "p5.48xlarge", "p5" }, { "p5.4xlarge", "p5-4xlarge" }, { "p5e.48xlarge", "p5e" },
-		{ "p5en.48xlarge", "p5en" }, { "p6-b200.48xlarge", "p6-b200" },
-		{ "trn1.32xlarge", "trn1" }, { "trn1n.32xlarge", "trn1n" },
-		{ "trn2.48xlarge", "trn2" }, { "hpc7a.96xlarge", "default" },
+		{ "p4d.24xlarge", "p4d", GPU }, { "p4de.24xlarge", "p4de", GPU },
+		{ "p5.48xlarge", "p5", GPU }, { "p5.4xlarge", "p5-4xlarge", GPU },
+		{ "p5e.48xlarge", "p5e", GPU }, { "p5en.48xlarge", "p5en", GPU },
+		{ "p6-b200.48xlarge", "p6-b200", GPU }, { "p3dn.24xlarge", "p3dn", GPU },
+		{ "g5.48xlarge", "g-series", GPU }, { "g6e.48xlarge", "g-series", GPU },
+		{ "g7e.48xlarge", "g-series", GPU }, { "gr6.8xlarge", "g-series", GPU },
+		{ "trn1.32xlarge", "trn1", NEURON }, { "trn1n.32xlarge", "trn1n", NEURON },
+		{ "trn2.48xlarge", "trn2", NEURON }, { "trn3.48xlarge", "trainium", NEURON },
+		{ "inf2.48xlarge", "inf", NEURON }, { "hpc7a.96xlarge", "default", 0 },
+		/* types no pattern names: what the node has decides */
+		{ "x9z.48xlarge", "neuron", NEURON }, { "q7.48xlarge", "nvidia", GPU },
+		{ NULL, "nvidia", GPU }, { "x9z.48xlarge", "default", 0 },
 	};
 
 	require(ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
 		   "the shipped profiles load (%s)", err.msg));
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const struct efa_profile *p = efa_profiles_match(set, want[i].type);
+		const struct efa_profile *p = efa_profiles_match(set, want[i].type, want[i].accels);
 
-		is_str(p ? p->name : NULL, want[i].profile, "%s uses the %s profile",
-		       want[i].type, want[i].profile);
+		is_str(p ? p->name : NULL, want[i].profile, "%s (accelerators %#x) uses the %s profile",
+		       want[i].type ? want[i].type : "unknown type", want[i].accels, want[i].profile);
 	}
 	efa_profiles_free(set);
 }
