@@ -9,6 +9,7 @@
 #include "common/env.h"
 #include "common/node.h"
 #include "common/profile.h"
+#include "common/strutil.h"
 
 struct printer {
 	int json;
@@ -94,7 +95,7 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 	struct printer pr = { .json = common->json };
 	struct efa_error err;
 	json_t *doc = NULL;
-	char problem[512];
+	char problem[512], **warnings = NULL;
 	int rc = EXIT_USAGE;
 
 	if (argc > 1) {
@@ -136,17 +137,30 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 			printf("profile: %s\nenvironment of a step with --efa:\n",
 			       plan->profile ? plan->profile : "none (no profile matches this instance type)");
 	}
+	if (plan && efa_env_plan_warnings(plan, cfg, node, &warnings)) {
+		fprintf(stderr, "slurm-efa: out of memory\n");
+		goto out;
+	}
 	if (plan && efa_env_apply(plan, NULL, 0, cfg, get_own_env, print_var, &pr)) {
 		fprintf(stderr, "slurm-efa: out of memory\n");
 		goto out;
 	}
 	if (pr.json) {
+		json_t *list = json_array();
+
+		for (char **w = warnings; list && w && *w; w++)
+			json_array_append_new(list, json_string(*w));
 		json_object_set(doc, "env", pr.vars);
+		json_object_set_new(doc, "warnings", list ? list : json_array());
 		cli_print_json(doc);
 		doc = NULL;
+	} else {
+		for (char **w = warnings; w && *w; w++)
+			printf("warning: %s\n", *w);
 	}
 	rc = problem[0] ? EXIT_REFUSED : 0;
 out:
+	efa_strv_free(warnings);
 	json_decref(pr.vars);
 	json_decref(doc);
 	efa_env_plan_free(plan);

@@ -1,10 +1,12 @@
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "env.h"
+#include "stack.h"
 #include "strutil.h"
 
 #define MAX_INCLUDE_DEPTH 16
@@ -161,6 +163,82 @@ int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *p
 	return 0;
 fail:
 	efa_env_plan_free(plan);
+	return -1;
+}
+
+/*
+ * What aws-ofi-nccl tunes per platform (src/platform-aws.cpp: the platform
+ * table's NCCL_BUFFSIZE, NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLS*,
+ * NCCL_NET_FORCE_FLUSH; NCCL_TOPO_FILE; NCCL_TUNER_PLUGIN, whose tuner
+ * picks NCCL_ALGO and NCCL_PROTO; NCCL_PROTO=simple where the NIC lacks
+ * ordering). Setting them for every job overrides the plugin's choice.
+ */
+static bool plugin_tunes(const char *name)
+{
+	static const char *const names[] = {
+		"NCCL_PROTO", "NCCL_ALGO", "NCCL_BUFFSIZE", "NCCL_P2P_NET_CHUNKSIZE",
+		"NCCL_NET_FORCE_FLUSH", "NCCL_NETDEVS_POLICY", "NCCL_TOPO_FILE",
+		"NCCL_TUNER_PLUGIN",
+	};
+
+	if (!strncmp(name, "NCCL_NVLS", 9))
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+static int add_warning(char ***list, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int add_warning(char ***list, size_t *n, const char *fmt, ...)
+{
+	char **grown = realloc(*list, (*n + 2) * sizeof(*grown));
+	va_list ap;
+	int rc;
+
+	if (!grown)
+		return -1;
+	*list = grown;
+	va_start(ap, fmt);
+	rc = vasprintf(&grown[*n], fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -1;
+	grown[++*n] = NULL;
+	return 0;
+}
+
+int efa_env_plan_warnings(const struct efa_env_plan *plan, const struct efa_config *cfg,
+			  const struct efa_node *node, char ***out)
+{
+	const char *ofi = node->stack.ofi_nccl;
+	/* aws-ofi-nccl 1.5.0 and older tuned nothing: setting these was the
+	 * guidance then (efa-common.profile). */
+	bool tuning = !ofi || efa_version_cmp(ofi, "1.5.0") > 0;
+	size_t n = 0;
+
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -1;
+	for (size_t i = 0; tuning && plan && i < plan->n; i++) {
+		const struct efa_env_entry *e = &plan->v[i];
+
+		if (e->value && plugin_tunes(e->name) &&
+		    add_warning(out, &n, "%.*s sets %s, which aws-ofi-nccl tunes per platform: it overrides the plugin's choice for every job; remove it unless measured on this platform",
+				(int)strcspn(e->reason, ","), e->reason, e->name))
+			goto nomem;
+	}
+	for (char **f = cfg ? cfg->force_env : NULL; tuning && f && *f; f++)
+		if (plugin_tunes(*f) &&
+		    add_warning(out, &n, "ForceEnv= forces %s, which aws-ofi-nccl tunes per platform, over every job's own value; remove it unless measured on this platform",
+				*f))
+			goto nomem;
+	return 0;
+nomem:
+	efa_strv_free(*out);
+	*out = NULL;
 	return -1;
 }
 

@@ -50,6 +50,17 @@ int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *p
 		       struct efa_env_plan **out, struct efa_error *err);
 void efa_env_plan_free(struct efa_env_plan *plan);
 
+/*
+ * Warnings about a plan and efa.conf: a profile line or ForceEnv= that sets
+ * a variable aws-ofi-nccl tunes per platform (NCCL_PROTO, NCCL_ALGO,
+ * NCCL_BUFFSIZE, NCCL_NVLS*, ...), overriding the plugin for every job,
+ * where the node's aws-ofi-nccl is one that tunes them (newer than 1.5.0,
+ * or unknown). *out is a NULL-terminated list (empty when all is well),
+ * freed with efa_strv_free. -1 on ENOMEM.
+ */
+int efa_env_plan_warnings(const struct efa_env_plan *plan, const struct efa_config *cfg,
+			  const struct efa_node *node, char ***out);
+
 enum efa_env_decision {
 	EFA_ENV_SET,		/* set: nothing was there */
 	EFA_ENV_FORCED,		/* set over the user's value (ForceEnv=) */

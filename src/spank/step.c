@@ -15,6 +15,7 @@
 #include "common/launch.h"
 #include "common/node.h"
 #include "common/profile.h"
+#include "common/strutil.h"
 #include "checkpoint.h"
 #include "step.h"
 
@@ -86,6 +87,20 @@ void efa_step_fail(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* In slurmd's log, where the admin who wrote the profile looks. */
+static void log_plan_warnings(const struct efa_node *node)
+{
+	char **warnings = NULL;
+
+	if (efa_env_plan_warnings(step.plan, step.cfg, node, &warnings)) {
+		slurm_error("efa: out of memory checking the profile");
+		return;
+	}
+	for (char **w = warnings; *w; w++)
+		slurm_info("efa: node %s: %s", step.node_name, *w);
+	efa_strv_free(warnings);
+}
+
 static void prepare_plan(const struct efa_args *args)
 {
 	struct efa_profiles *profiles = NULL;
@@ -120,6 +135,8 @@ static void prepare_plan(const struct efa_args *args)
 		slurm_error("efa: %s: only the library path is set; fix the profiles", err.msg);
 	if (efa_env_plan_build(node, profiles, &step.plan, &err))
 		slurm_error("efa: %s", err.msg);
+	else
+		log_plan_warnings(node);
 	/* Each task binds in its own process: work out closeness once. */
 	if (step.bind == EFA_BIND_CLOSEST && efa_bind_index(node))
 		slurm_error("efa: out of memory indexing the node's topology");

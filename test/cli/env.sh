@@ -35,6 +35,21 @@ like "$out" "the job brings its own EFA libraries \($tmp/conda/lib\): the node's
 run env NCCL_SOCKET_IFNAME=ens5 "$efa" env --config="$conf" --root="$fixtures/p5.48xlarge"
 like "$out" "^  user +NCCL_SOCKET_IFNAME=ens5$" "a variable already set: the user's value wins"
 
+# A site profile that sets what aws-ofi-nccl tunes per platform is warned about.
+mkdir -p "$tmp/site"
+cp "$top_srcdir"/etc/profiles/*.profile "$tmp/site/"
+printf '%s\n' 'Match=p5.48xlarge' 'Include=efa-cuda' 'Env=NCCL_ALGO=Ring' >"$tmp/site/p5.profile"
+printf '%s\n' "ProfileDir=$tmp/site" "ForceEnv=NCCL_BUFFSIZE" >"$tmp/site.conf"
+run "$efa" env --config "$tmp/site.conf" --root "$fixtures/p5.48xlarge"
+like "$out" "^warning: p5\.profile:3 sets NCCL_ALGO, which aws-ofi-nccl tunes per platform" \
+	"a site profile setting NCCL_ALGO is warned about"
+like "$out" "^warning: ForceEnv= forces NCCL_BUFFSIZE, which aws-ofi-nccl tunes per platform" \
+	"  and ForceEnv= of NCCL_BUFFSIZE"
+run "$efa" env --json --config "$tmp/site.conf" --root "$fixtures/p5.48xlarge"
+is "$(jq -r '.warnings | length' <<<"$out")" 2 "  both in the JSON's warnings"
+run "$efa" env --json --config "$conf" --root "$fixtures/p5.48xlarge"
+is "$(jq -r '.warnings | length' <<<"$out")" 0 "the shipped profiles draw no warning"
+
 run "$efa" env --json --config "$conf" --root "$fixtures/p4d.24xlarge"
 is "$rc" 0 "env --json on a p4d exits 0"
 is "$(jq -r '.profile' <<<"$out")" "p4d" "  JSON profile"

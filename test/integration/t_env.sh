@@ -58,6 +58,9 @@ run srun -N1 -w n1 --efa bash -c 'echo "${NCCL_ALGO-} ${NCCL_DEBUG-} [${NCCL_DEB
 is "$out" "Ring WARN []" "a site-edited profile applies, with its conditions on the installer version"
 run env NCCL_ALGO=Tree srun -N1 -w n1 --efa printenv NCCL_ALGO
 is "$out" "Tree" "the user's NCCL_ALGO survives a profile that sets it"
+sleep 1
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" "efa: node n1: p5\.profile:3 sets NCCL_ALGO, which aws-ofi-nccl tunes per platform" \
+	"  and slurmd's log warns that it overrides aws-ofi-nccl's tuning"
 printf '%s\n' 'Match=p5.48xlarge' 'Env=RDMAV_FORK_SAFE=1' >"$site_profiles/p5.profile"
 run srun -N1 -w n1 --efa bash -c 'echo "$SLURM_EFA_PROFILE [${RDMAV_FORK_SAFE-}]"'
 is "$out" "none []" "a profile that sets a deny-listed variable is refused: nothing from it is set"
@@ -68,6 +71,22 @@ write_efa_conf
 
 run srun -N1 -w n4 --efa bash -c 'echo "$SLURM_EFA_PROFILE $FI_PROVIDER $FI_EFA_USE_DEVICE_RDMA $FI_EFA_FORK_SAFE"'
 is "$out" "trn1 efa 1 1" "a trn1 node gets the Neuron settings"
+
+# Instance types no profile names: the node's accelerators choose the
+# family (a p5's GPUs, a trn1's Neuron devices under new type names).
+for pair in p5.48xlarge:gpunew.48xlarge trn1.32xlarge:accnew.32xlarge; do
+	newroot=$SLURM_EFA_CLUSTER/roots-new/${pair#*:}
+	mkdir -p "$(dirname "$newroot")"
+	cp -a "$FIXTURES/${pair%%:*}/." "$newroot"
+	echo "${pair#*:}" >"$newroot/sys/devices/virtual/dmi/id/product_name"
+done
+ln -sfn "$SLURM_EFA_CLUSTER/roots-new/gpunew.48xlarge" "$ROOTS/n1"
+ln -sfn "$SLURM_EFA_CLUSTER/roots-new/accnew.32xlarge" "$ROOTS/n4"
+run srun -N2 -w n1,n4 --efa -l bash -c 'echo "$SLURM_EFA_PROFILE ${FI_PROVIDER-} ${NCCL_SOCKET_IFNAME-}"'
+is "$(sort <<<"$out")" $'0: nvidia  ^docker,lo,veth\n1: neuron efa ^docker,lo,veth' \
+	"new instance types get the profile of their accelerators: NVIDIA GPUs the CUDA base, Neuron devices the Neuron base"
+ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+ln -sfn "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 
 # n3 has no EFA.
 run srun -N1 -w n3 --efa=required true

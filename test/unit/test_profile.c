@@ -7,6 +7,7 @@
 #include "common/env.h"
 #include "common/profile.h"
 #include "common/stack.h"
+#include "common/strutil.h"
 #include "tap.h"
 
 static void profile_rejects(const char *text, const char *want)
@@ -435,6 +436,30 @@ static void test_own_libraries(void)
 	       "a job without its own gets the node's libraries first");
 }
 
+static void test_warnings(void)
+{
+	struct efa_env_entry entries[] = {
+		{ "NCCL_PROTO", "simple", "efa-common.profile:23, ofi-nccl 1.5.0 is <= 1.5.0", false },
+		{ "NCCL_NVLS_CHUNKSIZE", "131072", "site.profile:4", false },
+		{ "FI_PROVIDER", "efa", "efa-common.profile:22", false },
+		{ "NCCL_ALGO", NULL, "site.profile:5: ofi-nccl 1.16.3 is not < 1.7", false },
+	};
+	struct efa_env_plan plan = { .profile = "site", .v = entries, .n = 4 };
+	struct efa_node node = { .stack = { .ofi_nccl = "1.5.0" } };
+	char **w = NULL;
+
+	ok(efa_env_plan_warnings(&plan, NULL, &node, &w) == 0 && w && !w[0],
+	   "aws-ofi-nccl 1.5.0 tunes nothing: no warning for NCCL_PROTO");
+	efa_strv_free(w);
+	node.stack.ofi_nccl = "1.16.3";
+	require(ok(efa_env_plan_warnings(&plan, NULL, &node, &w) == 0 && w, "warnings with aws-ofi-nccl 1.16.3"));
+	is_str(w[0], "efa-common.profile:23 sets NCCL_PROTO, which aws-ofi-nccl tunes per platform: it overrides the plugin's choice for every job; remove it unless measured on this platform",
+	       "  a variable the plugin tunes, with where it was set");
+	has_str(w[1], "site.profile:4 sets NCCL_NVLS_CHUNKSIZE", "  NCCL_NVLS* too");
+	ok(w[1] && !w[2], "  not FI_PROVIDER, nor a line whose condition does not hold");
+	efa_strv_free(w);
+}
+
 static const char *planned(const struct efa_env_plan *plan, const char *name)
 {
 	for (size_t i = 0; i < plan->n; i++)
@@ -533,6 +558,7 @@ int main(void)
 	test_shipped_profiles();
 	test_guidance();
 	test_own_libraries();
+	test_warnings();
 	remove_profiles();
 	return done_testing();
 }
