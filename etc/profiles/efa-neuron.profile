@@ -1,7 +1,9 @@
-# efa-neuron: AWS Trainium instances. The Neuron runtime's collectives go
-# through libfabric directly, so the settings aws-ofi-nccl makes for CUDA
-# hosts must be made here (AWS Neuron documentation, "EFA setup" for
-# trn1/trn2 training).
+# efa-neuron: AWS Trainium and Inferentia instances. The Neuron runtime's
+# collectives go through libfabric directly, so the settings aws-ofi-nccl
+# makes for CUDA hosts must be made here: AWS Neuron's own training setup
+# for trn1 clusters exports FI_PROVIDER=efa and FI_EFA_USE_DEVICE_RDMA=1
+# (aws-neuron/neuronx-nemo-megatron
+# nemo/examples/nlp/language_modeling/train_setup.sh).
 Include=efa-common
 Env=FI_PROVIDER=efa
 Env=FI_EFA_USE_DEVICE_RDMA=1
