@@ -32,6 +32,12 @@ run env LD_LIBRARY_PATH="$tmp/conda/lib" "$efa" env --config "$conf" --root "$fi
 like "$out" "^  user +LD_LIBRARY_PATH=([^ ]*:)?$tmp/conda/lib$" "a job with its own libfabric keeps its library path"
 like "$out" "the job brings its own EFA libraries \($tmp/conda/lib\): the node's are not put first" "  saying why"
 
+# Inside a job: a value slurm-efa recorded setting, changed since, is the job's.
+run env NCCL_SOCKET_IFNAME=ens5 SLURM_EFA_SET=NCCL_SOCKET_IFNAME:210c92cf \
+	"$efa" env --config "$conf" --root "$fixtures/p5.48xlarge"
+like "$out" "^  user +NCCL_SOCKET_IFNAME=ens5$" "a value the job changed after slurm-efa set it is kept"
+like "$out" "changed by the job after slurm-efa set it: the job's value wins" "  saying why"
+
 run env NCCL_SOCKET_IFNAME=ens5 "$efa" env --config="$conf" --root="$fixtures/p5.48xlarge"
 like "$out" "^  user +NCCL_SOCKET_IFNAME=ens5$" "a variable already set: the user's value wins"
 

@@ -85,6 +85,19 @@ ln -sfn "$SLURM_EFA_CLUSTER/roots-new/accnew.32xlarge" "$ROOTS/n4"
 run srun -N2 -w n1,n4 --efa -l bash -c 'echo "$SLURM_EFA_PROFILE ${FI_PROVIDER-} ${NCCL_SOCKET_IFNAME-}"'
 is "$(sort <<<"$out")" $'0: nvidia  ^docker,lo,veth\n1: neuron efa ^docker,lo,veth' \
 	"new instance types get the profile of their accelerators: NVIDIA GPUs the CUDA base, Neuron devices the Neuron base"
+# The stack's versions decide: a p5 with aws-ofi-nccl 1.6.0 must ask for
+# GPUDirect RDMA whatever libfabric is; a trn1 on kernel 6.1 needs no
+# FI_EFA_FORK_SAFE (5.10 does: see the trn1 check above).
+cp -a "$FIXTURES/p5.48xlarge/." "$SLURM_EFA_CLUSTER/roots-new/p5-ofi16"
+sed -i 's/libnccl-ofi_[0-9.]*-1_amd64/libnccl-ofi_1.6.0-1_amd64/' \
+	"$SLURM_EFA_CLUSTER/roots-new/p5-ofi16/opt/amazon/efa_installed_packages"
+cp -a "$FIXTURES/trn1.32xlarge/." "$SLURM_EFA_CLUSTER/roots-new/trn1-k61"
+echo "6.1.119-129.201.amzn2023.x86_64" >"$SLURM_EFA_CLUSTER/roots-new/trn1-k61/proc/sys/kernel/osrelease"
+ln -sfn "$SLURM_EFA_CLUSTER/roots-new/p5-ofi16" "$ROOTS/n1"
+ln -sfn "$SLURM_EFA_CLUSTER/roots-new/trn1-k61" "$ROOTS/n4"
+run srun -N2 -w n1,n4 --efa -l bash -c 'echo "$SLURM_EFA_PROFILE rdma=${FI_EFA_USE_DEVICE_RDMA-} fork=${FI_EFA_FORK_SAFE-}"'
+is "$(sort <<<"$out")" $'0: p5 rdma=1 fork=\n1: trn1 rdma=1 fork=' \
+	"p5 with aws-ofi-nccl 1.6.0 gets FI_EFA_USE_DEVICE_RDMA=1; trn1 on kernel 6.1 gets no FI_EFA_FORK_SAFE"
 ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
 ln -sfn "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 
