@@ -72,34 +72,42 @@ write_efa_conf
 run srun -N1 -w n4 --efa bash -c 'echo "$SLURM_EFA_PROFILE $FI_PROVIDER $FI_EFA_USE_DEVICE_RDMA $FI_EFA_FORK_SAFE"'
 is "$out" "trn1 efa 1 1" "a trn1 node gets the Neuron settings"
 
+# Edited copies of the fixtures on n1 and n4 for one step, then back.
+variant() {	# variant FIXTURE NAME -> the copy's path
+	local d=$SLURM_EFA_CLUSTER/roots-new/$2
+	mkdir -p "$d"
+	cp -a "$FIXTURES/$1/." "$d"
+	echo "$d"
+}
+srun_on_variants() {	# srun_on_variants N1_ROOT N4_ROOT COMMAND: sorted lines in $out
+	ln -sfn "$1" "$ROOTS/n1"
+	ln -sfn "$2" "$ROOTS/n4"
+	run srun -N2 -w n1,n4 --efa -l bash -c "$3"
+	out=$(sort <<<"$out")
+	ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+	ln -sfn "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
+}
+
 # Instance types no profile names: the node's accelerators choose the
 # family (a p5's GPUs, a trn1's Neuron devices under new type names).
-for pair in p5.48xlarge:gpunew.48xlarge trn1.32xlarge:accnew.32xlarge; do
-	newroot=$SLURM_EFA_CLUSTER/roots-new/${pair#*:}
-	mkdir -p "$(dirname "$newroot")"
-	cp -a "$FIXTURES/${pair%%:*}/." "$newroot"
-	echo "${pair#*:}" >"$newroot/sys/devices/virtual/dmi/id/product_name"
-done
-ln -sfn "$SLURM_EFA_CLUSTER/roots-new/gpunew.48xlarge" "$ROOTS/n1"
-ln -sfn "$SLURM_EFA_CLUSTER/roots-new/accnew.32xlarge" "$ROOTS/n4"
-run srun -N2 -w n1,n4 --efa -l bash -c 'echo "$SLURM_EFA_PROFILE ${FI_PROVIDER-} ${NCCL_SOCKET_IFNAME-}"'
-is "$(sort <<<"$out")" $'0: nvidia  ^docker,lo,veth\n1: neuron efa ^docker,lo,veth' \
+gpu_new=$(variant p5.48xlarge gpunew.48xlarge)
+echo gpunew.48xlarge >"$gpu_new/sys/devices/virtual/dmi/id/product_name"
+neuron_new=$(variant trn1.32xlarge accnew.32xlarge)
+echo accnew.32xlarge >"$neuron_new/sys/devices/virtual/dmi/id/product_name"
+srun_on_variants "$gpu_new" "$neuron_new" 'echo "$SLURM_EFA_PROFILE ${FI_PROVIDER-} ${NCCL_SOCKET_IFNAME-}"'
+is "$out" $'0: nvidia  ^docker,lo,veth\n1: neuron efa ^docker,lo,veth' \
 	"new instance types get the profile of their accelerators: NVIDIA GPUs the CUDA base, Neuron devices the Neuron base"
+
 # The stack's versions decide: a p5 with aws-ofi-nccl 1.6.0 must ask for
 # GPUDirect RDMA whatever libfabric is; a trn1 on kernel 6.1 needs no
 # FI_EFA_FORK_SAFE (5.10 does: see the trn1 check above).
-cp -a "$FIXTURES/p5.48xlarge/." "$SLURM_EFA_CLUSTER/roots-new/p5-ofi16"
-sed -i 's/libnccl-ofi_[0-9.]*-1_amd64/libnccl-ofi_1.6.0-1_amd64/' \
-	"$SLURM_EFA_CLUSTER/roots-new/p5-ofi16/opt/amazon/efa_installed_packages"
-cp -a "$FIXTURES/trn1.32xlarge/." "$SLURM_EFA_CLUSTER/roots-new/trn1-k61"
-echo "6.1.119-129.201.amzn2023.x86_64" >"$SLURM_EFA_CLUSTER/roots-new/trn1-k61/proc/sys/kernel/osrelease"
-ln -sfn "$SLURM_EFA_CLUSTER/roots-new/p5-ofi16" "$ROOTS/n1"
-ln -sfn "$SLURM_EFA_CLUSTER/roots-new/trn1-k61" "$ROOTS/n4"
-run srun -N2 -w n1,n4 --efa -l bash -c 'echo "$SLURM_EFA_PROFILE rdma=${FI_EFA_USE_DEVICE_RDMA-} fork=${FI_EFA_FORK_SAFE-}"'
-is "$(sort <<<"$out")" $'0: p5 rdma=1 fork=\n1: trn1 rdma=1 fork=' \
+p5_ofi16=$(variant p5.48xlarge p5-ofi16)
+sed -i 's/libnccl-ofi_[0-9.]*-1_amd64/libnccl-ofi_1.6.0-1_amd64/' "$p5_ofi16/opt/amazon/efa_installed_packages"
+trn1_k61=$(variant trn1.32xlarge trn1-k61)
+echo "6.1.119-129.201.amzn2023.x86_64" >"$trn1_k61/proc/sys/kernel/osrelease"
+srun_on_variants "$p5_ofi16" "$trn1_k61" 'echo "$SLURM_EFA_PROFILE rdma=${FI_EFA_USE_DEVICE_RDMA-} fork=${FI_EFA_FORK_SAFE-}"'
+is "$out" $'0: p5 rdma=1 fork=\n1: trn1 rdma=1 fork=' \
 	"p5 with aws-ofi-nccl 1.6.0 gets FI_EFA_USE_DEVICE_RDMA=1; trn1 on kernel 6.1 gets no FI_EFA_FORK_SAFE"
-ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
-ln -sfn "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 
 # n3 has no EFA.
 run srun -N1 -w n3 --efa=required true
