@@ -204,8 +204,10 @@ static int add_warning(char ***list, size_t *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	rc = vasprintf(&grown[*n], fmt, ap);
 	va_end(ap);
-	if (rc < 0)
+	if (rc < 0) {
+		grown[*n] = NULL;	/* undefined after a failure: keep the list freeable */
 		return -1;
+	}
 	grown[++*n] = NULL;
 	return 0;
 }
@@ -493,7 +495,7 @@ static int remove_stale(struct apply *a)
 		    record_find(a->owned_now, p, len, unused) == NOT_RECORDED) {
 			memcpy(name, p, len);
 			name[len] = '\0';
-			r = record_find(a->owned_before, name, len, digest);
+			r = record_find(p, name, len, digest);	/* this entry */
 			/* The record is in the user's hands: never let it remove
 			 * what slurm-efa could not have set. */
 			if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
