@@ -1,96 +1,35 @@
-/* slurm-efa: the EC2 instance metadata service (IMDSv2) over libcurl. */
+/* slurm-efa: the EC2 instance metadata service (IMDSv2) over the HTTP layer. */
 #include <ctype.h>
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/http.h"
 #include "imds.h"
 
 #define IMDS_ANSWER_MAX 4096
 #define IMDS_TOKEN_TTL "21600"	/* seconds; the session is used at once */
 
 struct imds {
-	int curl_started;	/* curl_global_init done: undone by imds_close */
-	CURL *curl;
-	char *base;
+	struct http_client *http;
 	char *token;
-	long timeout_ms;
 };
-
-struct answer {
-	char buf[IMDS_ANSWER_MAX + 1];
-	size_t len;
-};
-
-static size_t on_data(char *data, size_t size, size_t n, void *ctx)
-{
-	struct answer *a = ctx;
-	size_t len = size * n;
-
-	if (len > IMDS_ANSWER_MAX - a->len)
-		return 0;	/* too large: libcurl stops with a write error */
-	memcpy(a->buf + a->len, data, len);
-	a->len += len;
-	a->buf[a->len] = '\0';
-	return len;
-}
-
-static void explain(const struct imds *m, const char *what, CURLcode rc, long status,
-		    char *why, size_t size)
-{
-	if (rc == CURLE_OPERATION_TIMEDOUT)
-		snprintf(why, size, "the metadata service at %s did not answer %s within %ld ms",
-			 m->base, what, m->timeout_ms);
-	else if (rc == CURLE_COULDNT_CONNECT)
-		snprintf(why, size, "cannot connect to the metadata service at %s", m->base);
-	else if (rc == CURLE_WRITE_ERROR)
-		snprintf(why, size, "the metadata service at %s answered %s with more than %d bytes",
-			 m->base, what, IMDS_ANSWER_MAX);
-	else if (rc != CURLE_OK)
-		snprintf(why, size, "the metadata service at %s failed %s: %s", m->base, what,
-			 curl_easy_strerror(rc));
-	else
-		snprintf(why, size, "the metadata service at %s answered %s with HTTP %ld", m->base,
-			 what, status);
-}
 
 /* One request; returns the HTTP status, or -1 with why filled. */
 static long request(struct imds *m, const char *method, const char *path,
-		    const char *header, struct answer *a, char *why, size_t size)
+		    const char *header, struct http_answer *a, char *why, size_t size)
 {
-	struct curl_slist *headers = NULL;
-	char url[1024], what[256];
-	long status = 0;
-	CURLcode rc;
+	const char *headers[] = { header, NULL };
+	struct http_error err;
 
-	a->len = 0;
-	a->buf[0] = '\0';
-	snprintf(url, sizeof(url), "%s%s", m->base, path);
-	snprintf(what, sizeof(what), "%s %s", method, path);
-	if (header && !(headers = curl_slist_append(NULL, header))) {
-		snprintf(why, size, "out of memory");
+	if (http_request(m->http, method, path, headers, NULL, a, &err)) {
+		snprintf(why, size, "%s", err.message);
 		return -1;
 	}
-	curl_easy_reset(m->curl);
-	curl_easy_setopt(m->curl, CURLOPT_URL, url);
-	curl_easy_setopt(m->curl, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(m->curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(m->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(m->curl, CURLOPT_NOPROXY, "*");	/* link-local: never a proxy */
-	curl_easy_setopt(m->curl, CURLOPT_CONNECTTIMEOUT_MS, m->timeout_ms);
-	curl_easy_setopt(m->curl, CURLOPT_TIMEOUT_MS, m->timeout_ms);
-	curl_easy_setopt(m->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(m->curl, CURLOPT_WRITEDATA, a);
-	rc = curl_easy_perform(m->curl);
-	curl_slist_free_all(headers);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(m->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (rc != CURLE_OK || status != 200) {
-		explain(m, what, rc, status, why, size);
-		return rc == CURLE_OK ? status : -1;
-	}
-	return status;
+	if (a->status != 200)
+		snprintf(why, size, "the metadata service at %s answered %s %s with HTTP %ld",
+			 http_url(m->http), method, path, a->status);
+	return a->status;
 }
 
 /* IMDS values are one word (a zone, a type, a token): the first one. */
@@ -110,65 +49,49 @@ static int token_ok(const char *t)
 	return 1;
 }
 
-static int url_ok(const char *base)
-{
-	const char *host;
-
-	if (!strncmp(base, "http://", 7))
-		host = base + 7;
-	else if (!strncmp(base, "https://", 8))
-		host = base + 8;
-	else
-		return 0;
-	/* Scheme and host[:port] only; one trailing "/" is dropped. */
-	return *host && *host != '/' && (!strchr(host, '/') || !strcmp(strchr(host, '/'), "/")) &&
-	       !strpbrk(host, " \t\r\n");
-}
-
 struct imds *imds_open(const char *base, long timeout_ms, int *usage, char *why, size_t size)
 {
-	struct imds *m = NULL;
-	struct answer *a = NULL;
+	struct http_options o = {
+		.service = "the metadata service",
+		.url = base,
+		.connect_ms = timeout_ms,
+		.timeout_ms = timeout_ms,
+		.max_response = IMDS_ANSWER_MAX,
+		.no_proxy = 1,	/* link-local: never a proxy */
+	};
+	struct http_answer a = { 0 };
+	struct http_error err;
+	struct imds *m;
 	long status;
 
 	*usage = 0;
-	if (!url_ok(base)) {
-		*usage = 1;
-		snprintf(why, size, "metadata service URL '%s': use http://host[:port], e.g. %s",
-			 base, IMDS_DEFAULT_URL);
+	if (!(m = calloc(1, sizeof(*m)))) {
+		snprintf(why, size, "out of memory");
 		return NULL;
 	}
-	m = calloc(1, sizeof(*m));
-	a = malloc(sizeof(*a));
-	if (!m || !a || !(m->base = strdup(base))) {
-		snprintf(why, size, "out of memory");
+	if (!(m->http = http_new(&o, &err))) {
+		*usage = err.code == HTTP_E_USAGE;
+		snprintf(why, size, "metadata service %s%s", err.message,
+			 *usage ? ", e.g. " IMDS_DEFAULT_URL : "");
 		goto fail;
 	}
-	if (m->base[strlen(m->base) - 1] == '/')
-		m->base[strlen(m->base) - 1] = '\0';
-	m->curl_started = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-	if (!m->curl_started || !(m->curl = curl_easy_init())) {
-		snprintf(why, size, "libcurl failed to start");
-		goto fail;
-	}
-	m->timeout_ms = timeout_ms;
 	status = request(m, "PUT", "/latest/api/token",
-			 "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL, a, why, size);
+			 "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL, &a, why, size);
 	if (status != 200) {
 		if (status == 403 || status == 405)
 			snprintf(why + strlen(why), size - strlen(why),
 				 " to the IMDSv2 token request (the metadata service may be disabled for this instance)");
 		goto fail;
 	}
-	if (!(m->token = first_word(a->buf)) || !token_ok(m->token)) {
+	if (!(m->token = first_word(a.data ? a.data : "")) || !token_ok(m->token)) {
 		snprintf(why, size, "the metadata service at %s answered a session token that is empty or not printable",
 			 base);
 		goto fail;
 	}
-	free(a);
+	http_wipe_free(a.data);
 	return m;
 fail:
-	free(a);
+	http_wipe_free(a.data);
 	imds_close(m);
 	return NULL;
 }
@@ -176,20 +99,15 @@ fail:
 int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size)
 {
 	char header[1024], full[256];
-	struct answer *a = malloc(sizeof(*a));
-	long status;
+	struct http_answer a = { 0 };
 
 	*value = NULL;
-	if (!a) {
-		snprintf(why, size, "out of memory");
-		return -1;
-	}
 	snprintf(header, sizeof(header), "X-aws-ec2-metadata-token: %s", m->token);
 	snprintf(full, sizeof(full), "/latest/meta-data/%s", path);
-	status = request(m, "GET", full, header, a, why, size);
-	if (status == 200 && !(*value = first_word(a->buf)))
+	if (request(m, "GET", full, header, &a, why, size) == 200 &&
+	    !(*value = first_word(a.data ? a.data : "")))
 		snprintf(why, size, "out of memory");
-	free(a);
+	free(a.data);
 	return *value ? 0 : -1;
 }
 
@@ -197,11 +115,7 @@ void imds_close(struct imds *m)
 {
 	if (!m)
 		return;
-	if (m->curl)
-		curl_easy_cleanup(m->curl);
-	free(m->base);
-	free(m->token);
-	if (m->curl_started)
-		curl_global_cleanup();
+	http_free(m->http);
+	http_wipe_free(m->token);
 	free(m);
 }

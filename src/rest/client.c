@@ -1,197 +1,70 @@
-/* libslurmrest: the handle, the transport (libcurl) and version choice. */
-#include <ctype.h>
-#include <curl/curl.h>
-#include <errno.h>
-#include <pthread.h>
+/* libslurmrest: the handle, requests over the HTTP layer, version choice. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
+#include "http/http.h"
 #include "internal.h"
 
 #define DEFAULT_CONNECT_MS 2000
 #define DEFAULT_TIMEOUT_MS 10000
 #define DEFAULT_MAX_RESPONSE (64u * 1024 * 1024)
-#define TOKEN_MAX 16384
-#define UNIX_PREFIX "unix:"
 
 struct slurmrest {
-	char *url;		/* as given, for messages */
-	char *base;		/* scheme://host:port, "http://localhost" on a socket */
-	char *unix_path;
+	struct http_client *http;
+	const char *url;	/* the HTTP client's, for messages */
 	char *user;
-	char *token;		/* secret: never in a message */
-	char *token_file;	/* re-read when it changes */
-	struct stat token_st;	/* the token file when last read */
+	char *user_header;	/* X-SLURM-USER-NAME with a token */
 	int bearer;
-	char *ca_file;
-	long connect_ms;
-	long timeout_ms;
-	size_t max_response;
 	int api;		/* 0 until chosen */
 	int api_checked;	/* the server answered with it */
 	char api_name[16];
 	char **warnings;	/* of the last answer, NULL-terminated */
 	char *release;
-	CURL *curl;		/* kept for connection reuse */
 };
-
-struct response {
-	char *data;
-	size_t len;
-	size_t max;
-	int too_large;
-	long status;
-};
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void init_curl(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static char *trimmed(const char *s)
-{
-	size_t len;
-
-	if (!strncmp(s, "SLURM_JWT=", 10))	/* as "scontrol token" prints it */
-		s += 10;
-	while (isspace((unsigned char)*s))
-		s++;
-	len = strlen(s);
-	while (len && isspace((unsigned char)s[len - 1]))
-		len--;
-	return strndup(s, len);
-}
-
-static void wipe_free(char *secret)
-{
-	if (secret) {
-		/* Do not leave the secret in freed memory. */
-		volatile char *p = secret;
-
-		while (*p)
-			*p++ = '\0';
-	}
-	free(secret);
-}
-
-static int read_token_file(const char *path, char **token, struct stat *st_out,
-			   slurmrest_error *err)
-{
-	char buf[TOKEN_MAX + 1];
-	struct stat st;
-	size_t n;
-	FILE *f;
-
-	f = fopen(path, "re");
-	if (!f)
-		return rest_set_error(err, SLURMREST_E_TOKEN, "cannot read token file %s: %s",
-				      path, strerror(errno));
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return rest_set_error(err, SLURMREST_E_TOKEN, "token file %s is not a regular file", path);
-	}
-	if (st.st_mode & 077) {
-		fclose(f);
-		return rest_set_error(err, SLURMREST_E_TOKEN,
-				      "token file %s is readable by group or others (mode %04o): chmod 600 %s",
-				      path, (unsigned)(st.st_mode & 07777), path);
-	}
-	n = fread(buf, 1, TOKEN_MAX, f);
-	fclose(f);
-	buf[n] = '\0';
-	*token = trimmed(buf);
-	memset(buf, 0, sizeof(buf));
-	if (!*token)
-		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-	if (!**token) {
-		free(*token);
-		*token = NULL;
-		return rest_set_error(err, SLURMREST_E_TOKEN, "token file %s is empty", path);
-	}
-	*st_out = st;
-	return 0;
-}
-
-/* A token renewed in its file (scontrol token has a lifespan) is used from
- * the next request on: a long-running client needs no restart. */
-static int refresh_token(slurmrest_t *r, slurmrest_error *err)
-{
-	struct stat st;
-	char *token;
-
-	if (stat(r->token_file, &st))
-		return rest_set_error(err, SLURMREST_E_TOKEN, "cannot read token file %s: %s",
-				      r->token_file, strerror(errno));
-	if (st.st_dev == r->token_st.st_dev && st.st_ino == r->token_st.st_ino &&
-	    st.st_size == r->token_st.st_size &&
-	    st.st_mtim.tv_sec == r->token_st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == r->token_st.st_mtim.tv_nsec)
-		return 0;
-	if (read_token_file(r->token_file, &token, &st, err))
-		return -1;
-	wipe_free(r->token);
-	r->token = token;
-	r->token_st = st;
-	return 0;
-}
-
-static int set_url(slurmrest_t *r, const char *url, slurmrest_error *err)
-{
-	size_t len;
-
-	if (!strncmp(url, UNIX_PREFIX, strlen(UNIX_PREFIX))) {
-		const char *path = url + strlen(UNIX_PREFIX);
-
-		if (path[0] != '/')
-			return rest_set_error(err, SLURMREST_E_USAGE,
-					      "URL %s: a unix socket needs an absolute path (unix:/run/slurmrestd.sock)",
-					      url);
-		r->unix_path = strdup(path);
-		r->base = strdup("http://localhost");
-		return r->unix_path && r->base ? 0 : rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-	}
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
-		return rest_set_error(err, SLURMREST_E_USAGE,
-				      "URL %s: use unix:/path/to/socket, http://host:port or https://host:port",
-				      url);
-	if (strchr(strchr(url, ':') + 3, '/') && strcmp(strchr(strchr(url, ':') + 3, '/'), "/"))
-		return rest_set_error(err, SLURMREST_E_USAGE,
-				      "URL %s: give only scheme, host and port; the API paths are added", url);
-	len = strlen(url);
-	while (len && url[len - 1] == '/')
-		len--;
-	if (len <= strlen("https://"))
-		return rest_set_error(err, SLURMREST_E_USAGE, "URL %s has no host", url);
-	r->base = strndup(url, len);
-	return r->base ? 0 : rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-}
 
 void slurmrest_free(slurmrest_t *r)
 {
 	if (!r)
 		return;
-	if (r->curl)
-		curl_easy_cleanup(r->curl);
-	wipe_free(r->token);
-	free(r->token_file);
-	free(r->url);
-	free(r->base);
-	free(r->unix_path);
+	http_free(r->http);
 	free(r->user);
-	free(r->ca_file);
+	free(r->user_header);
 	free(r->release);
 	rest_strv_free(r->warnings);
 	free(r);
 }
 
+static int from_http(const struct http_error *h, slurmrest_error *err)
+{
+	static const slurmrest_code codes[] = {
+		[HTTP_E_USAGE] = SLURMREST_E_USAGE,
+		[HTTP_E_NOMEM] = SLURMREST_E_NOMEM,
+		[HTTP_E_TOKEN] = SLURMREST_E_TOKEN,
+		[HTTP_E_CONNECT] = SLURMREST_E_CONNECT,
+		[HTTP_E_TLS] = SLURMREST_E_TRANSPORT,
+		[HTTP_E_TIMEOUT] = SLURMREST_E_TIMEOUT,
+		[HTTP_E_TOO_LARGE] = SLURMREST_E_TOO_LARGE,
+		[HTTP_E_TRANSPORT] = SLURMREST_E_TRANSPORT,
+	};
+
+	return rest_set_error(err, h->code > 0 && h->code <= HTTP_E_TRANSPORT ? codes[h->code]
+									    : SLURMREST_E_TRANSPORT,
+			      "%s", h->message);
+}
+
 slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 {
+	struct http_options ho = {
+		.service = "slurmrestd",
+		.allow_unix = 1,
+		.url_key = "RestURL=",
+		.ca_key = "RestCAFile=",
+		.token_private = 1,
+		.token_prefix = "SLURM_JWT=",
+	};
+	struct http_error herr;
 	slurmrest_t *r;
 
 	if (err)
@@ -200,25 +73,13 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 		rest_set_error(err, SLURMREST_E_USAGE, "no slurmrestd URL given (RestURL= in efa.conf)");
 		return NULL;
 	}
-	pthread_once(&curl_once, init_curl);
-	if (curl_init_rc != CURLE_OK) {
-		rest_set_error(err, SLURMREST_E_TRANSPORT, "libcurl failed to start: %s",
-			       curl_easy_strerror(curl_init_rc));
-		return NULL;
-	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 		return NULL;
 	}
-	r->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEFAULT_CONNECT_MS;
-	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
-	r->max_response = o->max_response ? o->max_response : DEFAULT_MAX_RESPONSE;
 	r->bearer = o->auth_bearer;
-	r->url = strdup(o->url);
-	if (!r->url || set_url(r, o->url, err))
-		goto fail;
-	if ((o->user && !(r->user = strdup(o->user))) || (o->ca_file && !(r->ca_file = strdup(o->ca_file)))) {
+	if (o->user && !(r->user = strdup(o->user))) {
 		rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -232,33 +93,39 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 		}
 		snprintf(r->api_name, sizeof(r->api_name), "v0.0.%d", r->api);
 	}
-	if (o->token) {
-		if (!(r->token = trimmed(o->token))) {
-			rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-			goto fail;
-		}
-	} else if (o->token_file) {
-		if (!(r->token_file = strdup(o->token_file))) {
-			rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-			goto fail;
-		}
-		if (read_token_file(o->token_file, &r->token, &r->token_st, err))
-			goto fail;
-	} else if (o->token_from_env && getenv("SLURM_JWT")) {
-		if (!(r->token = trimmed(getenv("SLURM_JWT")))) {
-			rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-			goto fail;
-		}
-	}
-	if (r->token && !r->user && !r->bearer) {
-		rest_set_error(err, SLURMREST_E_USAGE,
-			       "a token needs the user it was issued for (RestUser=, X-SLURM-USER-NAME)");
+	ho.url = o->url;
+	ho.ca_file = o->ca_file;
+	ho.connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEFAULT_CONNECT_MS;
+	ho.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+	ho.max_response = o->max_response ? o->max_response : DEFAULT_MAX_RESPONSE;
+	if (o->token)
+		ho.token = o->token;
+	else if (o->token_file)
+		ho.token_file = o->token_file;
+	else if (o->token_from_env)
+		ho.token = getenv("SLURM_JWT");
+	/*
+	 * The token in exactly one form: slurmrestd (23.02 and later)
+	 * refuses a request that carries both X-SLURM-USER-TOKEN and
+	 * "Authorization: Bearer" as ambiguous.
+	 */
+	ho.token_header = r->bearer ? "Authorization: Bearer " : "X-SLURM-USER-TOKEN: ";
+	if (!(r->http = http_new(&ho, &herr))) {
+		from_http(&herr, err);
 		goto fail;
 	}
-	r->curl = curl_easy_init();
-	if (!r->curl) {
-		rest_set_error(err, SLURMREST_E_NOMEM, "out of memory (curl_easy_init)");
-		goto fail;
+	r->url = http_url(r->http);
+	if (http_has_token(r->http) && !r->bearer) {
+		if (!r->user) {
+			rest_set_error(err, SLURMREST_E_USAGE,
+				       "a token needs the user it was issued for (RestUser=, X-SLURM-USER-NAME)");
+			goto fail;
+		}
+		if (asprintf(&r->user_header, "X-SLURM-USER-NAME: %s", r->user) < 0) {
+			r->user_header = NULL;
+			rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+			goto fail;
+		}
 	}
 	return r;
 fail:
@@ -266,168 +133,28 @@ fail:
 	return NULL;
 }
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct response *resp = userdata;
-	size_t n = size * nmemb;
-	char *grown;
-
-	if (resp->len + n > resp->max) {
-		resp->too_large = 1;
-		return 0;	/* makes libcurl stop with CURLE_WRITE_ERROR */
-	}
-	grown = realloc(resp->data, resp->len + n + 1);
-	if (!grown)
-		return 0;
-	resp->data = grown;
-	memcpy(resp->data + resp->len, ptr, n);
-	resp->len += n;
-	resp->data[resp->len] = '\0';
-	return n;
-}
-
-static int transport_error(const slurmrest_t *r, CURLcode rc, const struct response *resp,
-			   const char *what, slurmrest_error *err)
-{
-	switch (rc) {
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_COULDNT_RESOLVE_HOST:
-		return rest_set_error(err, SLURMREST_E_CONNECT,
-				      "cannot connect to slurmrestd at %s (%s): is it running, and is RestURL= right?",
-				      r->url, curl_easy_strerror(rc));
-	case CURLE_PEER_FAILED_VERIFICATION:
-		return rest_set_error(err, SLURMREST_E_TRANSPORT,
-				      "slurmrestd at %s has a certificate that cannot be verified (%s): give the CA that signed it with RestCAFile=",
-				      r->url, curl_easy_strerror(rc));
-	case CURLE_SSL_CACERT_BADFILE:
-		return rest_set_error(err, SLURMREST_E_TRANSPORT,
-				      "cannot use the CA file %s for %s (%s): is RestCAFile= a PEM file?",
-				      r->ca_file ? r->ca_file : "(the system's)", r->url,
-				      curl_easy_strerror(rc));
-	case CURLE_OPERATION_TIMEDOUT:
-		return rest_set_error(err, SLURMREST_E_TIMEOUT,
-				      "no complete answer from slurmrestd at %s to %s within %ld ms (connect limit %ld ms): is slurmrestd or slurmctld overloaded?",
-				      r->url, what, r->timeout_ms, r->connect_ms);
-	case CURLE_WRITE_ERROR:
-		if (resp->too_large)
-			return rest_set_error(err, SLURMREST_E_TOO_LARGE,
-					      "slurmrestd's answer to %s is larger than %zu bytes: raise the limit if the cluster is that large",
-					      what, resp->max);
-		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory reading the answer to %s",
-				      what);
-	default:
-		return rest_set_error(err, SLURMREST_E_TRANSPORT, "talking to slurmrestd at %s (%s): %s",
-				      r->url, what, curl_easy_strerror(rc));
-	}
-}
-
-/*
- * The token in exactly one form, the same for every request: slurmrestd
- * (23.02 and later) refuses a request that carries both X-SLURM-USER-TOKEN
- * and "Authorization: Bearer" as ambiguous.
- */
-static int add_credentials(const slurmrest_t *r, struct curl_slist **headers)
-{
-	struct curl_slist *h;
-	char *line = NULL;
-	int rc = -1;
-
-	if (r->bearer) {
-		if (asprintf(&line, "Authorization: Bearer %s", r->token) < 0)
-			return -1;
-		if ((h = curl_slist_append(*headers, line))) {
-			*headers = h;
-			rc = 0;
-		}
-		goto out;
-	}
-	if (asprintf(&line, "X-SLURM-USER-NAME: %s", r->user) < 0)
-		return -1;
-	if (!(h = curl_slist_append(*headers, line)))
-		goto out;
-	*headers = h;
-	wipe_free(line);
-	if (asprintf(&line, "X-SLURM-USER-TOKEN: %s", r->token) < 0)
-		return -1;
-	if ((h = curl_slist_append(*headers, line))) {
-		*headers = h;
-		rc = 0;
-	}
-out:
-	wipe_free(line);
-	return rc;
-}
-
 /*
  * One request. Returns 0 with resp->status set (any HTTP status), or a
  * transport error. The caller frees resp->data.
  */
 static int request(slurmrest_t *r, const char *method, const char *path, const char *body,
-		   struct response *resp, slurmrest_error *err)
+		   struct http_answer *resp, slurmrest_error *err)
 {
-	struct curl_slist *headers = NULL, *h;
-	char *url = NULL;
-	char what[256];
-	CURLcode rc;
-	int ret = 0;
+	const char *headers[4];
+	struct http_error herr;
+	size_t n = 0;
 
-	memset(resp, 0, sizeof(*resp));
-	resp->max = r->max_response;
-	snprintf(what, sizeof(what), "%s %s", method, path);
-	if (r->token_file && refresh_token(r, err))
-		return -1;
-	if (asprintf(&url, "%s%s", r->base, path) < 0)
-		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-	curl_easy_reset(r->curl);
-	h = curl_slist_append(headers, "Accept: application/json");
-	if (h && body)
-		h = curl_slist_append(headers = h, "Content-Type: application/json");
-	if (h && r->token) {
-		headers = h;
-		if (add_credentials(r, &headers))
-			goto nomem;
-		h = headers;
-	}
-	if (!h)
-		goto nomem;
-	headers = h;
-	curl_easy_setopt(r->curl, CURLOPT_URL, url);
-	curl_easy_setopt(r->curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT_MS, r->connect_ms);
-	curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, r->timeout_ms);
-	curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(r->curl, CURLOPT_WRITEDATA, resp);
-	curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (r->ca_file)
-		curl_easy_setopt(r->curl, CURLOPT_CAINFO, r->ca_file);
-	if (r->unix_path)
-		curl_easy_setopt(r->curl, CURLOPT_UNIX_SOCKET_PATH, r->unix_path);
-	if (body) {
-		curl_easy_setopt(r->curl, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(r->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	}
-	rc = curl_easy_perform(r->curl);
-	if (rc != CURLE_OK) {
-		ret = transport_error(r, rc, resp, what, err);
-		free(resp->data);
-		resp->data = NULL;
-	} else {
-		curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &resp->status);
-		if (err)
-			err->http_status = resp->status;
-	}
-	/* The request held the token: clear it from libcurl's copy of the
-	 * options too. */
-	curl_easy_setopt(r->curl, CURLOPT_HTTPHEADER, NULL);
-	goto out;
-nomem:
-	ret = rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-out:
-	curl_slist_free_all(headers);
-	free(url);
-	return ret;
+	headers[n++] = "Accept: application/json";
+	if (body)
+		headers[n++] = "Content-Type: application/json";
+	if (r->user_header)
+		headers[n++] = r->user_header;
+	headers[n] = NULL;
+	if (http_request(r->http, method, path, headers, body, resp, &herr))
+		return from_http(&herr, err);
+	if (err)
+		err->http_status = resp->status;
+	return 0;
 }
 
 static int auth_status(long status)
@@ -437,18 +164,18 @@ static int auth_status(long status)
 }
 
 /* A failure status: Slurm's own errors when the body has them. */
-static int status_error(const slurmrest_t *r, const char *what, const struct response *resp,
+static int status_error(const slurmrest_t *r, const char *what, const struct http_answer *resp,
 			slurmrest_error *err)
 {
 	json_t *root;
 	int rc = 0;
 
 	if (auth_status(resp->status)) {
-		if (r->unix_path && !r->token)
+		if (http_is_unix(r->http) && !http_has_token(r->http))
 			return rest_set_error(err, SLURMREST_E_AUTH,
 					      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: local auth needs the same uid as slurmrestd",
 					      r->url, resp->status, what);
-		if (!r->token)
+		if (!http_has_token(r->http))
 			return rest_set_error(err, SLURMREST_E_AUTH,
 					      "slurmrestd at %s refused the credentials (HTTP %ld) for %s: it needs a JWT: set RestUser= and RestTokenFile=",
 					      r->url, resp->status, what);
@@ -466,7 +193,7 @@ static int status_error(const slurmrest_t *r, const char *what, const struct res
 	json_decref(root);
 	/* slurmrestd 22.05 reports a token slurmctld rejects as a 500 with a
 	 * generic Slurm error, not as a 401. */
-	if (rc && r->token && resp->status >= 500 && err) {
+	if (rc && http_has_token(r->http) && resp->status >= 500 && err) {
 		size_t len = strlen(err->message);
 
 		snprintf(err->message + len, sizeof(err->message) - len,
@@ -487,7 +214,7 @@ static int status_error(const slurmrest_t *r, const char *what, const struct res
 static void served_versions(slurmrest_t *r, char *buf, size_t size)
 {
 	int versions[REST_SERVED_MAX];
-	struct response resp;
+	struct http_answer resp;
 	size_t n = 0, len = 0;
 	json_t *root = NULL;
 
@@ -511,7 +238,7 @@ static void served_versions(slurmrest_t *r, char *buf, size_t size)
 /* Pings one version: 0 when served, 1 when not (404), else an error. */
 static int ping_version(slurmrest_t *r, int api, slurmrest_error *err)
 {
-	struct response resp;
+	struct http_answer resp;
 	char path[64];
 	int rc;
 
@@ -572,7 +299,7 @@ static int negotiate(slurmrest_t *r, slurmrest_error *err)
 static int call(slurmrest_t *r, const char *method, const char *rel, const char *body,
 		json_t **root, int *not_modified, slurmrest_error *err)
 {
-	struct response resp;
+	struct http_answer resp;
 	char path[512], what[600];
 	int rc;
 

@@ -70,7 +70,7 @@ ok $((ms > 3000)) "  at once (${ms} ms)"
 start_fake hang us-west-2a p5.48xlarge
 timed "$efa" node-features --imds "$url" --timeout 500 --root "$fixtures/p5.48xlarge"
 is "$rc" 1 "a metadata service that never answers: exit 1"
-like "$out" "did not answer PUT /latest/api/token within 500 ms" "  a timeout, named"
+like "$out" "no complete answer from the metadata service at http://127\.0\.0\.1:[0-9]+ to PUT /latest/api/token within 500 ms" "  a timeout, named"
 ok $((ms > 3000)) "  within the limit (${ms} ms)"
 
 start_fake v1only us-west-2a p5.48xlarge
@@ -95,7 +95,7 @@ is "$features" "p5.48xlarge" "  and left out of the features"
 
 run "$efa" node-features --imds ftp://x
 is "$rc" 2 "a bad URL: a usage error (exit 2)"
-like "$out" "use http://host\[:port\]" "  with the form that works"
+like "$out" "metadata service URL ftp://x: use http://host:port or https://host:port, e.g. http://169\.254\.169\.254" "  with the forms that work"
 run "$efa" node-features --timeout soon
 is "$rc" 2 "a bad --timeout: exit 2"
 run "$efa" node-features --frobnicate

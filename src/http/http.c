@@ -1,0 +1,422 @@
+/* The HTTP layer: one libcurl handle per client, set up in one place. */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "http.h"
+
+#define TOKEN_MAX 16384
+#define UNIX_PREFIX "unix:"
+
+struct http_client {
+	char *service;
+	char *url;		/* as given, for messages */
+	char *base;		/* scheme://host[:port]; "http://localhost" on a socket */
+	char *unix_path;
+	char *url_key;
+	char *ca_key;
+	char *ca_file;
+	long connect_ms;
+	long timeout_ms;
+	size_t max_response;
+	int no_proxy;
+	char *token;		/* secret: never in a message */
+	char *token_file;
+	struct stat token_st;	/* the token file when last read */
+	int token_private;
+	char *token_prefix;
+	char *token_header;
+	CURL *curl;
+};
+
+struct sink {
+	struct http_answer *answer;
+	size_t max;
+	int too_large;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void init_curl(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct http_error *err, enum http_code code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+void http_wipe_free(char *secret)
+{
+	if (secret) {
+		/* Do not leave the secret in freed memory. */
+		volatile char *p = secret;
+
+		while (*p)
+			*p++ = '\0';
+	}
+	free(secret);
+}
+
+static char *trimmed(const struct http_client *c, const char *s)
+{
+	size_t len;
+
+	if (c->token_prefix && !strncmp(s, c->token_prefix, strlen(c->token_prefix)))
+		s += strlen(c->token_prefix);
+	while (isspace((unsigned char)*s))
+		s++;
+	len = strlen(s);
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	return strndup(s, len);
+}
+
+static int read_token_file(const struct http_client *c, char **token, struct stat *st_out,
+			   struct http_error *err)
+{
+	const char *path = c->token_file;
+	char buf[TOKEN_MAX + 1];
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return fail(err, HTTP_E_TOKEN, "cannot read token file %s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return fail(err, HTTP_E_TOKEN, "token file %s is not a regular file", path);
+	}
+	if (c->token_private && (st.st_mode & 077)) {
+		fclose(f);
+		return fail(err, HTTP_E_TOKEN,
+			    "token file %s is readable by group or others (mode %04o): chmod 600 %s",
+			    path, (unsigned)(st.st_mode & 07777), path);
+	}
+	n = fread(buf, 1, TOKEN_MAX, f);
+	fclose(f);
+	buf[n] = '\0';
+	*token = trimmed(c, buf);
+	memset(buf, 0, sizeof(buf));
+	if (!*token)
+		return fail(err, HTTP_E_NOMEM, "out of memory");
+	if (!**token) {
+		free(*token);
+		*token = NULL;
+		return fail(err, HTTP_E_TOKEN, "token file %s is empty", path);
+	}
+	*st_out = st;
+	return 0;
+}
+
+static int refresh_token(struct http_client *c, struct http_error *err)
+{
+	struct stat st;
+	char *token;
+
+	if (stat(c->token_file, &st))
+		return fail(err, HTTP_E_TOKEN, "cannot read token file %s: %s", c->token_file,
+			    strerror(errno));
+	if (c->token && st.st_dev == c->token_st.st_dev && st.st_ino == c->token_st.st_ino &&
+	    st.st_size == c->token_st.st_size &&
+	    st.st_mtim.tv_sec == c->token_st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == c->token_st.st_mtim.tv_nsec)
+		return 0;
+	if (read_token_file(c, &token, &st, err))
+		return -1;
+	http_wipe_free(c->token);
+	c->token = token;
+	c->token_st = st;
+	return 0;
+}
+
+static int set_url(struct http_client *c, const char *url, int allow_unix, struct http_error *err)
+{
+	const char *host, *slash;
+	size_t len;
+
+	if (allow_unix && !strncmp(url, UNIX_PREFIX, strlen(UNIX_PREFIX))) {
+		const char *path = url + strlen(UNIX_PREFIX);
+
+		if (path[0] != '/')
+			return fail(err, HTTP_E_USAGE,
+				    "URL %s: a unix socket needs an absolute path (unix:/run/%s.sock)",
+				    url, c->service);
+		c->unix_path = strdup(path);
+		c->base = strdup("http://localhost");
+		return c->unix_path && c->base ? 0 : fail(err, HTTP_E_NOMEM, "out of memory");
+	}
+	if (!strncmp(url, "http://", 7))
+		host = url + 7;
+	else if (!strncmp(url, "https://", 8))
+		host = url + 8;
+	else
+		return fail(err, HTTP_E_USAGE, "URL %s: use %shttp://host:port or https://host:port",
+			    url, allow_unix ? "unix:/path/to/socket, " : "");
+	if (strpbrk(host, " \t\r\n"))
+		return fail(err, HTTP_E_USAGE, "URL %s has white space in it", url);
+	if ((slash = strchr(host, '/')) && strcmp(slash, "/"))
+		return fail(err, HTTP_E_USAGE,
+			    "URL %s: give only scheme, host and port; the API paths are added", url);
+	len = strlen(url);
+	while (len && url[len - 1] == '/')
+		len--;
+	if (len <= (size_t)(host - url))
+		return fail(err, HTTP_E_USAGE, "URL %s has no host", url);
+	c->base = strndup(url, len);
+	return c->base ? 0 : fail(err, HTTP_E_NOMEM, "out of memory");
+}
+
+void http_free(struct http_client *c)
+{
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	http_wipe_free(c->token);
+	free(c->token_file);
+	free(c->token_prefix);
+	free(c->token_header);
+	free(c->service);
+	free(c->url);
+	free(c->base);
+	free(c->unix_path);
+	free(c->url_key);
+	free(c->ca_key);
+	free(c->ca_file);
+	free(c);
+}
+
+static int dup_opt(char **dst, const char *src)
+{
+	return src && !(*dst = strdup(src)) ? -1 : 0;
+}
+
+struct http_client *http_new(const struct http_options *o, struct http_error *err)
+{
+	struct http_client *c;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	pthread_once(&curl_once, init_curl);
+	if (curl_init_rc != CURLE_OK) {
+		fail(err, HTTP_E_TRANSPORT, "libcurl failed to start: %s",
+		     curl_easy_strerror(curl_init_rc));
+		return NULL;
+	}
+	if (!(c = calloc(1, sizeof(*c)))) {
+		fail(err, HTTP_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	c->connect_ms = o->connect_ms;
+	c->timeout_ms = o->timeout_ms;
+	c->max_response = o->max_response;
+	c->no_proxy = o->no_proxy;
+	c->token_private = o->token_private;
+	if (dup_opt(&c->service, o->service ? o->service : "the server") ||
+	    dup_opt(&c->url, o->url) || dup_opt(&c->url_key, o->url_key) ||
+	    dup_opt(&c->ca_key, o->ca_key) || dup_opt(&c->ca_file, o->ca_file) ||
+	    dup_opt(&c->token_prefix, o->token_prefix) ||
+	    dup_opt(&c->token_header, o->token_header ? o->token_header : "Authorization: Bearer ")) {
+		fail(err, HTTP_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (!o->url || set_url(c, o->url, o->allow_unix, err))
+		goto fail;
+	if (o->token) {
+		if (!(c->token = trimmed(c, o->token))) {
+			fail(err, HTTP_E_NOMEM, "out of memory");
+			goto fail;
+		}
+	} else if (o->token_file) {
+		if (dup_opt(&c->token_file, o->token_file)) {
+			fail(err, HTTP_E_NOMEM, "out of memory");
+			goto fail;
+		}
+		if (read_token_file(c, &c->token, &c->token_st, err))
+			goto fail;
+	}
+	if (!(c->curl = curl_easy_init())) {
+		fail(err, HTTP_E_NOMEM, "out of memory (curl_easy_init)");
+		goto fail;
+	}
+	return c;
+fail:
+	http_free(c);
+	return NULL;
+}
+
+const char *http_url(const struct http_client *c)
+{
+	return c->url;
+}
+
+int http_is_unix(const struct http_client *c)
+{
+	return c->unix_path != NULL;
+}
+
+int http_has_token(const struct http_client *c)
+{
+	return c->token != NULL;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct sink *s = userdata;
+	struct http_answer *a = s->answer;
+	size_t n = size * nmemb;
+	char *grown;
+
+	if (a->len + n > s->max) {
+		s->too_large = 1;
+		return 0;	/* makes libcurl stop with CURLE_WRITE_ERROR */
+	}
+	grown = realloc(a->data, a->len + n + 1);
+	if (!grown)
+		return 0;
+	a->data = grown;
+	memcpy(a->data + a->len, ptr, n);
+	a->len += n;
+	a->data[a->len] = '\0';
+	return n;
+}
+
+static int transport_error(const struct http_client *c, CURLcode rc, const struct sink *s,
+			   const char *what, struct http_error *err)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+		if (c->url_key)
+			return fail(err, HTTP_E_CONNECT,
+				    "cannot connect to %s at %s (%s): is it running, and is %s right?",
+				    c->service, c->url, curl_easy_strerror(rc), c->url_key);
+		return fail(err, HTTP_E_CONNECT, "cannot connect to %s at %s (%s)", c->service,
+			    c->url, curl_easy_strerror(rc));
+	case CURLE_PEER_FAILED_VERIFICATION:
+		return fail(err, HTTP_E_TLS,
+			    "%s at %s has a certificate that cannot be verified (%s): give the CA that signed it with %s",
+			    c->service, c->url, curl_easy_strerror(rc),
+			    c->ca_key ? c->ca_key : "a CA file");
+	case CURLE_SSL_CACERT_BADFILE:
+		return fail(err, HTTP_E_TLS, "cannot use the CA file %s for %s (%s): is %s a PEM file?",
+			    c->ca_file ? c->ca_file : "(the system's)", c->url,
+			    curl_easy_strerror(rc), c->ca_key ? c->ca_key : "it");
+	case CURLE_OPERATION_TIMEDOUT:
+		return fail(err, HTTP_E_TIMEOUT,
+			    "no complete answer from %s at %s to %s within %ld ms (connect limit %ld ms): is it overloaded or unreachable?",
+			    c->service, c->url, what, c->timeout_ms, c->connect_ms);
+	case CURLE_WRITE_ERROR:
+		if (s->too_large)
+			return fail(err, HTTP_E_TOO_LARGE,
+				    "the answer of %s to %s is larger than %zu bytes", c->service, what,
+				    s->max);
+		return fail(err, HTTP_E_NOMEM, "out of memory reading the answer to %s", what);
+	default:
+		return fail(err, HTTP_E_TRANSPORT, "talking to %s at %s (%s): %s", c->service, c->url,
+			    what, curl_easy_strerror(rc));
+	}
+}
+
+/* The credential header; NULL when out of memory. */
+static struct curl_slist *add_token(const struct http_client *c, struct curl_slist *headers)
+{
+	struct curl_slist *h;
+	char *line = NULL;
+
+	if (asprintf(&line, "%s%s", c->token_header, c->token) < 0)
+		return NULL;
+	h = curl_slist_append(headers, line);
+	http_wipe_free(line);
+	return h;
+}
+
+int http_request(struct http_client *c, const char *method, const char *path,
+		 const char *const *headers, const char *body, struct http_answer *answer,
+		 struct http_error *err)
+{
+	struct curl_slist *list = NULL, *h;
+	struct sink sink = { .answer = answer, .max = c->max_response };
+	char *url = NULL;
+	char what[256];
+	CURLcode rc;
+	int ret = -1;
+
+	memset(answer, 0, sizeof(*answer));
+	if (err)
+		memset(err, 0, sizeof(*err));
+	snprintf(what, sizeof(what), "%s %s", method, path);
+	if (c->token_file && refresh_token(c, err))
+		return -1;
+	if (asprintf(&url, "%s%s", c->base, path) < 0)
+		return fail(err, HTTP_E_NOMEM, "out of memory");
+	for (size_t i = 0; headers && headers[i]; i++) {
+		if (!(h = curl_slist_append(list, headers[i])))
+			goto nomem;
+		list = h;
+	}
+	if (c->token) {
+		if (!(h = add_token(c, list)))
+			goto nomem;
+		list = h;
+	}
+	curl_easy_reset(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, list);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &sink);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->no_proxy)
+		curl_easy_setopt(c->curl, CURLOPT_NOPROXY, "*");
+	if (c->ca_file)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+	if (c->unix_path)
+		curl_easy_setopt(c->curl, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
+	if (body) {
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	}
+	rc = curl_easy_perform(c->curl);
+	/* The request held the token: clear it from libcurl's copy of the
+	 * options too. */
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	if (rc != CURLE_OK) {
+		transport_error(c, rc, &sink, what, err);
+		free(answer->data);
+		memset(answer, 0, sizeof(*answer));
+		goto out;
+	}
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &answer->status);
+	ret = 0;
+	goto out;
+nomem:
+	fail(err, HTTP_E_NOMEM, "out of memory");
+out:
+	curl_slist_free_all(list);
+	free(url);
+	return ret;
+}

@@ -1,0 +1,87 @@
+/*
+ * The one HTTP layer of slurm-efa. Every client that talks to a server
+ * (slurmrestd, the EC2 instance metadata service) goes through it, so that
+ * URLs, unix sockets, TLS verification, time limits, answer size limits,
+ * token files and the wording of transport errors are the same everywhere.
+ *
+ * A client is one libcurl easy handle (kept for connection reuse) and is
+ * not shared between threads; separate clients are independent. No global
+ * state beyond libcurl's own start-up, done once per process.
+ */
+#ifndef EFA_HTTP_H
+#define EFA_HTTP_H
+
+#include <stddef.h>
+
+enum http_code {
+	HTTP_OK = 0,
+	HTTP_E_USAGE,		/* bad URL or options */
+	HTTP_E_NOMEM,
+	HTTP_E_TOKEN,		/* token file unreadable, empty or not private */
+	HTTP_E_CONNECT,		/* no connection (refused, unresolvable) */
+	HTTP_E_TLS,		/* certificate or CA file */
+	HTTP_E_TIMEOUT,
+	HTTP_E_TOO_LARGE,	/* answer over max_response */
+	HTTP_E_TRANSPORT,	/* anything else libcurl reports */
+};
+
+struct http_error {
+	enum http_code code;
+	char message[512];	/* names the server and says what to do */
+};
+
+struct http_options {
+	const char *service;	/* "slurmrestd": the server in messages */
+	const char *url;	/* scheme://host[:port], or unix:/path with allow_unix */
+	int allow_unix;
+	const char *url_key;	/* "RestURL=": named when the URL is wrong */
+	const char *ca_key;	/* "RestCAFile=": named when TLS fails */
+	const char *ca_file;	/* PEM; NULL for the system's */
+	long connect_ms;	/* > 0 */
+	long timeout_ms;	/* > 0, the whole request */
+	size_t max_response;	/* bytes, > 0 */
+	int no_proxy;		/* link-local services: never through a proxy */
+	/*
+	 * The credential: token (used as given) or token_file (re-read
+	 * whenever the file changes, so a renewed token needs no restart),
+	 * sent after token_header ("Authorization: Bearer ", the default). token_private refuses a file others can read;
+	 * token_prefix ("SLURM_JWT=", as scontrol token prints it) is
+	 * dropped where a token starts with it.
+	 */
+	const char *token;
+	const char *token_file;
+	int token_private;
+	const char *token_prefix;
+	const char *token_header;
+};
+
+struct http_client;
+
+struct http_answer {
+	long status;		/* HTTP status */
+	char *data;		/* NUL-terminated, NULL when empty; free() it */
+	size_t len;
+};
+
+/* A client, or NULL with err filled. */
+struct http_client *http_new(const struct http_options *o, struct http_error *err);
+void http_free(struct http_client *c);
+
+const char *http_url(const struct http_client *c);	/* as given */
+int http_is_unix(const struct http_client *c);
+int http_has_token(const struct http_client *c);
+
+/*
+ * One request to path (absolute, with any query) with the extra headers
+ * (NULL-terminated; may be NULL) and the credential. A body is sent as
+ * given (the caller's headers say its type). Returns 0 with *answer set
+ * for any HTTP status, or -1 with err filled when no answer came.
+ */
+int http_request(struct http_client *c, const char *method, const char *path,
+		 const char *const *headers, const char *body, struct http_answer *answer,
+		 struct http_error *err);
+
+/* Zeroes and frees a string that held a secret. */
+void http_wipe_free(char *secret);
+
+#endif
