@@ -45,13 +45,29 @@ write_efa_conf() {
 	} >"$EFA_CONF"
 }
 
-# Waits (bounded) until a job has left the queue.
+# Waits (bounded) until a job has ended.
 wait_job() {
-	local _
-	for _ in $(seq 120); do
-		[ -n "$(squeue -h -j "$1" 2>/dev/null)" ] || return 0
+	local _ state
+	for _ in $(seq 240); do
+		# scontrol, not squeue: an empty squeue answer may also be a
+		# slurmctld too busy to answer, and that is not an end.
+		state=$(scontrol -o show job "$1" 2>&1 || true)
+		case $state in
+		*"Invalid job id"*) return 0 ;;
+		*JobState=PENDING* | *JobState=CONFIGURING* | *JobState=RUNNING* | \
+			*JobState=COMPLETING* | *JobState=SUSPENDED* | *JobState=REQUEUED* | \
+			*JobState=RESIZING* | *JobState=SIGNALING* | *JobState=STAGE_OUT*) ;;
+		*JobState=*) return 0 ;;
+		esac
 		sleep 0.5
 	done
+	diag "job $1 has not ended after 120 s: $(grep -o 'JobState=[^ ]* Reason=[^ ]*' <<<"$state")"
+}
+
+# The state of a job and why, for a diagnostic.
+job_state() {	# job_state JOBID
+	scontrol -o show job "$1" 2>&1 | grep -o 'JobState=[^ ]* Reason=[^ ]*\|NodeList=[^ ]*\|Invalid job id.*' |
+		paste -sd ' '
 }
 
 # Stops the daemon of a pid file and starts it again with the same
