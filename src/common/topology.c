@@ -313,14 +313,13 @@ out:
 	return hl;
 }
 
-/* s and everything below it, top down. */
-static int render_switch(const struct efa_topo_tree *t, size_t idx, enum efa_topology format,
-			 FILE *out)
+/* s and everything below it, top down, as topology/tree switches. */
+static int render_switch(const struct efa_topo_tree *t, size_t idx, FILE *out)
 {
 	const struct efa_topo_switch *s = &t->switches[idx];
 	char *hl;
 
-	if (s->nchildren && format == EFA_TOPOLOGY_TREE) {
+	if (s->nchildren) {
 		if (!(hl = compress_children(t, s)))
 			return -1;
 		fprintf(out, "SwitchName=%s Switches=%s\n", s->name, hl);
@@ -329,13 +328,120 @@ static int render_switch(const struct efa_topo_tree *t, size_t idx, enum efa_top
 	if (s->nnodes) {
 		if (!(hl = efa_topology_nodes(t, s)))
 			return -1;
-		fprintf(out, "%s=%s%s Nodes=%s\n", format == EFA_TOPOLOGY_BLOCK ? "BlockName" : "SwitchName",
-			s->name, s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", hl);
+		fprintf(out, "SwitchName=%s%s Nodes=%s\n", s->name,
+			s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", hl);
 		free(hl);
 	}
 	for (size_t i = 0; i < s->nchildren; i++)
-		if (render_switch(t, s->children[i], format, out))
+		if (render_switch(t, s->children[i], out))
 			return -1;
+	return 0;
+}
+
+/* The switches holding nodes below (and at) s, and the fewest nodes one holds. */
+static size_t count_blocks(const struct efa_topo_tree *t, size_t idx, size_t *fewest)
+{
+	const struct efa_topo_switch *s = &t->switches[idx];
+	size_t n = 0;
+
+	if (s->nnodes) {
+		n++;
+		if (!*fewest || s->nnodes < *fewest)
+			*fewest = s->nnodes;
+	}
+	for (size_t i = 0; i < s->nchildren; i++)
+		n += count_blocks(t, s->children[i], fewest);
+	return n;
+}
+
+/* The blocks below (and at) s in tree order, so that leaves under one
+ * layer-2 switch stand side by side. */
+static int render_block(const struct efa_topo_tree *t, size_t idx, FILE *out)
+{
+	const struct efa_topo_switch *s = &t->switches[idx];
+	char *hl;
+
+	if (s->nnodes) {
+		if (!(hl = efa_topology_nodes(t, s)))
+			return -1;
+		fprintf(out, "BlockName=%s%s Nodes=%s\n", s->name,
+			s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", hl);
+		free(hl);
+	}
+	for (size_t i = 0; i < s->nchildren; i++)
+		if (render_block(t, s->children[i], out))
+			return -1;
+	return 0;
+}
+
+static bool switch_named(const struct efa_topo_tree *t, const char *name)
+{
+	for (size_t i = 0; i < t->nswitches; i++)
+		if (!strcmp(t->switches[i].name, name) ||
+		    (t->switches[i].layer == 0 && !strncmp(name, t->switches[i].name, strlen(t->switches[i].name)) &&
+		     !strcmp(name + strlen(t->switches[i].name), EFA_TOPO_NO_LAYERS_SUFFIX)))
+			return true;
+	return false;
+}
+
+/* Slurm 26.05 reads a BlockName= without Nodes=; 24.11 refuses it ("block
+ * ... hasn't got nodes"). Releases between were not measured. */
+static bool takes_empty_blocks(const char *slurm_version)
+{
+	unsigned major = 0, minor = 0;
+
+	return slurm_version && sscanf(slurm_version, "%u.%u", &major, &minor) == 2 &&
+	       (major > 26 || (major == 26 && minor >= 5));
+}
+
+/*
+ * topology/block joins 2, 4, 8... blocks that stand side by side in the
+ * file (from the first, at multiples of their count) into larger blocks,
+ * one level per size in BlockSizes. For no joined block to span two zones,
+ * every zone must start at a multiple of the largest join: where Slurm
+ * takes empty blocks, each zone is padded to the largest zone's count
+ * rounded up to a power of two; elsewhere the joins stop at the largest
+ * power of two that divides every zone's count. The base size is the
+ * fewest nodes a block holds (Slurm requires each block to hold at least
+ * that many).
+ */
+static int render_blocks(const struct efa_topo_tree *t, FILE *out)
+{
+	bool pad = takes_empty_blocks(t->cluster->slurm_version);
+	size_t fewest = 0, most = 0, counts = 0, span = 1;
+
+	for (size_t z = 0; z < t->nzones; z++) {
+		size_t n = count_blocks(t, z, &fewest);
+
+		if (n > most)
+			most = n;
+		counts |= n;
+	}
+	if (!fewest)
+		return 0;	/* no nodes: Slurm refuses blocks without any */
+	if (pad)
+		while (span < most)
+			span *= 2;
+	else
+		span = counts & -counts;
+	fprintf(out, "BlockSizes=");
+	for (size_t size = 1; size <= span; size *= 2)
+		fprintf(out, "%s%zu", size > 1 ? "," : "", fewest * size);
+	fprintf(out, "\n");
+	for (size_t z = 0; z < t->nzones; z++) {
+		size_t n = count_blocks(t, z, &fewest), empty = 0;
+
+		if (render_block(t, z, out))
+			return -1;
+		for (; pad && n < span; n++) {
+			char name[EFA_ERROR_MAX];
+
+			do
+				snprintf(name, sizeof(name), "%s-empty%zu", t->switches[z].name, ++empty);
+			while (switch_named(t, name));
+			fprintf(out, "BlockName=%s\n", name);
+		}
+	}
 	return 0;
 }
 
@@ -355,8 +461,10 @@ char *efa_topology_render(const struct efa_topo_tree *t, enum efa_topology forma
 		fprintf(out, "%s%s", i ? "," : "", c->layer_prefixes[i]);
 	fprintf(out, "): changes made here are overwritten.\n# nodes: %zu; zones: %zu; without all layer features: %zu; with contradicting ones: %zu\n",
 		c->nnodes, t->nzones, t->without_layers, t->inconsistent);
-	for (size_t i = 0; !rc && i < t->nzones; i++)
-		rc = render_switch(t, i, format, out);
+	if (format == EFA_TOPOLOGY_BLOCK)
+		rc = render_blocks(t, out);
+	for (size_t i = 0; format == EFA_TOPOLOGY_TREE && !rc && i < t->nzones; i++)
+		rc = render_switch(t, i, out);
 	if (fclose(out) || rc) {
 		free(text);
 		return NULL;

@@ -59,8 +59,11 @@ void efa_topology_clear(struct efa_topo_tree *t);
 
 /*
  * topology.conf text, deterministic: EFA_TOPOLOGY_TREE as SwitchName=
- * lines for topology/tree, EFA_TOPOLOGY_BLOCK as one BlockName= line per
- * switch holding nodes for topology/block (Slurm 23.11+). NULL on ENOMEM.
+ * lines for topology/tree; EFA_TOPOLOGY_BLOCK for topology/block (Slurm
+ * 23.11+) as one BlockName= line per switch holding nodes and BlockSizes=
+ * such that no block Slurm joins from them spans two zones (zones padded
+ * with empty blocks where the cluster's Slurm, 26.05 on, reads them).
+ * NULL on ENOMEM.
  */
 char *efa_topology_render(const struct efa_topo_tree *t, enum efa_topology format);
 

@@ -1,8 +1,9 @@
 # Network topology from the nodes' EC2 layer features: slurm-efa sync writes
 # topology.conf, slurmctld (TopologyPlugin=topology/tree, from run.sh)
 # reloads it, and a 2-node job lands under one leaf switch. All four nodes
-# go into zone a here, with layer features set in slurm.conf at run time;
-# the end puts the zones, the features and the one-switch topology.conf
+# go into zone a here, with layer features set in slurm.conf at run time.
+# On 23.11 and later, topology/block follows, over two zones. The end puts
+# the plugin, the zones, the features and the one-switch topology.conf
 # back.
 
 efa=$top_builddir/slurm-efa
@@ -154,6 +155,61 @@ like "$(scontrol show topology)" "SwitchName=us-west-2a Level=3 LinkSpeed=1 Node
 run "$efa" sync --once --config "$EFA_CONF"
 like "$out" "topology: unchanged $topo_file" "the same nodes again: unchanged"
 unlike "$out" "TopologyReload" "  and no reload"
+
+# topology/block (23.11 and later): a block per leaf, and BlockSizes such
+# that no block Slurm joins from side-by-side ones spans two zones. With n1
+# taken, a 2-node job gets zone b's two leaves, joined. The plugin changes
+# at a reconfigure, which from 23.11 on starts a new slurmctld.
+block_case() {	# block_case WHAT LEAF1 LEAF2 LEAF3 LEAF4 FILE JOINED
+	local what=$1 hold job _
+	set_features n1 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-$2"
+	set_features n2 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-$3"
+	set_features n3 "az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-$4"
+	set_features n4 "az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-$5"
+	sed -i 's|^TopologyPlugin=topology/block$|TopologyPlugin=topology/tree|' "$SLURM_CONF"
+	printf '%s\n' "$TOPOLOGY_DEFAULT" >"$topo_file"
+	reconfigure
+	write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$topo_dir/snapshot.json" \
+		"Topology=block" "TopologyFile=$topo_file" "TopologyReload=true"
+	chmod 644 "$EFA_CONF"
+	run "$efa" sync --once --config "$EFA_CONF"
+	is "$(grep -v '^#' "$topo_file" | paste -sd ' ')" "$6" "Topology=block, $what: sync writes the blocks"
+	sed -i 's|^TopologyPlugin=topology/tree$|TopologyPlugin=topology/block|' "$SLURM_CONF"
+	scontrol reconfigure || true
+	until_true sh -c 'scontrol show topology | grep -q "^AggregatedBlock"'
+	run scontrol show topology
+	diag "$out"
+	like "$out" "^AggregatedBlock=$7 .*Nodes=n\[3-4\]" "  slurmctld joins zone b's leaves ($7)"
+	unlike "$out" "^(Aggregated)?Block(Name)?=.*Nodes=n\[[12][-,][34]" "  and no block holds nodes of both zones"
+	wait_nodes_idle
+	hold=$(sbatch --parsable --exclusive -w n1 -o /dev/null --wrap 'sleep 60')
+	job=$(sbatch --parsable -N2 -o /dev/null --wrap 'sleep 60')
+	for _ in $(seq 100); do
+		[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break
+		sleep 0.2
+	done
+	is "$(squeue -h -j "$job" -o '%T %N')" "RUNNING n[3-4]" \
+		"  with n1 taken, a 2-node job runs in zone b's joined block"
+	[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] || diag "job $job: $(job_state "$job")"
+	scancel "$hold" "$job"
+	wait_job "$hold"
+	wait_job "$job"
+}
+
+if [ "$(printf '%s\n' 23.11 "${SLURM_VERSION:-0}" | sort -V | head -n 1)" = 23.11 ]; then
+	block_case "two leaves in each zone" leafa leafb leafc leafd \
+		"BlockSizes=1,2 BlockName=leafa Nodes=n1 BlockName=leafb Nodes=n2 BlockName=leafc Nodes=n3 BlockName=leafd Nodes=n4" \
+		leafc,leafd
+	# 26.05 reads empty blocks (24.11 refuses them): zone a's one leaf is
+	# padded to zone b's two, where Slurm would otherwise join leafa with
+	# leafb and the job would wait for "No suitable topology unit".
+	if [ "$(printf '%s\n' 26.05 "$SLURM_VERSION" | sort -V | head -n 1)" = 26.05 ]; then
+		block_case "one leaf in zone a, two in zone b" leafa leafa leafb leafc \
+			"BlockSizes=1,2 BlockName=leafa Nodes=n[1-2] BlockName=us-west-2a-empty1 BlockName=leafb Nodes=n3 BlockName=leafc Nodes=n4" \
+			leafb,leafc
+	fi
+	sed -i 's|^TopologyPlugin=topology/block$|TopologyPlugin=topology/tree|' "$SLURM_CONF"
+fi
 
 # Back to the cluster the other tests know.
 set_features n1,n2 "az-us-west-2a,efa"

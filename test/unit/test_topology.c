@@ -1,3 +1,4 @@
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,14 +122,209 @@ static void test_tree(void)
 
 	text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
 	is_str(body(text),
+	       "BlockSizes=1\n"
 	       "BlockName=a-nolayers Nodes=n6\n"
 	       "BlockName=leaf1 Nodes=n[1-2]\n"
 	       "BlockName=leaf2 Nodes=n[3-4]\n"
 	       "BlockName=leaf3 Nodes=n5\n"
 	       "BlockName=b Nodes=m[1-2]\n"
 	       "BlockName=l9 Nodes=x1\n",
-	       "topology/block: a block per leaf (nodes sharing the lowest layer)");
+	       "topology/block of an unknown Slurm: a block per leaf, no joins (zones of 4, 1 and 1 blocks)");
 	has_str(text, "topology/block (23.11 and later)", "  saying which Slurm reads it");
+	free(text);
+	efa_topology_clear(&t);
+
+	c.slurm_version = strdup("26.05.3");
+	text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
+	is_str(body(text),
+	       "BlockSizes=1,2,4\n"
+	       "BlockName=a-nolayers Nodes=n6\n"
+	       "BlockName=leaf1 Nodes=n[1-2]\n"
+	       "BlockName=leaf2 Nodes=n[3-4]\n"
+	       "BlockName=leaf3 Nodes=n5\n"
+	       "BlockName=b Nodes=m[1-2]\n"
+	       "BlockName=b-empty1\n"
+	       "BlockName=b-empty2\n"
+	       "BlockName=b-empty3\n"
+	       "BlockName=l9 Nodes=x1\n"
+	       "BlockName=no-zone-empty1\n"
+	       "BlockName=no-zone-empty2\n"
+	       "BlockName=no-zone-empty3\n",
+	       "topology/block of Slurm 26.05: zones padded with empty blocks to 4 blocks, joined up to 4");
+	free(text);
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+}
+
+static const char *zone_of_node(const struct efa_cluster *c, const char *name)
+{
+	for (size_t i = 0; i < c->nnodes; i++)
+		if (!strcmp(c->nodes[i].name, name))
+			return c->nodes[i].zone ? c->nodes[i].zone : EFA_TOPO_NO_ZONE;
+	return "(not a node)";
+}
+
+/*
+ * Reads a block topology.conf as Slurm's topology/block does and checks
+ * what matters: each node in one block, empty blocks only where empty_ok,
+ * each block with at least the base
+ * size, unique names, BlockSizes powers of two over the base, and no
+ * block Slurm joins (2^j side by side, from multiples of 2^j) holding
+ * nodes of two zones. Returns the number of problems, each printed.
+ */
+static int check_blocks(const struct efa_cluster *c, char *text, bool empty_ok)
+{
+	enum { MAXB = 4096 };
+	static char *names[MAXB];
+	static const char *zone_of[MAXB];
+	size_t base = 0, sizes = 0, n = 0, seen = 0;
+	struct efa_error err;
+	char *line, *save;
+	int bad = 0;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char **hosts, *nodes;
+		size_t nh;
+
+		if (!strncmp(line, "BlockSizes=", 11)) {
+			char *v = line + 11, *end;
+
+			for (size_t want = 0;; v = end + 1) {
+				size_t size = strtoul(v, &end, 10);
+
+				if (!base)
+					base = want = size;
+				if (size != want) {
+					printf("# BlockSizes value %zu, wanted %zu\n", size, want);
+					bad++;
+				}
+				want *= 2;
+				sizes++;
+				if (*end != ',')
+					break;
+			}
+			continue;
+		}
+		if (line[0] == '#' || strncmp(line, "BlockName=", 10) || n == MAXB)
+			continue;
+		names[n] = line + 10;
+		zone_of[n] = NULL;
+		if (!(nodes = strstr(line, " Nodes=")) && !empty_ok) {
+			printf("# block %s is empty, which this Slurm refuses\n", names[n]);
+			bad++;
+		}
+		if (nodes) {
+			*nodes = '\0';
+			if (efa_hostlist_expand(nodes + 7, &hosts, &nh, &err)) {
+				printf("# block %s: %s\n", names[n], err.msg);
+				bad++;
+				continue;
+			}
+			for (size_t i = 0; i < nh; i++) {
+				const char *zone = zone_of_node(c, hosts[i]);
+
+				if (zone_of[n] && strcmp(zone_of[n], zone)) {
+					printf("# block %s holds zones %s and %s\n", names[n], zone_of[n], zone);
+					bad++;
+				}
+				zone_of[n] = zone;
+			}
+			seen += nh;
+			efa_strv_free(hosts);
+			if (nh < base) {
+				printf("# block %s holds %zu nodes, under the base size %zu\n", names[n], nh, base);
+				bad++;
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(names[i], names[n])) {
+				printf("# block name %s twice\n", names[n]);
+				bad++;
+			}
+		n++;
+	}
+	if (seen != c->nnodes) {
+		printf("# %zu nodes in blocks, %zu in the cluster\n", seen, c->nnodes);
+		bad++;
+	}
+	for (size_t level = 1; level < sizes; level++) {
+		size_t span = (size_t)1 << level;
+
+		for (size_t first = 0; first + span <= n; first += span) {
+			const char *zone = NULL;
+
+			for (size_t i = first; i < first + span; i++) {
+				if (zone && zone_of[i] && strcmp(zone, zone_of[i])) {
+					printf("# joined block of %s..%s (level %zu) holds zones %s and %s\n",
+					       names[first], names[first + span - 1], level, zone, zone_of[i]);
+					bad++;
+					break;
+				}
+				zone = zone_of[i] ? zone_of[i] : zone;
+			}
+		}
+	}
+	return bad;
+}
+
+static void test_blocks(void)
+{
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	char *text, features[160], name[32];
+	int bad = 0;
+
+	srand(7);
+	for (int round = 0; round < 200; round++) {
+		int zones = 1 + rand() % 4, id = 0;
+
+		cluster_init(&c);
+		c.slurm_version = strdup(round % 2 ? "26.05.3" : "24.11.5");
+		for (int z = 0; z < zones; z++) {
+			int leaves = 1 + rand() % 9;
+
+			for (int l = 0; l < leaves; l++) {
+				int nodes = 1 + rand() % 5, spine = l / (1 + rand() % 3);
+
+				for (int i = 0; i < nodes; i++) {
+					snprintf(name, sizeof(name), "n%04d", id++);
+					switch (rand() % 20) {
+					case 0:	/* no layers */
+						snprintf(features, sizeof(features), "az-z%d", z);
+						break;
+					case 1:	/* no zone */
+						snprintf(features, sizeof(features), "efa");
+						break;
+					default:
+						snprintf(features, sizeof(features),
+							 "az-z%d nn1-c%d nn2-s%d-%d nn3-l%d-%d", z, z, z, spine, z, l);
+					}
+					add(&c, name, features);
+				}
+			}
+		}
+		text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
+		bad += !text || check_blocks(&c, text, round % 2);
+		free(text);
+		efa_topology_clear(&t);
+		efa_cluster_clear(&c);
+	}
+	ok(!bad, "200 random clusters on 24.11 and 26.05: every node in one block, blocks at least the base size, and no block Slurm joins spans zones");
+
+	/* A leaf named like a padding block: the padding takes another name. */
+	cluster_init(&c);
+	c.slurm_version = strdup("26.05.3");
+	add(&c, "a1", "az-a");
+	add(&c, "c1", "az-c nn1-x nn2-y nn3-a-empty1");
+	add(&c, "c2", "az-c nn1-x nn2-y nn3-l2");
+	text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
+	is_str(body(text),
+	       "BlockSizes=1,2\n"
+	       "BlockName=a Nodes=a1\n"
+	       "BlockName=a-empty2\n"
+	       "BlockName=a-empty1 Nodes=c1\n"
+	       "BlockName=l2 Nodes=c2\n",
+	       "padding blocks never take a switch's name");
 	free(text);
 	efa_topology_clear(&t);
 	efa_cluster_clear(&c);
@@ -341,6 +537,7 @@ int main(void)
 {
 	test_tree();
 	test_contradictions();
+	test_blocks();
 	test_moves();
 	test_update();
 	test_scale();
