@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A slurmrestd GET /slurm/v0.0.N/nodes answer for a large cluster, in the
  * shape a real server answers in for that API version, with every field a

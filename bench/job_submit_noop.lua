@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 --[[
 bench/run's baseline job_submit.lua: accepts every job unchanged, so a
 submission costs what job_submit/lua itself costs and nothing more.

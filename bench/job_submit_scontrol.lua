@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 --[[
 bench/run's model of what sites write instead of slurm-efa's bridge: a
 job_submit.lua that asks slurmctld for the nodes (scontrol show nodes,

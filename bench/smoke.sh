@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run --quick: the benchmark harness still builds, runs every
 # benchmark and writes its table (TAP). It never checks a timing.
 set -euo pipefail

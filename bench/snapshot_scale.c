@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The zone snapshot at scale: what slurm-efa sync does with one nodes
  * answer (parse it, build the cluster, write the snapshot) and what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Plugin work per step per node, in-process: what spank_efa.so does on one
  * node for an 8-task step with --efa --efa-bind=closest (read efa.conf,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Submission latency through libslurm (slurm_submit_batch_job), without
  * sbatch's process start-up: held 2-node batch jobs carrying --efa as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A libslurmrest example: list nodes with their state and features.
  *

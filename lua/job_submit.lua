@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 --[[
 slurm-efa's drop-in job_submit.lua (slurm.conf: JobSubmitPlugins=lua; this
 file next to slurm.conf). It applies slurm-efa's submission policy: EFA

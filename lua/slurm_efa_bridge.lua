@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 --[[
 slurm-efa's job_submit bridge: the Lua side. It reads what Lua can read of
 a job (job_desc, its SPANK options in spank_job_env or, for slurmrestd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa: shared by the subcommands. */
 #ifndef EFA_CLI_H
 #define EFA_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm-efa check: before submitting, whether a checkpoint directory is
  * allowed on a partition and why, or which directory a job would get.

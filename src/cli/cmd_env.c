@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa env: what a step with --efa gets on this node, and why. */
 #include <jansson.h>
 #include <stdio.h>

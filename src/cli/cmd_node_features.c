@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm-efa node-features: the features a node should register with, for
  * slurmd --conf "Features=$(slurm-efa node-features)" or a Slinky NodeSet:

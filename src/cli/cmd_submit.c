@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm-efa submit: sbatch through slurmrestd. The SPANK options travel in
  * the job's environment exactly as sbatch carries them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm-efa sync: keeps the zone snapshot that the job_submit bridge reads.
  * A daemon beside slurmctld (systemd unit or Slinky sidecar): it polls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa topo: accelerators x EFA NICs, as nvidia-smi topo -m shows GPUs. */
 #include <jansson.h>
 #include <stdio.h>

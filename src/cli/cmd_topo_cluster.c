@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm-efa topo --cluster: the network tree Slurm gets from slurm-efa
  * sync (zone -> layer 1 -> ... -> the nodes' own switch -> nodes), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa zones: Availability Zones, their nodes and partitions. */
 #include <jansson.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa: the EC2 instance metadata service (IMDSv2) over the HTTP layer. */
 #include <ctype.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A small client for the EC2 instance metadata service, version 2 only:
  * a session token from PUT /latest/api/token, then GETs that carry it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa's use of libslurmrest: connecting as efa.conf says, and
  * reading the cluster's zones. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa: running a command an admin configured, from a daemon. */
 #ifndef EFA_CLI_SHELL_H
 #define EFA_CLI_SHELL_H

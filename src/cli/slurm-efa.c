@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa: the command line for admins, users and automation. */
 #include <stdio.h>
 #include <string.h>

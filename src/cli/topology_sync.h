@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm-efa sync with Topology=tree|block: Slurm's topology.conf kept
  * current from the nodes' network layer features.

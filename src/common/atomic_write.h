@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Replacing a file so that a reader (slurmctld, the job_submit bridge)
  * sees the old content or the new, never half of one: a temporary file

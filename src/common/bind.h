@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Per-task accelerator and EFA NIC binding, from the node's PCI topology.
  *

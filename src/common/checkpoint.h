@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checkpoint paths: where a job's checkpoints go and whether a partition
  * allows it. One implementation for the SPANK plugin, the job_submit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A checkpoint directory on a node: the file system its root is on, and
  * the directory itself, created and opened as the job's user without

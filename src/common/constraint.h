@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Adding a single-zone requirement to a job's --constraint. Slurm's
  * matching OR "[az-a|az-b]" makes every node of a job share one

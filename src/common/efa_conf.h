@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * efa.conf: Slurm-style "Key=Value" lines. Global keys first, then one
  * "PartitionName=NAME ..." line per partition. Keys are case-insensitive as

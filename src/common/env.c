@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>

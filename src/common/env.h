@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The environment a step gets on a node: built once per step from the
  * node, its profile and efa.conf (the plan), then applied to each task's

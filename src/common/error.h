@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Errors from src/common: a fixed-size message the caller logs with its own
  * prefix (slurm_error, lua_error, stderr), so common code never logs itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Slurm hostlist expressions: "n[1-3],gpu-[001-004],login". The compressor
  * writes what Slurm's own parser reads back into the same names (a range

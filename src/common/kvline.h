@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Key=Value line syntax shared by efa.conf and profile files, as in
  * slurm.conf: words separated by blanks, values double-quoted when they

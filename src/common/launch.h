@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The distributed-launch variables PyTorch and the Neuron runtime read, so
  * "srun python train.py" works without torchrun: RANK, LOCAL_RANK,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The values of the SPANK options, shared by the plugin, the job_submit
  * bridge (which sees them in spank_job_env) and the CLI.

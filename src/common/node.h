@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a node has: instance type, EFA devices, accelerators (NVIDIA GPUs,
  * Neuron devices) and the EFA software stack, read from sysfs, procfs, /dev

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Arguments of the plugstack.conf line: config=FILE root=DIR (both may
  * hold %n, the node's name). */
 #ifndef EFA_PLUGIN_ARGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The submission policy for a job, decided from efa.conf and the zone
  * snapshot alone (slurmctld calls it under its locks: no network, no

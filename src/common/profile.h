@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Environment profiles: data files ("NAME.profile" in ProfileDir) that say
  * which variables a kind of node gets.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checkpoint retention: of the checkpoints directly inside a job's
  * checkpoint directory, keep the N newest and delete the others.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The zone snapshot: what slurm-efa sync learned from slurmrestd, in a JSON
  * file that the job_submit bridge reads without touching the network.

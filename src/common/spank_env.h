@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * How the SPANK options of spank_efa.so travel in a job's environment:
  * sbatch puts them there, and slurm-efa submit does the same for jobs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node's EFA software stack: versions from the EFA installer's record
  * (/opt/amazon/efa_installed_packages), the kernel release and the library

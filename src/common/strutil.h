@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small string and file helpers shared by src/common. */
 #ifndef EFA_STRUTIL_H
 #define EFA_STRUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading a node's /sys, /proc, /dev and /opt under a root prefix, so tests
  * (and acceptance checks) can stand a node's hardware up from a directory

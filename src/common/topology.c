@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <search.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The network tree of a cluster, from the EC2 network layers its nodes
  * carry as features (TopologyFeaturePrefixes=, layer 1 on top), for

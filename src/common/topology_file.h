@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * topology.conf on disk: replaced only when its content changes (Slurm
  * re-reads it on every reload, and an unchanged file needs none), with a

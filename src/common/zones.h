@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Availability Zones of a cluster's nodes, read from node features: a
  * feature "<ZoneFeaturePrefix><zone>" (Slinky adds "k8s/" to the features

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP layer: one libcurl handle per client, set up in one place. */
 #include <ctype.h>
 #include <curl/curl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one HTTP layer of slurm-efa. Every client that talks to a server
  * (slurmrestd, the EC2 instance metadata service) goes through it, so that

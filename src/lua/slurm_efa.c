@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm_efa: the job_submit bridge's C side, a Lua module for the Lua that
  * slurmctld's job_submit/lua loads (5.1 on Debian 12; 5.2-5.4 build too).

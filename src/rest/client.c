@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libslurmrest: the handle, requests over the HTTP layer, version choice. */
 #include <stdio.h>
 #include <stdlib.h>

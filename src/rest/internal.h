@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libslurmrest internals shared by the transport (client.c), the parsers
  * (parse.c) and the unit tests. Not installed.

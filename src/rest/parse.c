@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * From slurmrestd's JSON to libslurmrest's one model. The shapes that
  * differ between v0.0.38 (Slurm 22.05) and v0.0.40 and later (24.05 on), as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libslurmrest: a client for Slurm's REST daemon (slurmrestd).
  *

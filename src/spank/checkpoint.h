@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The step's checkpoint directory on this node: decided in init_post_opt
  * (as root), created in user_init (as the job's user, so it is theirs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The SPANK options of spank_efa.so. Slurm's option callbacks carry no
  * handle, so the parsed values live in this file's state, one copy per

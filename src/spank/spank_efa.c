@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_efa.so: the one place that knows which SPANK context runs which
  * part of slurm-efa. Everything it decides lives in src/common.

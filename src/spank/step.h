@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One job step on one node: what slurm-efa decided for it in
  * init_post_opt (once per step, as root) and applies in each task.

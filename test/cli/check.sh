@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # slurm-efa check: whether a checkpoint directory is allowed and why, and
 # the directory a job gets without one (TAP).
 set -euo pipefail

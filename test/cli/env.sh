@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # slurm-efa env on the fixtures: what a step would get, and why (TAP).
 set -euo pipefail
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The man pages render without warnings (mandoc -T lint, and man/groff where
 # present) and name what they must: every slurm-efa command, every efa.conf
 # key of src/common/efa_conf.c, every SPANK option, every libslurmrest call.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # slurm-efa node-features on the fixtures, against an IMDSv2 stand-in on
 # 127.0.0.1 (test/rest/fakeimds) and without one (TAP).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # libslurmrest's failures through slurm-efa, against misbehaving servers on
 # 127.0.0.1 (test/rest/fakerest): each ends in time with the right error.
 set -euo pipefail

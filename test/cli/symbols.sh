@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What the loadable objects leave to their host: spank_efa.so only Slurm's
 # slurm_*/spank_* functions (slurmd and slurmstepd provide them), the Lua
 # module only Lua's API. Anything else is a symbol that lazy binding hides

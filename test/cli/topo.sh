@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # slurm-efa topo on the fixtures (TAP).
 set -euo pipefail
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}

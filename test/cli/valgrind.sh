@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # slurm-efa and libslurmrest under valgrind memcheck: no invalid access and
 # no definite or indirect leak on the fixtures and against broken servers
 # (TAP). The memcheck helper (test/lib/memcheck.sh) says what clean means;

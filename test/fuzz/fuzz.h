@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the fuzz harnesses: the input as a NUL-terminated string. */
 #ifndef EFA_FUZZ_H
 #define EFA_FUZZ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* efa.conf: every byte sequence parses or is refused with a message. */
 #include "common/efa_conf.h"
 #include "fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Adding the zone choice to any user constraint: never an invalid or
  * second bracket. Input: "constraint\nzone\nzone...". */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host lists read back from topology.conf and written into it: expanding
  * what we compressed gives the same names. */
 #include "common/hostlist.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Values users control: SPANK option arguments (also arriving through the
  * job environment), plugin arguments, GPU lists and host lists. */
 #include "common/bind.h"

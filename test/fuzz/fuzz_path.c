@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checkpoint paths: normalisation never escapes the root it was checked
  * against. Input: "root\npath". */
 #include "common/checkpoint.h"

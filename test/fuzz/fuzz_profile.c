@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profile files, and the plan built from what parses. */
 #include "common/env.h"
 #include "common/profile.h"

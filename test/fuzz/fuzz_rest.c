@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurmrestd answers, in every version's shape: the first byte picks the
  * call and the API version (call * 8 + index in rest_api_versions; seeds
  * from test/fuzz/rest-seeds), the rest is the body. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The zone snapshot as the bridge reads it, and a decision on it. */
 #include "common/policy.h"
 #include "common/snapshot.h"

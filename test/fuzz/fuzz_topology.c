@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The summary of a topology.conf change, from a file on disk (which an
  * admin may have edited) to the one sync writes. Input: "before\0after". */
 #include "common/topology_file.h"

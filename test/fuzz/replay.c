@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Runs a fuzz harness over files instead of libFuzzer's generated inputs:
  * how `make check` replays the seeds and every crash ever found

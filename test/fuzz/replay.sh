@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Replays each fuzz harness over its seeds and every input that ever crashed
 # it (TAP). Under the sanitizer build this is where ASan/UBSan see them.
 set -euo pipefail

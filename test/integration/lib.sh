@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cluster helpers for the integration tests (bash). Sourced by run.sh;
 # every t_*.sh runs in the same shell with these.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Integration tests against a real local Slurm cluster (test/cluster): the
 # Slurm the build was configured with (SLURM_PREFIX), with munge or, with
 # SLURM_EFA_TEST_AUTH=slurm, auth/slurm as Slinky runs it. Emits TAP. Skips,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --efa-bind=closest: per-task GPUs and EFA NICs from each node's fixture
 # topology, and the distributed-launch variables. n1 is a p5.48xlarge, n2 a
 # p4d.24xlarge, n4 a trn1.32xlarge; each node has 4 (fake) GPUs in Slurm.

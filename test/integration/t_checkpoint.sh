@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Checkpoint directories: created on every node as the job's user, never
 # through a planted link, exported to every task, trimmed to the newest N
 # when the batch script ends. Jobs run as the unprivileged $SLURM_EFA_TEST_USER.

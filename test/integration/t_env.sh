@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The EFA/NCCL environment from each node's (fixture) hardware: profiles,
 # user-wins, ForceEnv, partition defaults, fail-fast on nodes without EFA.
 # Nodes: n1 p5.48xlarge, n2 p4d.24xlarge, n3 cpu-only, n4 trn1.32xlarge.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Faults an admin meets: efa.conf missing or broken on one node (with the
 # plugin `required` and `optional`), and slurmctld restarted while jobs
 # run. Nodes: n1 p5.48xlarge, n2 p4d.24xlarge, n3 cpu-only, n4 trn1.32xlarge.

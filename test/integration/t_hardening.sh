@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Faults and hostile input: slurmrestd dying under sync, a read-only
 # snapshot directory, a burst of submissions through the bridge, and
 # option values built to hurt.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The plugin's memory in the daemons that load it. Every step gets a
 # slurmstepd of its own, so a leak there dies with the step: memcheck
 # follows slurmd into the slurmstepd of a few steps and looks for any

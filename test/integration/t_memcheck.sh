@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # slurm-efa and libslurmrest (examples/nodes) under valgrind memcheck
 # against the cluster's real slurmrestd, over the unix socket (local auth)
 # and 127.0.0.1 with a JWT: test/cli/valgrind.sh does the same on fixtures

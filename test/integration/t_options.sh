@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The SPANK options reach every task of every kind of job, and bad values
 # are refused where the user typed them.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The job_submit bridge in the real slurmctld, with slurm-efa sync keeping
 # the zone snapshot: single-zone placement, checkpoint roots, the snapshot's
 # freshness. Zone az-us-west-2a is n1,n2; az-us-west-2b is n3,n4.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libslurmrest and slurm-efa zones/sync/submit against the cluster's real
 # slurmrestd: the unix socket (local auth) and 127.0.0.1 with JWT.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Network topology from the nodes' EC2 layer features: slurm-efa sync writes
 # topology.conf, slurmctld (TopologyPlugin=topology/tree, from run.sh)
 # reloads it, and a 2-node job lands under one leaf switch. All four nodes

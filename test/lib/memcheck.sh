@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # memcheck: one TAP check that a program of the build tree runs clean under
 # valgrind memcheck (bash; needs tap.sh, $top_srcdir and $top_builddir).
 # Clean means no invalid access, no use of uninitialised memory and no

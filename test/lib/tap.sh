@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TAP helpers for the shell tests (bash): every check prints one TAP line.
 
 tap_n=0

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The job_submit bridge under the Lua slurmctld uses, with job_desc as
 -- job_submit/lua gives it: spank_job_env 0-indexed with its size, and the
 -- environment a proxy that can be indexed but not iterated. TAP output.

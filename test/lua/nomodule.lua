@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The bridge without its C module: prints what slurm_job_submit returned,
 -- which OnSnapshotMissing= decides.
 slurm = { SUCCESS = 0, ERROR = -1, log_info = function() end,

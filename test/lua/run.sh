@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The Lua side of the job_submit bridge, under the Lua version slurmctld
 # uses (TAP).
 set -euo pipefail

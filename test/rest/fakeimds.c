@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A stand-in for the EC2 instance metadata service (IMDSv2) on 127.0.0.1:
  *   fakeimds MODE SECONDS ZONE INSTANCE_TYPE

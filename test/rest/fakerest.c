@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A stand-in "slurmrestd" on 127.0.0.1 for the tests:
  *   fakerest MODE SECONDS [DIR]

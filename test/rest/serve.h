@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the stand-in servers (fakerest, fakeimds) share: listen on
  * 127.0.0.1 on an ephemeral port, print the port on stdout, answer each

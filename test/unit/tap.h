@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A small TAP producer for the unit tests (automake's tap-driver reads it).
  * Header-only so each test is one file; every check prints one TAP line.

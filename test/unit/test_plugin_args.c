@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "common/plugin_args.h"
 #include "common/spank_env.h"
 #include "tap.h"

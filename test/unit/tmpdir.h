@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A scratch directory for unit tests that need a real file system:
  * tmp_open() makes it, tmp_at("a/b") names a path inside, tmp_close()
