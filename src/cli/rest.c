@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa's use of libslurmrest: connecting as efa.conf says, and
  * reading the cluster's zones. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cli.h"
 #include "common/snapshot.h"
 #include "common/strutil.h"
+#include "kube.h"
 
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)
 {
@@ -92,7 +94,12 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
 		     slurmrest_error *err)
 {
+	bool kube = cfg->zone_source == EFA_SOURCE_KUBERNETES ||
+		    cfg->topology_source == EFA_SOURCE_KUBERNETES;
+	struct kube_map map = { 0 };
 	slurmrest_nodes *nodes = NULL;
+	char why[KUBE_WHY_MAX];
+	size_t unplaced = 0;
 	struct efa_error e;
 	int rc;
 
@@ -117,19 +124,46 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	if (!cluster->source || !cluster->zone_prefix ||
 	    efa_cluster_set_layers(cluster, cfg->topology_feature_prefixes))
 		goto nomem;
+	if (kube && kube_read(cfg, cluster->nlayers, &map, why, sizeof(why))) {
+		slurmrest_nodes_free(nodes);
+		efa_cluster_clear(cluster);
+		err->code = SLURMREST_E_TRANSPORT;
+		snprintf(err->message, sizeof(err->message), "kubernetes: %.480s", why);
+		return SLURMREST_E_TRANSPORT;
+	}
 	for (size_t i = 0; i < nodes->count; i++) {
 		const slurmrest_node *n = &nodes->nodes[i];
-
 		/* Active features: what the node has now (Slinky and
 		 * changeable features may differ from the configured ones). */
-		if (efa_cluster_add_node(cluster, n->name,
-					 n->active_features[0] ? n->active_features : n->features,
-					 n->state, n->partitions, &e))
+		char *const *features = n->active_features[0] ? n->active_features : n->features;
+		char **placed = NULL;
+
+		if (kube) {
+			const struct kube_placement *p = kube_find(&map, n->name);
+
+			if (!p || !p->zone)
+				unplaced++;
+			placed = efa_features_placed(features, cfg->zone_feature_prefix, p ? p->zone : NULL,
+						     cfg->zone_source == EFA_SOURCE_KUBERNETES,
+						     cluster->layer_prefixes, p ? p->layers : NULL,
+						     cfg->topology_source == EFA_SOURCE_KUBERNETES);
+			if (!placed)
+				goto nomem;
+			features = placed;
+		}
+		rc = efa_cluster_add_node(cluster, n->name, features, n->state, n->partitions, &e);
+		efa_strv_free(placed);
+		if (rc)
 			goto nomem;
 	}
+	if (unplaced)
+		fprintf(stderr, "slurm-efa: kubernetes: %zu of %zu Slurm nodes have no pod in namespace %s on a node with a zone label (%s): they count as without a zone\n",
+			unplaced, nodes->count, map.namespace, KUBE_ZONE_LABEL);
+	kube_map_clear(&map);
 	slurmrest_nodes_free(nodes);
 	return 0;
 nomem:
+	kube_map_clear(&map);
 	slurmrest_nodes_free(nodes);
 	efa_cluster_clear(cluster);
 	err->code = SLURMREST_E_NOMEM;

@@ -58,6 +58,12 @@ static const struct choice topology_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct choice source_choices[] = {
+	{ "features", EFA_SOURCE_FEATURES },
+	{ "kubernetes", EFA_SOURCE_KUBERNETES },
+	{ NULL, 0 },
+};
+
 /* "optional" is the admin's word for the user-facing --efa=auto. */
 static const struct choice part_efa_choices[] = {
 	{ "required", EFA_MODE_REQUIRED },
@@ -97,6 +103,12 @@ static const struct key global_keys[] = {
 	GKEY("TopologyFeaturePrefixes", V_LIST, topology_feature_prefixes, NULL),
 	GKEY("TopologyFile", V_PATH, topology_file, NULL),
 	GKEY("TopologyReload", V_STRING, topology_reload, NULL),
+	GKEY("ZoneSource", V_CHOICE, zone_source, source_choices),
+	GKEY("TopologySource", V_CHOICE, topology_source, source_choices),
+	GKEY("KubernetesURL", V_STRING, kubernetes_url, NULL),
+	GKEY("KubernetesTokenFile", V_PATH, kubernetes_token_file, NULL),
+	GKEY("KubernetesCAFile", V_PATH, kubernetes_ca_file, NULL),
+	GKEY("KubernetesNamespace", V_STRING, kubernetes_namespace, NULL),
 	GKEY("ForceEnv", V_LIST, force_env, NULL),
 	GKEY("DistributedEnv", V_CHOICE, distributed_env, yes_no_choices),
 	GKEY("MasterPortRange", V_PORTS, master_ports, NULL),
@@ -158,6 +170,10 @@ void efa_config_free(struct efa_config *cfg)
 	efa_strv_free(cfg->topology_feature_prefixes);
 	free(cfg->topology_file);
 	free(cfg->topology_reload);
+	free(cfg->kubernetes_url);
+	free(cfg->kubernetes_token_file);
+	free(cfg->kubernetes_ca_file);
+	free(cfg->kubernetes_namespace);
 	efa_strv_free(cfg->force_env);
 	free(cfg->checkpoint_env);
 	for (size_t i = 0; i < cfg->npartitions; i++)

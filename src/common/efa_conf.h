@@ -27,6 +27,12 @@ enum efa_topology {
 	EFA_TOPOLOGY_BLOCK,
 };
 
+/* Where sync learns each node's zone and network layers. */
+enum efa_source {
+	EFA_SOURCE_FEATURES = 0,	/* the node's Slurm features */
+	EFA_SOURCE_KUBERNETES,		/* its pod's Kubernetes node's labels */
+};
+
 enum efa_tristate {
 	EFA_UNSET = -1,
 	EFA_NO = 0,
@@ -69,6 +75,12 @@ struct efa_config {
 	char **topology_feature_prefixes;	/* NULL-terminated, top layer first */
 	char *topology_file;
 	char *topology_reload;
+	enum efa_source zone_source;
+	enum efa_source topology_source;
+	char *kubernetes_url;		/* NULL: in-cluster defaults */
+	char *kubernetes_token_file;
+	char *kubernetes_ca_file;
+	char *kubernetes_namespace;
 	char **force_env;		/* variables set over the user's value */
 	enum efa_tristate distributed_env;	/* RANK, MASTER_ADDR, ... */
 	struct efa_range master_ports;	/* MasterPortRange=LO-HI */

@@ -290,3 +290,55 @@ void efa_cluster_clear(struct efa_cluster *c)
 	efa_strv_free(c->layer_prefixes);
 	memset(c, 0, sizeof(*c));
 }
+
+/* The feature is of prefix, also under Slinky's prefix. */
+static bool of_prefix(const char *feature, const char *prefix)
+{
+	if (has_prefix(feature, EFA_SLINKY_FEATURE_PREFIX))
+		feature += strlen(EFA_SLINKY_FEATURE_PREFIX);
+	return has_prefix(feature, prefix);
+}
+
+static int push(char **v, size_t *n, const char *prefix, const char *value)
+{
+	size_t plen = strlen(prefix), vlen = strlen(value);
+
+	if (!(v[*n] = malloc(plen + vlen + 1)))
+		return -1;
+	memcpy(v[*n], prefix, plen);
+	memcpy(v[*n] + plen, value, vlen + 1);
+	(*n)++;
+	return 0;
+}
+
+char **efa_features_placed(char *const *features, const char *zone_prefix, const char *zone,
+			   bool replace_zone, char *const *layer_prefixes, char *const *layers,
+			   bool replace_layers)
+{
+	size_t nfeatures = 0, nlayers = 0, n = 0;
+	char **v;
+
+	while (features && features[nfeatures])
+		nfeatures++;
+	while (layer_prefixes && layer_prefixes[nlayers])
+		nlayers++;
+	if (!(v = calloc(nfeatures + nlayers + 2, sizeof(*v))))
+		return NULL;
+	for (size_t i = 0; i < nfeatures; i++) {
+		bool drop = replace_zone && of_prefix(features[i], zone_prefix);
+
+		for (size_t l = 0; replace_layers && !drop && l < nlayers; l++)
+			drop = of_prefix(features[i], layer_prefixes[l]);
+		if (!drop && !(v[n++] = strdup(features[i])))
+			goto fail;
+	}
+	if (replace_zone && zone && push(v, &n, zone_prefix, zone))
+		goto fail;
+	for (size_t l = 0; replace_layers && layers && l < nlayers; l++)
+		if (layers[l] && push(v, &n, layer_prefixes[l], layers[l]))
+			goto fail;
+	return v;
+fail:
+	efa_strv_free(v);
+	return NULL;
+}

@@ -73,6 +73,18 @@ bool efa_state_usable(char *const *states);
 int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *features,
 			 char *const *states, char *const *partitions, struct efa_error *err);
 
+/*
+ * A node's features as another source (Kubernetes labels) says where it
+ * is: with replace_zone, features of zone_prefix (also under the Slinky
+ * prefix) give way to zone_prefix+zone; with replace_layers, features of
+ * each layer prefix give way to prefix+layers[i]. A NULL zone or layer is
+ * unknown: the old feature is dropped and nothing added. The rest is kept
+ * in order. NULL on ENOMEM.
+ */
+char **efa_features_placed(char *const *features, const char *zone_prefix, const char *zone,
+			   bool replace_zone, char *const *layer_prefixes, char *const *layers,
+			   bool replace_layers);
+
 /* Records the layer prefixes (copied) before nodes are added. */
 int efa_cluster_set_layers(struct efa_cluster *c, char *const *prefixes);
 

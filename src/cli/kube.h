@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where Slurm nodes run, from the Kubernetes API: in Slinky each Slurm
+ * node is a pod of the same name; the Kubernetes node the pod is scheduled
+ * on carries the zone (topology.kubernetes.io/zone) and, on instance types
+ * EKS knows the network topology of, the EC2 network layers
+ * (topology.k8s.aws/network-node-layer-1, -2, -3; layer 1 on top).
+ * Read-only: list nodes and list pods in one namespace, paged.
+ */
+#ifndef EFA_CLI_KUBE_H
+#define EFA_CLI_KUBE_H
+
+#include <stddef.h>
+
+#include "common/efa_conf.h"
+
+#define KUBE_DEFAULT_URL "https://kubernetes.default.svc"
+#define KUBE_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KUBE_ZONE_LABEL "topology.kubernetes.io/zone"
+#define KUBE_LAYER_LABEL "topology.k8s.aws/network-node-layer-"
+#define KUBE_WHY_MAX 1024
+
+struct kube_placement {
+	char *pod;		/* the Slurm node's name */
+	char *node;		/* the Kubernetes node; NULL while unscheduled */
+	char *zone;		/* NULL: the node has no zone label */
+	char **layers;		/* nlayers entries, top first; NULL where unlabelled */
+};
+
+struct kube_map {
+	struct kube_placement *pods;	/* sorted by pod name */
+	size_t npods;
+	size_t nlayers;
+	char *namespace;
+};
+
+/*
+ * Reads every pod of the namespace and every node (KubernetesURL=,
+ * KubernetesTokenFile=, KubernetesCAFile=, KubernetesNamespace=; the
+ * service account's files by default) and joins them. nlayers: how many
+ * layer labels to read. 0, or -1 with why filled.
+ */
+int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map, char *why,
+	      size_t size);
+
+/* The placement of the pod named like a Slurm node, or NULL. */
+const struct kube_placement *kube_find(const struct kube_map *map, const char *pod);
+
+void kube_map_clear(struct kube_map *map);
+
+#endif

@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# ZoneSource=kubernetes and TopologySource=kubernetes: slurm-efa reads the
+# Slurm nodes from a stand-in slurmrestd (answers recorded from 26.05) and
+# where their pods run from a stand-in Kubernetes API over TLS
+# (test/rest/fakekube: bearer token checked at every request, lists paged).
+# Kubernetes says n1 is in us-west-2b and n3 in us-west-2a, where Slurm's
+# features say the opposite; n4's pod is pending.
+set -euo pipefail
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/test/lib/tap.sh"
+
+efa=$top_builddir/slurm-efa
+fakerest=$top_builddir/test/rest/fakerest
+fakekube=$top_builddir/test/rest/fakekube
+fixtures=$top_builddir/test/fixtures
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ ! -x "$fakekube" ]; then
+	ok 1 "test/rest/fakekube is built (configure found no OpenSSL: install libssl-dev)"
+	echo "1..$tap_n"
+	exit 1
+fi
+if ! openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/ca.pem" \
+	-days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
+	ok 1 "openssl makes a test certificate (scripts/install-deps installs openssl)"
+	echo "1..$tap_n"
+	exit 1
+fi
+
+printf 'SLURM_JWT=header.payload.signature\n' >"$tmp/jwt"
+chmod 600 "$tmp/jwt"
+printf 'service-account-token-1\n' >"$tmp/sa-token"
+printf 'service-account-token-1\n' >"$tmp/kube-accepts"
+start_server "$tmp/rest.port" "$fakerest" serve 120 "$fixtures/rest/26.05"
+rest_url=http://127.0.0.1:$port
+# Two items a page at most: every list takes several requests.
+FAKEKUBE_PAGE=2 start_server "$tmp/kube.port" "$fakekube" 120 "$fixtures/kube" "$tmp/ca.pem" \
+	"$tmp/key.pem" "$tmp/kube-accepts" 2>"$tmp/kube.log"
+kube_url=https://127.0.0.1:$port
+
+conf() {	# conf EXTRA-LINE...
+	printf '%s\n' "RestURL=$rest_url" "RestUser=alice" "RestTokenFile=$tmp/jwt" \
+		"Snapshot=$tmp/snapshot.json" "KubernetesURL=$kube_url" \
+		"KubernetesTokenFile=$tmp/sa-token" "KubernetesCAFile=$tmp/ca.pem" \
+		"KubernetesNamespace=slurm" "$@" >"$tmp/efa.conf"
+}
+zones_of() {	# the snapshot's "node=zone" pairs
+	jq -r '[.nodes[] | "\(.name)=\(.zone // "-")"] | join(" ")' "$tmp/snapshot.json" 2>&1
+}
+
+conf "ZoneSource=kubernetes"
+run "$efa" sync --once --config "$tmp/efa.conf"
+is "$rc" 0 "sync --once with ZoneSource=kubernetes: exit 0"
+is "$(zones_of)" "n1=us-west-2b n2=us-west-2a n3=us-west-2a n4=-" \
+	"  each node's zone is its pod's Kubernetes node's zone label"
+like "$out" "kubernetes: 1 of 4 Slurm nodes have no pod in namespace slurm on a node with a zone label" \
+	"  the node whose pod is pending is named as without a zone"
+is "$(grep -c '^GET /api/v1/nodes' "$tmp/kube.log")" 2 "  the 4 Kubernetes nodes came in 2 pages"
+like "$(cat "$tmp/kube.log")" "^GET /api/v1/namespaces/slurm/pods\?limit=500&continue=offset%2F2%2B%3D$" \
+	"  the continue token is sent back escaped"
+
+run "$efa" zones --config "$tmp/efa.conf"
+like "$out" "^us-west-2a +az-us-west-2a +2 +" "zones: us-west-2a holds 2 nodes (n2, n3)"
+like "$out" "^us-west-2b +az-us-west-2b +1 +" "  us-west-2b 1 (n1)"
+
+conf "ZoneSource=kubernetes" "TopologySource=kubernetes" "Topology=tree" "TopologyFile=$tmp/topology.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+is "$rc" 0 "TopologySource=kubernetes: exit 0"
+is "$(grep -v '^#' "$tmp/topology.conf" | paste -sd ' ')" \
+	"SwitchName=us-west-2a Switches=nn-dddd4444 SwitchName=nn-dddd4444 Switches=nn-eeee5555 SwitchName=nn-eeee5555 Switches=nn-ffff6666 SwitchName=nn-ffff6666 Nodes=n[2-3] SwitchName=us-west-2b Switches=nn-aaaa1111 SwitchName=nn-aaaa1111 Switches=nn-bbbb2222 SwitchName=nn-bbbb2222 Switches=nn-cccc3333 SwitchName=nn-cccc3333 Nodes=n1 SwitchName=no-zone Nodes=n4" \
+	"  topology.conf from the network-node-layer labels, under the zones"
+
+conf "TopologySource=kubernetes" "Topology=tree" "TopologyFile=$tmp/topology.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+is "$(zones_of)" "n1=us-west-2a n2=us-west-2a n3=us-west-2b n4=us-west-2b" \
+	"ZoneSource=features with TopologySource=kubernetes: zones from the features"
+like "$(cat "$tmp/topology.conf")" "^SwitchName=nn-cccc3333 Nodes=n1$" "  layers from Kubernetes"
+
+# The token file is read again when it changes (a projected token is
+# renewed in place), within one sync daemon.
+conf "ZoneSource=kubernetes"
+rm -f "$tmp/snapshot.json"
+"$efa" sync --interval 1 --config "$tmp/efa.conf" 2>"$tmp/daemon.log" &
+daemon=$!
+pids+=("$daemon")
+for _ in $(seq 50); do [ -s "$tmp/snapshot.json" ] && break; sleep 0.1; done
+printf 'service-account-token-2\n' >"$tmp/kube-accepts"
+sleep 1.5
+like "$(cat "$tmp/daemon.log")" "answered HTTP 401 .*check KubernetesTokenFile=" \
+	"a token the API no longer accepts: refused, and KubernetesTokenFile= named"
+like "$(cat "$tmp/daemon.log")" "keeping the last good snapshot" "  the last good snapshot is kept"
+printf 'service-account-token-2\n' >"$tmp/sa-token.new"
+mv "$tmp/sa-token.new" "$tmp/sa-token"
+: >"$tmp/daemon.log"
+sleep 2.5
+kill "$daemon"
+wait "$daemon" 2>/dev/null || true
+unlike "$(cat "$tmp/daemon.log")" "HTTP 401" "  the renewed token is read without a restart"
+like "$(cat "$tmp/daemon.log")" "wrote $tmp/snapshot.json" "  and snapshots are written again"
+
+conf "ZoneSource=kubernetes" "KubernetesCAFile=$tmp/jwt"
+sed -i "/KubernetesCAFile=.*ca.pem/d" "$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+is "$rc" 1 "a CA file that holds no certificate: exit 1"
+like "$out" "cannot use the CA file $tmp/jwt .*is KubernetesCAFile= a PEM file" "  KubernetesCAFile= named"
+sed -i "/KubernetesCAFile=/d" "$tmp/efa.conf"
+echo "KubernetesCAFile=/etc/ssl/certs/ca-certificates.crt" >>"$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+like "$out" "the Kubernetes API at https://127\.0\.0\.1:[0-9]+ has a certificate that cannot be verified .*KubernetesCAFile=" \
+	"a server certificate the CA did not sign: refused, KubernetesCAFile= named"
+
+FAKEKUBE_PAGE=2 start_server "$tmp/kube403.port" "$fakekube" 60 "$fixtures/kube" "$tmp/ca.pem" \
+	"$tmp/key.pem" "$tmp/kube-accepts" pods 2>/dev/null
+conf "ZoneSource=kubernetes"
+sed -i "s|^KubernetesURL=.*|KubernetesURL=https://127.0.0.1:$port|" "$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+is "$rc" 1 "a service account that may not list pods: exit 1"
+like "$out" "answered HTTP 403 to GET /api/v1/namespaces/slurm/pods \(pods is forbidden: .*\): the service account may not list pods: grant get and list on nodes and pods" \
+	"  the API's reason and the RBAC rule to add"
+
+# Every request, answer, page and error path under valgrind too.
+if command -v valgrind >/dev/null; then
+	# shellcheck source=../lib/memcheck.sh
+	. "$top_srcdir/test/lib/memcheck.sh"
+	memcheck "sync --once refused by RBAC" "$efa" sync --once --config "$tmp/efa.conf"
+	like "$out" "answered HTTP 403" "  and refused"
+	sed -i "s|^KubernetesURL=.*|KubernetesURL=$kube_url|" "$tmp/efa.conf"
+	printf '%s\n' "TopologySource=kubernetes" "Topology=tree" "TopologyFile=$tmp/topology.conf" >>"$tmp/efa.conf"
+	rm -f "$tmp/topology.conf"
+	memcheck "sync --once from Kubernetes, paged" "$efa" sync --once --config "$tmp/efa.conf"
+	like "$(cat "$tmp/topology.conf" 2>&1)" "^SwitchName=nn-ffff6666 Nodes=n\[2-3\]$" "  and writes the topology"
+fi
+
+printf '%s\n' "ZoneSource=ec2" >"$tmp/bad.conf"
+run "$efa" zones --config "$tmp/bad.conf"
+is "$rc" 2 "ZoneSource=ec2 (not built yet): a usage error"
+like "$out" "bad.conf:1: .*ZoneSource" "  naming the file, line and key"
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]
