@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/snapshot.h"
+#include "common/strutil.h"
 #include "common/zones.h"
 #include "tap.h"
 
@@ -128,10 +129,40 @@ static void test_snapshot(void)
 		printf("# could not remove %s\n", dir);
 }
 
+static char *joined(char **v)
+{
+	static char buf[512];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; v && v[i]; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? "," : "", v[i]);
+	efa_strv_free(v);
+	return buf;
+}
+
+static void test_placed(void)
+{
+	char *features[] = { "efa", "az-us-west-2a", "nn1-x", "k8s/nn2-y", "gpu", "nn3-z", NULL };
+	char *prefixes[] = { "nn1-", "nn2-", "nn3-", NULL };
+	char *layers[] = { "nn-1", NULL, "nn-3", NULL };
+
+	is_str(joined(efa_features_placed(features, "az-", "us-east-1b", true, prefixes, layers, false)),
+	       "efa,nn1-x,k8s/nn2-y,gpu,nn3-z,az-us-east-1b", "the zone replaced, layers kept");
+	is_str(joined(efa_features_placed(features, "az-", NULL, true, prefixes, layers, false)),
+	       "efa,nn1-x,k8s/nn2-y,gpu,nn3-z", "an unknown zone drops the zone feature");
+	is_str(joined(efa_features_placed(features, "az-", "us-east-1b", false, prefixes, layers, true)),
+	       "efa,az-us-west-2a,gpu,nn1-nn-1,nn3-nn-3",
+	       "layers replaced (Slinky's k8s/ ones too), an unknown layer left out, the zone kept");
+	is_str(joined(efa_features_placed(NULL, "az-", "a", true, prefixes, NULL, true)), "az-a",
+	       "no features, no layers: only the zone");
+}
+
 int main(void)
 {
 	test_zone_of();
 	test_usable();
+	test_placed();
 	test_snapshot();
 	return done_testing();
 }
