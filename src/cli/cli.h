@@ -55,13 +55,29 @@ slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *
 /* Prints what slurmrestd warned about in its last answer, one line each. */
 void cli_rest_warnings(slurmrest_t *rest);
 
+/* A node whose features in Slurm differ from those its zone and layer
+ * sources give (ZoneSource=, TopologySource=): what WriteFeatures= fixes. */
+struct cli_feature_update {
+	char *node;
+	char **from;		/* Slurm's now */
+	char **to;		/* with the sources' zone and layers */
+};
+
+struct cli_feature_updates {
+	struct cli_feature_update *v;
+	size_t n;
+};
+
+void cli_feature_updates_clear(struct cli_feature_updates *u);
+
 /*
  * Reads nodes and zones. With since (a previous answer's update time,
  * updated here), an unchanged cluster sets *not_modified and fills nothing.
+ * With updates, the nodes whose features the sources change are listed.
  */
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
-		     slurmrest_error *err);
+		     struct cli_feature_updates *updates, slurmrest_error *err);
 
 /* Where zones and topo --cluster read the cluster from. */
 struct cli_source {

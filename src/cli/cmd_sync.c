@@ -83,6 +83,51 @@ struct syncer {
 	int failing;
 };
 
+/* "a,b" of a feature list, cut to fit. */
+static void joined(char *const *v, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; v[i] && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? "," : "", v[i]);
+}
+
+/*
+ * WriteFeatures=yes: Slurm's nodes get the zone and layer features the
+ * sources give, so that constraints on them (the bridge's zones,
+ * topology.conf's switches) hold. A node that cannot be updated is said,
+ * and tried again at the next change.
+ */
+static void write_features(struct syncer *s, const struct cli_feature_updates *u)
+{
+	char what[768], from[256], to[256];
+	size_t done = 0, len = 0;
+	slurmrest_error err;
+
+	what[0] = '\0';
+	for (size_t i = 0; i < u->n; i++) {
+		const struct cli_feature_update *up = &u->v[i];
+
+		if (slurmrest_update_node_features(s->rest, up->node, (const char *const *)up->to, &err)) {
+			say("features: cannot update node %s: %s%s", up->node, err.message,
+			    err.slurm_errno == 2010 ?
+				    ": WriteFeatures=yes needs slurmrestd to act as root, SlurmUser or an AdminLevel=Admin user (RestUser= with its token)" :
+				    "");
+			continue;
+		}
+		if (done++ < 3 && len < sizeof(what)) {
+			joined(up->from, from, sizeof(from));
+			joined(up->to, to, sizeof(to));
+			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s: %s -> %s",
+						done > 1 ? ", " : "", up->node, from, to);
+		}
+	}
+	if (done)
+		say("features: updated %zu node%s through slurmrestd (%s%s)", done, done == 1 ? "" : "s",
+		    what, done > 3 ? ", ..." : "");
+}
+
 /* One round: returns 0 when the snapshot is current, -1 when it is not. */
 static int sync_once(struct syncer *s)
 {
@@ -90,9 +135,12 @@ static int sync_once(struct syncer *s)
 	slurmrest_error rerr;
 	struct efa_error err;
 	char summary[1024];
+	struct cli_feature_updates updates = { 0 };
+	struct cli_feature_updates *want = s->cfg->write_features == EFA_YES ? &updates : NULL;
 	int not_modified;
 
-	int rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, &rerr);
+	int rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, want,
+				  &rerr);
 
 	/* slurmrestd 22.05 sometimes fails a conditional request that a plain
 	 * one answers (HTTP 500, "Unspecified error"): ask again in full. */
@@ -102,7 +150,8 @@ static int sync_once(struct syncer *s)
 			    rerr.message);
 		s->conditional_failed = 1;
 		s->since = 0;
-		rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, &rerr);
+		rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, want,
+				      &rerr);
 	}
 	if (rc) {
 		if (s->have_last)
@@ -130,6 +179,8 @@ static int sync_once(struct syncer *s)
 		s->have_last = 1;
 		s->unchanged_logged = 0;
 	}
+	write_features(s, &updates);
+	cli_feature_updates_clear(&updates);
 	topology_sync(&s->topo, s->cfg, &s->last, !not_modified, say);
 	if (efa_snapshot_write(&s->last, s->path, &err)) {
 		/* A full or read-only disk fails every round: say it once a
@@ -190,6 +241,11 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 	if (efa_config_find_and_load(common->config, &cfg, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		return EXIT_USAGE;
+	}
+	if (cfg->write_features == EFA_YES && cfg->zone_source == EFA_SOURCE_FEATURES &&
+	    cfg->topology_source == EFA_SOURCE_FEATURES) {
+		fprintf(stderr, "slurm-efa sync: WriteFeatures=yes writes what ZoneSource= or TopologySource= learn elsewhere; with both =features there is nothing to write: set one to kubernetes, or drop WriteFeatures=\n");
+		goto out;
 	}
 	s.cfg = cfg;
 	s.url = rest_opts.url ? rest_opts.url : cfg->rest_url;

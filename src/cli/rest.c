@@ -90,9 +90,67 @@ void cli_rest_warnings(slurmrest_t *rest)
 		fprintf(stderr, "slurm-efa: slurmrestd warns: %s\n", *w);
 }
 
+void cli_feature_updates_clear(struct cli_feature_updates *u)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		free(u->v[i].node);
+		efa_strv_free(u->v[i].from);
+		efa_strv_free(u->v[i].to);
+	}
+	free(u->v);
+	memset(u, 0, sizeof(*u));
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether two feature lists hold the same features, in any order. */
+static bool same_features(char *const *a, char *const *b)
+{
+	char **sa = efa_strv_dup(a), **sb = efa_strv_dup(b);
+	size_t na = 0, nb = 0;
+	bool same;
+
+	if (!sa || !sb) {
+		efa_strv_free(sa);
+		efa_strv_free(sb);
+		return false;	/* an update too many is harmless */
+	}
+	while (sa[na])
+		na++;
+	while (sb[nb])
+		nb++;
+	qsort(sa, na, sizeof(*sa), str_cmp);
+	qsort(sb, nb, sizeof(*sb), str_cmp);
+	same = na == nb;
+	for (size_t i = 0; same && i < na; i++)
+		same = !strcmp(sa[i], sb[i]);
+	efa_strv_free(sa);
+	efa_strv_free(sb);
+	return same;
+}
+
+static int add_update(struct cli_feature_updates *u, const char *node, char *const *from,
+		      char *const *to)
+{
+	struct cli_feature_update *grown = realloc(u->v, (u->n + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -1;
+	u->v = grown;
+	grown = &u->v[u->n];
+	grown->node = strdup(node);
+	grown->from = efa_strv_dup(from);
+	grown->to = efa_strv_dup(to);
+	u->n++;
+	return grown->node && grown->from && grown->to ? 0 : -1;
+}
+
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
-		     slurmrest_error *err)
+		     struct cli_feature_updates *updates, slurmrest_error *err)
 {
 	bool kube = cfg->zone_source == EFA_SOURCE_KUBERNETES ||
 		    cfg->topology_source == EFA_SOURCE_KUBERNETES;
@@ -149,6 +207,11 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 						     cfg->topology_source == EFA_SOURCE_KUBERNETES);
 			if (!placed)
 				goto nomem;
+			if (updates && !same_features(features, placed) &&
+			    add_update(updates, n->name, features, placed)) {
+				efa_strv_free(placed);
+				goto nomem;
+			}
 			features = placed;
 		}
 		rc = efa_cluster_add_node(cluster, n->name, features, n->state, n->partitions, &e);
@@ -166,6 +229,8 @@ nomem:
 	kube_map_clear(&map);
 	slurmrest_nodes_free(nodes);
 	efa_cluster_clear(cluster);
+	if (updates)
+		cli_feature_updates_clear(updates);
 	err->code = SLURMREST_E_NOMEM;
 	snprintf(err->message, sizeof(err->message), "out of memory");
 	return SLURMREST_E_NOMEM;
@@ -201,7 +266,7 @@ int cli_cluster_load(const struct cli_common *common, const struct cli_source *s
 	if (!(rest = cli_rest_open(*cfg, &src->rest)))
 		return EXIT_USAGE;
 	rc = cli_rest_cluster(rest, *cfg, src->rest.url ? src->rest.url : (*cfg)->rest_url, NULL,
-			      cluster, &not_modified, &rerr);
+			      cluster, &not_modified, NULL, &rerr);
 	if (rc)
 		fprintf(stderr, "slurm-efa: %s\n", rerr.message);
 	slurmrest_free(rest);

@@ -109,6 +109,7 @@ static const struct key global_keys[] = {
 	GKEY("KubernetesTokenFile", V_PATH, kubernetes_token_file, NULL),
 	GKEY("KubernetesCAFile", V_PATH, kubernetes_ca_file, NULL),
 	GKEY("KubernetesNamespace", V_STRING, kubernetes_namespace, NULL),
+	GKEY("WriteFeatures", V_CHOICE, write_features, yes_no_choices),
 	GKEY("ForceEnv", V_LIST, force_env, NULL),
 	GKEY("DistributedEnv", V_CHOICE, distributed_env, yes_no_choices),
 	GKEY("MasterPortRange", V_PORTS, master_ports, NULL),
@@ -221,6 +222,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->on_snapshot_missing = EFA_ON_MISSING_ACCEPT;
 	cfg->topology = EFA_TOPOLOGY_NONE;
 	cfg->distributed_env = EFA_YES;
+	cfg->write_features = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;

@@ -81,6 +81,7 @@ struct efa_config {
 	char *kubernetes_token_file;
 	char *kubernetes_ca_file;
 	char *kubernetes_namespace;
+	enum efa_tristate write_features;	/* sync sets the sources' features in Slurm */
 	char **force_env;		/* variables set over the user's value */
 	enum efa_tristate distributed_env;	/* RANK, MASTER_ADDR, ... */
 	struct efa_range master_ports;	/* MasterPortRange=LO-HI */

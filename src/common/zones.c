@@ -316,29 +316,51 @@ char **efa_features_placed(char *const *features, const char *zone_prefix, const
 			   bool replace_layers)
 {
 	size_t nfeatures = 0, nlayers = 0, n = 0;
+	bool zone_done = !replace_zone || !zone;
+	bool *layer_done;
 	char **v;
 
 	while (features && features[nfeatures])
 		nfeatures++;
 	while (layer_prefixes && layer_prefixes[nlayers])
 		nlayers++;
-	if (!(v = calloc(nfeatures + nlayers + 2, sizeof(*v))))
-		return NULL;
+	v = calloc(nfeatures + nlayers + 2, sizeof(*v));
+	layer_done = calloc(nlayers + 1, sizeof(*layer_done));
+	if (!v || !layer_done)
+		goto fail;
+	for (size_t l = 0; l < nlayers; l++)
+		layer_done[l] = !replace_layers || !layers || !layers[l];
+	/* A replaced feature takes the place of the first it replaces, so
+	 * that a node's list changes no more than it must. */
 	for (size_t i = 0; i < nfeatures; i++) {
-		bool drop = replace_zone && of_prefix(features[i], zone_prefix);
+		size_t l = 0;
 
-		for (size_t l = 0; replace_layers && !drop && l < nlayers; l++)
-			drop = of_prefix(features[i], layer_prefixes[l]);
-		if (!drop && !(v[n++] = strdup(features[i])))
+		if (replace_zone && of_prefix(features[i], zone_prefix)) {
+			if (!zone_done && push(v, &n, zone_prefix, zone))
+				goto fail;
+			zone_done = true;
+			continue;
+		}
+		while (replace_layers && l < nlayers && !of_prefix(features[i], layer_prefixes[l]))
+			l++;
+		if (replace_layers && l < nlayers) {
+			if (!layer_done[l] && push(v, &n, layer_prefixes[l], layers[l]))
+				goto fail;
+			layer_done[l] = true;
+			continue;
+		}
+		if (!(v[n++] = strdup(features[i])))
 			goto fail;
 	}
-	if (replace_zone && zone && push(v, &n, zone_prefix, zone))
+	if (!zone_done && push(v, &n, zone_prefix, zone))
 		goto fail;
-	for (size_t l = 0; replace_layers && layers && l < nlayers; l++)
-		if (layers[l] && push(v, &n, layer_prefixes[l], layers[l]))
+	for (size_t l = 0; l < nlayers; l++)
+		if (!layer_done[l] && push(v, &n, layer_prefixes[l], layers[l]))
 			goto fail;
+	free(layer_done);
 	return v;
 fail:
+	free(layer_done);
 	efa_strv_free(v);
 	return NULL;
 }

@@ -78,8 +78,9 @@ int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *f
  * is: with replace_zone, features of zone_prefix (also under the Slinky
  * prefix) give way to zone_prefix+zone; with replace_layers, features of
  * each layer prefix give way to prefix+layers[i]. A NULL zone or layer is
- * unknown: the old feature is dropped and nothing added. The rest is kept
- * in order. NULL on ENOMEM.
+ * unknown: the old feature is dropped and nothing added. A new feature
+ * takes the place of the first it replaces (else goes last); the rest is
+ * kept in order. NULL on ENOMEM.
  */
 char **efa_features_placed(char *const *features, const char *zone_prefix, const char *zone,
 			   bool replace_zone, char *const *layer_prefixes, char *const *layers,

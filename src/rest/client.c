@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libslurmrest: the handle, requests over the HTTP layer, version choice. */
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,4 +488,58 @@ int slurmrest_get_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
 	rc = rest_parse_job(root, r->api, out, err);
 	json_decref(root);
 	return rc;
+}
+
+static bool node_name_ok(const char *node)
+{
+	if (!*node)
+		return false;
+	for (; *node; node++)
+		if (!isalnum((unsigned char)*node) && !strchr("-_.", *node))
+			return false;
+	return true;
+}
+
+int slurmrest_update_node_features(slurmrest_t *r, const char *node,
+				   const char *const *features, slurmrest_error *err)
+{
+	json_t *body = NULL, *list = NULL, *root;
+	char rel[300], *text;
+	int rc;
+
+	if (!node || strlen(node) > 256 || !node_name_ok(node))
+		return rest_set_error(err, SLURMREST_E_USAGE,
+				      "node name '%.64s' cannot be part of a URL path", node ? node : "");
+	if ((rc = negotiate(r, err)))
+		return rc;
+	if (r->api < 40)
+		return rest_set_error(err, SLURMREST_E_VERSION,
+				      "slurmrestd's %s cannot update nodes: that needs v0.0.40 or later (Slurm 23.11 on)",
+				      r->api_name);
+	if (!(list = json_array()))
+		goto nomem;
+	for (const char *const *f = features; f && *f; f++)
+		if (json_array_append_new(list, json_string(*f)))
+			goto nomem;
+	/* Slurm refuses active features that are not available ones. */
+	if (!(body = json_pack("{s:O, s:O}", "features", list, "features_act", list)))
+		goto nomem;
+	json_decref(list);
+	list = NULL;
+	text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	if (!text)
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	snprintf(rel, sizeof(rel), "node/%s", node);
+	rc = call(r, "POST", rel, text, &root, NULL, err);
+	free(text);
+	if (rc)
+		return rc;
+	rc = rest_parse_errors(root, err);
+	json_decref(root);
+	return rc;
+nomem:
+	json_decref(list);
+	json_decref(body);
+	return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 }

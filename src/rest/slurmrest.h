@@ -208,6 +208,17 @@ int slurmrest_get_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
 		      slurmrest_error *err);
 void slurmrest_job_free(slurmrest_job *job);
 
+/*
+ * Sets a node's features, available and active alike (as scontrol update
+ * NodeName=NODE Features=... ActiveFeatures=...), replacing the whole
+ * list. Needs API v0.0.40 or later (Slurm 23.11 on; v0.0.38 has no node
+ * update: SLURMREST_E_VERSION) and a user slurmctld lets update nodes
+ * (root, SlurmUser, or AdminLevel=Admin; anyone else is SLURMREST_E_SLURM
+ * with slurm_errno 2010, Invalid user id).
+ */
+int slurmrest_update_node_features(slurmrest_t *rest, const char *node,
+				   const char *const *features, slurmrest_error *err);
+
 #ifdef __cplusplus
 }
 #endif

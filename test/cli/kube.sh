@@ -140,6 +140,12 @@ if command -v valgrind >/dev/null; then
 	like "$(cat "$tmp/topology.conf" 2>&1)" "^SwitchName=nn-ffff6666 Nodes=n\[2-3\]$" "  and writes the topology"
 fi
 
+printf '%s\n' "RestURL=$rest_url" "Snapshot=$tmp/wf.json" "WriteFeatures=yes" >"$tmp/wf.conf"
+run "$efa" sync --once --config "$tmp/wf.conf"
+is "$rc" 2 "WriteFeatures=yes with both sources =features: a usage error"
+like "$out" "with both =features there is nothing to write: set one to kubernetes, or drop WriteFeatures=" \
+	"  saying why and what to do"
+
 printf '%s\n' "ZoneSource=ec2" >"$tmp/bad.conf"
 run "$efa" zones --config "$tmp/bad.conf"
 is "$rc" 2 "ZoneSource=ec2 (not built yet): a usage error"
