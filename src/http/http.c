@@ -106,10 +106,12 @@ static int read_token_file(const struct http_client *c, char **token, struct sta
 		fclose(f);
 		return fail(err, HTTP_E_TOKEN, "token file %s is not a regular file", path);
 	}
-	if (c->token_private && (st.st_mode & 077)) {
+	/* The group may read it: Kubernetes gives a Secret's files to the
+	 * pod's fsGroup (mode 0440 from defaultMode 0400). */
+	if (c->token_private && (st.st_mode & 007)) {
 		fclose(f);
 		return fail(err, HTTP_E_TOKEN,
-			    "token file %s is readable by group or others (mode %04o): chmod 600 %s",
+			    "token file %s is readable by others (mode %04o): chmod 600 %s",
 			    path, (unsigned)(st.st_mode & 07777), path);
 	}
 	n = fread(buf, 1, TOKEN_MAX, f);

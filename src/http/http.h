@@ -45,7 +45,8 @@ struct http_options {
 	/*
 	 * The credential: token (used as given) or token_file (re-read
 	 * whenever the file changes, so a renewed token needs no restart),
-	 * sent after token_header ("Authorization: Bearer ", the default). token_private refuses a file others can read;
+	 * sent after token_header ("Authorization: Bearer ", the default).
+	 * token_private refuses a file others (not its group) can read;
 	 * token_prefix ("SLURM_JWT=", as scontrol token prints it) is
 	 * dropped where a token starts with it.
 	 */

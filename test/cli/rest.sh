@@ -84,7 +84,7 @@ like "$out" "use unix:/path/to/socket, http://host:port or https://host:port" " 
 printf 'secret-token-value\n' >"$tmp/token"
 chmod 644 "$tmp/token"
 run "$efa" zones --url "http://127.0.0.1:1" --user alice --token-file "$tmp/token"
-like "$out" "readable by group or others \(mode 0644\): chmod 600" "a token file others can read is refused"
+like "$out" "readable by others \(mode 0644\): chmod 600" "a token file others can read is refused"
 unlike "$out" "secret-token-value" "  and the token is not printed"
 
 run "$efa" sync --once --url "http://127.0.0.1:$start_port" --timeout 1000

@@ -313,6 +313,10 @@ static void test_new(void)
 	ok(!slurmrest_new(&o, &err) && err.code == SLURMREST_E_TOKEN, "a token file readable by others is refused");
 	has_str(err.message, "chmod 600", "  saying what to do");
 	ok(!strstr(err.message, "secret"), "  without the token in the message");
+	chmod(path, 0440);
+	r = slurmrest_new(&o, &err);
+	ok(r != NULL, "a 0440 token file (a Kubernetes Secret under the pod's fsGroup) is accepted");
+	slurmrest_free(r);
 	chmod(path, 0600);
 	r = slurmrest_new(&o, &err);
 	ok(r != NULL, "a 0600 token file is accepted");
