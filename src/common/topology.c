@@ -314,13 +314,18 @@ out:
 	return hl;
 }
 
-/* s and everything below it, top down, as topology/tree switches. */
-static int render_switch(const struct efa_topo_tree *t, size_t idx, FILE *out)
+/*
+ * s and everything below it, top down: for topology/tree its switches and
+ * their leaves, for topology/block only the leaves, in tree order, so that
+ * leaves under one layer-2 switch stand side by side.
+ */
+static int render_switch(const struct efa_topo_tree *t, size_t idx, enum efa_topology format,
+			 FILE *out)
 {
 	const struct efa_topo_switch *s = &t->switches[idx];
 	char *hl;
 
-	if (s->nchildren) {
+	if (s->nchildren && format == EFA_TOPOLOGY_TREE) {
 		if (!(hl = compress_children(t, s)))
 			return -1;
 		fprintf(out, "SwitchName=%s Switches=%s\n", s->name, hl);
@@ -329,12 +334,12 @@ static int render_switch(const struct efa_topo_tree *t, size_t idx, FILE *out)
 	if (s->nnodes) {
 		if (!(hl = efa_topology_nodes(t, s)))
 			return -1;
-		fprintf(out, "SwitchName=%s%s Nodes=%s\n", s->name,
-			s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", hl);
+		fprintf(out, "%s=%s%s Nodes=%s\n", format == EFA_TOPOLOGY_BLOCK ? "BlockName" : "SwitchName",
+			s->name, s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", hl);
 		free(hl);
 	}
 	for (size_t i = 0; i < s->nchildren; i++)
-		if (render_switch(t, s->children[i], out))
+		if (render_switch(t, s->children[i], format, out))
 			return -1;
 	return 0;
 }
@@ -353,26 +358,6 @@ static size_t count_blocks(const struct efa_topo_tree *t, size_t idx, size_t *fe
 	for (size_t i = 0; i < s->nchildren; i++)
 		n += count_blocks(t, s->children[i], fewest);
 	return n;
-}
-
-/* The blocks below (and at) s in tree order, so that leaves under one
- * layer-2 switch stand side by side. */
-static int render_block(const struct efa_topo_tree *t, size_t idx, FILE *out)
-{
-	const struct efa_topo_switch *s = &t->switches[idx];
-	char *hl;
-
-	if (s->nnodes) {
-		if (!(hl = efa_topology_nodes(t, s)))
-			return -1;
-		fprintf(out, "BlockName=%s%s Nodes=%s\n", s->name,
-			s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", hl);
-		free(hl);
-	}
-	for (size_t i = 0; i < s->nchildren; i++)
-		if (render_block(t, s->children[i], out))
-			return -1;
-	return 0;
 }
 
 static bool switch_named(const struct efa_topo_tree *t, const char *name)
@@ -432,7 +417,7 @@ static int render_blocks(const struct efa_topo_tree *t, FILE *out)
 	for (size_t z = 0; z < t->nzones; z++) {
 		size_t n = count_blocks(t, z, &fewest), empty = 0;
 
-		if (render_block(t, z, out))
+		if (render_switch(t, z, EFA_TOPOLOGY_BLOCK, out))
 			return -1;
 		for (; pad && n < span; n++) {
 			char name[EFA_ERROR_MAX];
@@ -465,7 +450,7 @@ char *efa_topology_render(const struct efa_topo_tree *t, enum efa_topology forma
 	if (format == EFA_TOPOLOGY_BLOCK)
 		rc = render_blocks(t, out);
 	for (size_t i = 0; format == EFA_TOPOLOGY_TREE && !rc && i < t->nzones; i++)
-		rc = render_switch(t, i, out);
+		rc = render_switch(t, i, EFA_TOPOLOGY_TREE, out);
 	if (fclose(out) || rc) {
 		free(text);
 		return NULL;
