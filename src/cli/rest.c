@@ -220,7 +220,7 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 			goto nomem;
 	}
 	if (unplaced)
-		fprintf(stderr, "slurm-efa: kubernetes: %zu of %zu Slurm nodes have no pod in namespace %s on a node with a zone label (%s): they count as without a zone\n",
+		fprintf(stderr, "slurm-efa: kubernetes: %zu of %zu Slurm nodes have no pod in namespace %s on a node with a zone label (%s): their own features stand\n",
 			unplaced, nodes->count, map.namespace, KUBE_ZONE_LABEL);
 	kube_map_clear(&map);
 	slurmrest_nodes_free(nodes);

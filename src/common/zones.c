@@ -317,6 +317,9 @@ char **efa_features_placed(char *const *features, const char *zone_prefix, const
 {
 	size_t nfeatures = 0, nlayers = 0, n = 0;
 	bool zone_done = !replace_zone || !zone;
+
+	/* What the source does not know, the node's own features still say. */
+	replace_zone = replace_zone && zone;
 	bool *layer_done;
 	char **v;
 
@@ -343,7 +346,7 @@ char **efa_features_placed(char *const *features, const char *zone_prefix, const
 		}
 		while (replace_layers && l < nlayers && !of_prefix(features[i], layer_prefixes[l]))
 			l++;
-		if (replace_layers && l < nlayers) {
+		if (replace_layers && l < nlayers && layers && layers[l]) {
 			if (!layer_done[l] && push(v, &n, layer_prefixes[l], layers[l]))
 				goto fail;
 			layer_done[l] = true;

@@ -78,7 +78,7 @@ int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *f
  * is: with replace_zone, features of zone_prefix (also under the Slinky
  * prefix) give way to zone_prefix+zone; with replace_layers, features of
  * each layer prefix give way to prefix+layers[i]. A NULL zone or layer is
- * unknown: the old feature is dropped and nothing added. A new feature
+ * unknown: the node's own feature for it stays. A new feature
  * takes the place of the first it replaces (else goes last); the rest is
  * kept in order. NULL on ENOMEM.
  */

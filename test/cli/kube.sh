@@ -60,24 +60,24 @@ zones_of() {	# the snapshot's "node=zone" pairs
 conf "ZoneSource=kubernetes"
 run "$efa" sync --once --config "$tmp/efa.conf"
 is "$rc" 0 "sync --once with ZoneSource=kubernetes: exit 0"
-is "$(zones_of)" "n1=us-west-2b n2=us-west-2a n3=us-west-2a n4=-" \
-	"  each node's zone is its pod's Kubernetes node's zone label"
-like "$out" "kubernetes: 1 of 4 Slurm nodes have no pod in namespace slurm on a node with a zone label" \
-	"  the node whose pod is pending is named as without a zone"
+is "$(zones_of)" "n1=us-west-2b n2=us-west-2a n3=us-west-2a n4=us-west-2b" \
+	"  each node's zone is its pod's Kubernetes node's zone label; n4, whose pod is pending, keeps its feature's"
+like "$out" "kubernetes: 1 of 4 Slurm nodes have no pod in namespace slurm on a node with a zone label .*: their own features stand" \
+	"  and is counted"
 is "$(grep -c '^GET /api/v1/nodes' "$tmp/kube.log")" 2 "  the 4 Kubernetes nodes came in 2 pages"
 like "$(cat "$tmp/kube.log")" "^GET /api/v1/namespaces/slurm/pods\?limit=500&continue=offset%2F2%2B%3D$" \
 	"  the continue token is sent back escaped"
 
 run "$efa" zones --config "$tmp/efa.conf"
 like "$out" "^us-west-2a +az-us-west-2a +2 +" "zones: us-west-2a holds 2 nodes (n2, n3)"
-like "$out" "^us-west-2b +az-us-west-2b +1 +" "  us-west-2b 1 (n1)"
+like "$out" "^us-west-2b +az-us-west-2b +2 +" "  us-west-2b 2 (n1, n4)"
 
 conf "ZoneSource=kubernetes" "TopologySource=kubernetes" "Topology=tree" "TopologyFile=$tmp/topology.conf"
 run "$efa" sync --once --config "$tmp/efa.conf"
 is "$rc" 0 "TopologySource=kubernetes: exit 0"
 is "$(grep -v '^#' "$tmp/topology.conf" | paste -sd ' ')" \
-	"SwitchName=us-west-2a Switches=nn-dddd4444 SwitchName=nn-dddd4444 Switches=nn-eeee5555 SwitchName=nn-eeee5555 Switches=nn-ffff6666 SwitchName=nn-ffff6666 Nodes=n[2-3] SwitchName=us-west-2b Switches=nn-aaaa1111 SwitchName=nn-aaaa1111 Switches=nn-bbbb2222 SwitchName=nn-bbbb2222 Switches=nn-cccc3333 SwitchName=nn-cccc3333 Nodes=n1 SwitchName=no-zone Nodes=n4" \
-	"  topology.conf from the network-node-layer labels, under the zones"
+	"SwitchName=us-west-2a Switches=nn-dddd4444 SwitchName=nn-dddd4444 Switches=nn-eeee5555 SwitchName=nn-eeee5555 Switches=nn-ffff6666 SwitchName=nn-ffff6666 Nodes=n[2-3] SwitchName=us-west-2b Switches=nn-aaaa1111,us-west-2b-nolayers SwitchName=us-west-2b-nolayers Nodes=n4 SwitchName=nn-aaaa1111 Switches=nn-bbbb2222 SwitchName=nn-bbbb2222 Switches=nn-cccc3333 SwitchName=nn-cccc3333 Nodes=n1" \
+	"  topology.conf from the network-node-layer labels, under the zones (n4, without a pod, keeps its zone)"
 
 conf "TopologySource=kubernetes" "Topology=tree" "TopologyFile=$tmp/topology.conf"
 run "$efa" sync --once --config "$tmp/efa.conf"

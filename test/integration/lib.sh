@@ -149,3 +149,46 @@ stepd_error() {	# stepd_error NODE
 # newest both speak, which for every Slurm of the matrix is the newest it
 # serves (libslurmrest speaks v0.0.38 to v0.0.45).
 REST_CLIENT_API=$SLURMRESTD_API
+
+# A stand-in Kubernetes API in DIR (test/rest/fakekube over TLS, with its
+# own CA in DIR/ca.pem and token in DIR/token): Kubernetes nodes kn-a in
+# us-west-2a and kn-b in us-west-2b, and the pods kube_api_pods writes.
+# Sets kube_url and kube_pid; returns 1 when it cannot start (no fakekube,
+# no openssl).
+kube_api_start() {	# kube_api_start DIR
+	local dir=$1 _
+	mkdir -p "$dir/api"
+	[ -x "$top_builddir/test/rest/fakekube" ] || return 1
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/key.pem" -out "$dir/ca.pem" -days 2 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || return 1
+	jq -n '{kind: "NodeList", apiVersion: "v1", metadata: {}, items: [
+		{metadata: {name: "kn-a", labels: {"topology.kubernetes.io/zone": "us-west-2a"}}},
+		{metadata: {name: "kn-b", labels: {"topology.kubernetes.io/zone": "us-west-2b"}}}]}' \
+		>"$dir/api/nodes.json"
+	kube_api_pods "$dir"
+	echo "in-cluster-token" >"$dir/token"
+	# Marked as the cluster's, so that its teardown stops it.
+	SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/test/rest/fakekube" 900 "$dir/api" \
+		"$dir/ca.pem" "$dir/key.pem" "$dir/token" >"$dir/port" 2>"$dir/requests.log" &
+	kube_pid=$!
+	for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
+	kube_url=https://127.0.0.1:$(cat "$dir/port")
+}
+
+# The pods of namespace slurm, one per POD:NODE (NODE kn-a or kn-b; none:
+# pending). The stand-in reads the file at each request.
+kube_api_pods() {	# kube_api_pods DIR POD:NODE...
+	local dir=$1 p
+	shift
+	for p in "$@"; do
+		jq -n --arg p "${p%%:*}" --arg n "${p#*:}" \
+			'{metadata: {name: $p, namespace: "slurm"}, spec: (if $n == "none" then {} else {nodeName: $n} end)}'
+	done | jq -s '{kind: "PodList", apiVersion: "v1", metadata: {}, items: .}' >"$dir/api/pods.json.new"
+	mv "$dir/api/pods.json.new" "$dir/api/pods.json"
+}
+
+# efa.conf lines for sync with zones from the stand-in Kubernetes API in DIR.
+kube_conf_lines() {	# kube_conf_lines DIR
+	printf '%s\n' "ZoneSource=kubernetes" "KubernetesURL=$kube_url" "KubernetesTokenFile=$1/token" \
+		"KubernetesCAFile=$1/ca.pem" "KubernetesNamespace=slurm"
+}

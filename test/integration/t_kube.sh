@@ -7,41 +7,18 @@
 # stay. 22.05's v0.0.38 cannot update nodes, which sync must say.
 
 kube_dir=$SLURM_EFA_CLUSTER/kube
-fakekube=$top_builddir/test/rest/fakekube
-mkdir -p "$kube_dir/api"
-if [ ! -x "$fakekube" ] || ! openssl req -x509 -newkey rsa:2048 -nodes -keyout "$kube_dir/key.pem" \
-	-out "$kube_dir/ca.pem" -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
-	>/dev/null 2>&1; then
+if ! kube_api_start "$kube_dir"; then
 	ok 1 "test/rest/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
 	return 0
 fi
-
-# Kubernetes node kn-a in us-west-2a, kn-b in us-west-2b.
-kube_node() {	# kube_node NAME ZONE
-	jq -n --arg n "$1" --arg z "$2" \
-		'{metadata: {name: $n, labels: {"topology.kubernetes.io/zone": $z}}}'
-}
-kube_pod() {	# kube_pod NAME NODE
-	jq -n --arg p "$1" --arg n "$2" '{metadata: {name: $p, namespace: "slurm"}, spec: {nodeName: $n}}'
-}
-{ kube_node kn-a us-west-2a; kube_node kn-b us-west-2b; } |
-	jq -s '{kind: "NodeList", apiVersion: "v1", metadata: {}, items: .}' >"$kube_dir/api/nodes.json"
-{ kube_pod n1 kn-b; kube_pod n2 kn-a; kube_pod n3 kn-a; kube_pod n4 kn-b; } |
-	jq -s '{kind: "PodList", apiVersion: "v1", metadata: {}, items: .}' >"$kube_dir/api/pods.json"
-echo "in-cluster-token" >"$kube_dir/token"
-"$fakekube" 600 "$kube_dir/api" "$kube_dir/ca.pem" "$kube_dir/key.pem" "$kube_dir/token" \
-	>"$kube_dir/port" 2>"$kube_dir/requests.log" &
-kube_pid=$!
-for _ in $(seq 50); do [ -s "$kube_dir/port" ] && break; sleep 0.1; done
+kube_api_pods "$kube_dir" n1:kn-b n2:kn-a n3:kn-a n4:kn-b
 scontrol token username=root lifespan=900 >"$kube_dir/root.jwt"
 chmod 600 "$kube_dir/root.jwt"
 
 # slurmrestd acts as root (a JWT over TCP): updating nodes needs an admin.
+mapfile -t kube_lines < <(kube_conf_lines "$kube_dir")
 write_efa_conf "RestURL=$SLURMRESTD_URL" "RestUser=root" "RestTokenFile=$kube_dir/root.jwt" \
-	"Snapshot=$kube_dir/snapshot.json" "SnapshotMaxAge=60" \
-	"ZoneSource=kubernetes" "WriteFeatures=yes" \
-	"KubernetesURL=https://127.0.0.1:$(cat "$kube_dir/port")" "KubernetesTokenFile=$kube_dir/token" \
-	"KubernetesCAFile=$kube_dir/ca.pem" "KubernetesNamespace=slurm" \
+	"Snapshot=$kube_dir/snapshot.json" "SnapshotMaxAge=60" "WriteFeatures=yes" "${kube_lines[@]}" \
 	"PartitionName=gpu SingleZone=yes"
 chmod 644 "$EFA_CONF"
 features_of() {	# "n1 FEATURES n2 FEATURES ..." as Slurm has them now

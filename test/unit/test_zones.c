@@ -150,10 +150,10 @@ static void test_placed(void)
 	is_str(joined(efa_features_placed(features, "az-", "us-east-1b", true, prefixes, layers, false)),
 	       "efa,az-us-east-1b,nn1-x,k8s/nn2-y,gpu,nn3-z", "the zone replaced in place, layers kept");
 	is_str(joined(efa_features_placed(features, "az-", NULL, true, prefixes, layers, false)),
-	       "efa,nn1-x,k8s/nn2-y,gpu,nn3-z", "an unknown zone drops the zone feature");
+	       "efa,az-us-west-2a,nn1-x,k8s/nn2-y,gpu,nn3-z", "an unknown zone keeps the node's own zone feature");
 	is_str(joined(efa_features_placed(features, "az-", "us-east-1b", false, prefixes, layers, true)),
-	       "efa,az-us-west-2a,nn1-nn-1,gpu,nn3-nn-3",
-	       "layers replaced in place (Slinky's k8s/ ones too), an unknown layer left out, the zone kept");
+	       "efa,az-us-west-2a,nn1-nn-1,k8s/nn2-y,gpu,nn3-nn-3",
+	       "layers replaced in place, an unknown layer's own feature kept, the zone kept");
 	is_str(joined(efa_features_placed((char *[]){ "efa", NULL }, "az-", "b", true, prefixes, layers, true)),
 	       "efa,az-b,nn1-nn-1,nn3-nn-3", "  features a node lacks go last");
 	is_str(joined(efa_features_placed(NULL, "az-", "a", true, prefixes, NULL, true)), "az-a",
