@@ -140,5 +140,8 @@ printf '%s\n' "$TOPOLOGY_DEFAULT" >"$slurm_topo"
 scontrol reconfigure || true
 until_up 30 sh -c "! scontrol show partition p5" || true
 is "$(sinfo -h -N -o %N | sort -u | paste -sd ' ')" "n1 n2 n3 n4" "the cluster is back to its four static nodes"
+# The reconfigure started a new slurmctld: the next test needs every node
+# idle and responding again.
+wait_nodes_idle || diag "nodes not idle after the reconfigure: $(node_states | paste -sd ' ')"
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"

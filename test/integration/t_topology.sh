@@ -74,8 +74,11 @@ running_on() {
 }
 
 write_efa_conf
+wait_nodes_idle || diag "nodes not idle: $(node_states | paste -sd ' ')"
 batch -N2 "echo nodes=\$SLURM_JOB_NODELIST"
 is "$(sed -n 's/^nodes=//p' <<<"$out")" "n[1-2]" "with every node under one switch, a 2-node job takes n[1-2]"
+[ "$(sed -n 's/^nodes=//p' <<<"$out")" = "n[1-2]" ] ||
+	diag "nodes: $(node_states | paste -sd ' '); topology: $(scontrol show topology | paste -sd ' ')"
 
 layers n1 leafb
 layers n2 leafa
