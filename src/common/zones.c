@@ -316,12 +316,12 @@ char **efa_features_placed(char *const *features, const char *zone_prefix, const
 			   bool replace_layers)
 {
 	size_t nfeatures = 0, nlayers = 0, n = 0;
-	bool zone_done = !replace_zone || !zone;
+	bool zone_done, *layer_done;
+	char **v;
 
 	/* What the source does not know, the node's own features still say. */
 	replace_zone = replace_zone && zone;
-	bool *layer_done;
-	char **v;
+	zone_done = !replace_zone;
 
 	while (features && features[nfeatures])
 		nfeatures++;
