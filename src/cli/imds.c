@@ -9,6 +9,8 @@
 #include "imds.h"
 
 #define IMDS_ANSWER_MAX 4096
+#define IMDS_RETRIES 2
+#define IMDS_RETRY_MS 100
 #define IMDS_TOKEN_TTL "21600"	/* seconds; the session is used at once */
 
 struct imds {
@@ -59,6 +61,8 @@ struct imds *imds_open(const char *base, long timeout_ms, int *usage, char *why,
 		.timeout_ms = timeout_ms,
 		.max_response = IMDS_ANSWER_MAX,
 		.no_proxy = 1,	/* link-local: never a proxy */
+		.retries = IMDS_RETRIES,
+		.retry_ms = IMDS_RETRY_MS,
 	};
 	struct http_answer a = { 0 };
 	struct http_error err;

@@ -15,6 +15,8 @@
 #define KUBE_CONNECT_MS 5000
 #define KUBE_TIMEOUT_MS 30000
 #define KUBE_MAX_RESPONSE (256u * 1024 * 1024)
+#define KUBE_RETRIES 3
+#define KUBE_RETRY_MS 500
 #define KUBE_NAMESPACE_MAX 253
 
 struct labels {
@@ -250,6 +252,8 @@ int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map
 		.connect_ms = KUBE_CONNECT_MS,
 		.timeout_ms = KUBE_TIMEOUT_MS,
 		.max_response = KUBE_MAX_RESPONSE,
+		.retries = KUBE_RETRIES,	/* the API server throttles with 429 */
+		.retry_ms = KUBE_RETRY_MS,
 		/* Projected service account tokens are renewed in place and
 		 * are mode 0644 by default. */
 		.token_file = cfg->kubernetes_token_file ? cfg->kubernetes_token_file :

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP layer: one libcurl handle per client, set up in one place. */
 #include <ctype.h>
+#include <stdint.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "http.h"
 
@@ -27,6 +30,9 @@ struct http_client {
 	long timeout_ms;
 	size_t max_response;
 	int no_proxy;
+	int retries;
+	long retry_ms;
+	uint64_t jitter;	/* xorshift state: this client's own, no lock */
 	char *token;		/* secret: never in a message */
 	char *token_file;
 	struct stat token_st;	/* the token file when last read */
@@ -208,6 +214,17 @@ void http_free(struct http_client *c)
 	free(c);
 }
 
+static uint64_t seed_jitter(const struct http_client *c)
+{
+	struct timespec ts;
+	uint64_t x;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x = (uint64_t)(uintptr_t)c ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^
+	    ((uint64_t)getpid() << 40);
+	return x ? x : 0x9e3779b97f4a7c15ULL;
+}
+
 static int dup_opt(char **dst, const char *src)
 {
 	return src && !(*dst = strdup(src)) ? -1 : 0;
@@ -233,6 +250,8 @@ struct http_client *http_new(const struct http_options *o, struct http_error *er
 	c->timeout_ms = o->timeout_ms;
 	c->max_response = o->max_response;
 	c->no_proxy = o->no_proxy;
+	c->retries = o->retries;
+	c->retry_ms = o->retry_ms;
 	c->token_private = o->token_private;
 	if (dup_opt(&c->service, o->service ? o->service : "the server") ||
 	    dup_opt(&c->url, o->url) || dup_opt(&c->url_key, o->url_key) ||
@@ -244,6 +263,11 @@ struct http_client *http_new(const struct http_options *o, struct http_error *er
 	}
 	if (!o->url || set_url(c, o->url, o->allow_unix, err))
 		goto fail;
+	if (o->retries < 0 || (o->retries > 0 && o->retry_ms <= 0)) {
+		fail(err, HTTP_E_USAGE, "retries need a positive first wait");
+		goto fail;
+	}
+	c->jitter = seed_jitter(c);
 	if (o->token) {
 		if (!(c->token = trimmed(c, o->token))) {
 			fail(err, HTTP_E_NOMEM, "out of memory");
@@ -353,12 +377,96 @@ static struct curl_slist *add_token(const struct http_client *c, struct curl_sli
 	return h;
 }
 
+/* The connection broke before a whole answer came: worth another try. */
+static int broken_connection(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int busy_status(long status)
+{
+	return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+/* The wait before try number `attempt` (1 = the first retry), in ms. */
+static long retry_wait_ms(struct http_client *c, int attempt, curl_off_t retry_after)
+{
+	long wait = c->retry_ms;
+	uint64_t x = c->jitter;
+
+	if (retry_after > 0)
+		return retry_after > HTTP_RETRY_AFTER_MAX_MS / 1000 ? HTTP_RETRY_AFTER_MAX_MS
+								     : (long)retry_after * 1000;
+	for (int i = 1; i < attempt && wait < HTTP_RETRY_AFTER_MAX_MS; i++)
+		wait *= 2;
+	if (wait > HTTP_RETRY_AFTER_MAX_MS)
+		wait = HTTP_RETRY_AFTER_MAX_MS;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->jitter = x;
+	return wait - (long)(x % (uint64_t)(wait / 2 + 1));
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static CURLcode perform(struct http_client *c, const char *method, const char *url,
+			struct curl_slist *list, const char *body, struct sink *sink)
+{
+	CURLcode rc;
+
+	curl_easy_reset(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, list);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, sink);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->no_proxy)
+		curl_easy_setopt(c->curl, CURLOPT_NOPROXY, "*");
+	if (c->ca_file)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+	if (c->unix_path)
+		curl_easy_setopt(c->curl, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
+	if (body) {
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	}
+	rc = curl_easy_perform(c->curl);
+	/* The request held the token: clear it from libcurl's copy of the
+	 * options too. */
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	return rc;
+}
+
 int http_request(struct http_client *c, const char *method, const char *path,
 		 const char *const *headers, const char *body, struct http_answer *answer,
 		 struct http_error *err)
 {
 	struct curl_slist *list = NULL, *h;
 	struct sink sink = { .answer = answer, .max = c->max_response };
+	int tries = strcmp(method, "GET") ? 1 : 1 + c->retries;
+	curl_off_t retry_after;
 	char *url = NULL;
 	char what[256];
 	CURLcode rc;
@@ -382,38 +490,33 @@ int http_request(struct http_client *c, const char *method, const char *path,
 			goto nomem;
 		list = h;
 	}
-	curl_easy_reset(c->curl);
-	curl_easy_setopt(c->curl, CURLOPT_URL, url);
-	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, list);
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &sink);
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (c->no_proxy)
-		curl_easy_setopt(c->curl, CURLOPT_NOPROXY, "*");
-	if (c->ca_file)
-		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
-	if (c->unix_path)
-		curl_easy_setopt(c->curl, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
-	if (body) {
-		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	for (int attempt = 1;; attempt++) {
+		rc = perform(c, method, url, list, body, &sink);
+		retry_after = 0;
+		if (rc == CURLE_OK) {
+			curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &answer->status);
+			if (attempt == tries || !busy_status(answer->status))
+				break;
+			curl_easy_getinfo(c->curl, CURLINFO_RETRY_AFTER, &retry_after);
+		} else if (attempt == tries || !broken_connection(rc)) {
+			break;
+		}
+		free(answer->data);
+		memset(answer, 0, sizeof(*answer));
+		sleep_ms(retry_wait_ms(c, attempt, retry_after));
 	}
-	rc = curl_easy_perform(c->curl);
-	/* The request held the token: clear it from libcurl's copy of the
-	 * options too. */
-	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
 	if (rc != CURLE_OK) {
 		transport_error(c, rc, &sink, what, err);
+		if (tries > 1 && broken_connection(rc) && err) {
+			size_t n = strlen(err->message);
+
+			snprintf(err->message + n, sizeof(err->message) - n, "; tried %d times",
+				 tries);
+		}
 		free(answer->data);
 		memset(answer, 0, sizeof(*answer));
 		goto out;
 	}
-	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &answer->status);
 	ret = 0;
 	goto out;
 nomem:

@@ -5,6 +5,12 @@
  * URLs, unix sockets, TLS verification, time limits, answer size limits,
  * token files and the wording of transport errors are the same everywhere.
  *
+ * GET requests, which change nothing on the server, are tried again when
+ * the connection breaks before a whole answer came or the server says it
+ * is busy (HTTP 429, 502, 503, 504): slurmrestd drops connections under
+ * load, and EC2 and Kubernetes throttle. Other methods are sent once, so a
+ * job is never submitted twice.
+ *
  * A client is one libcurl easy handle (kept for connection reuse) and is
  * not shared between threads; separate clients are independent. No global
  * state beyond libcurl's own start-up, done once per process.
@@ -43,6 +49,15 @@ struct http_options {
 	size_t max_response;	/* bytes, > 0 */
 	int no_proxy;		/* link-local services: never through a proxy */
 	/*
+	 * A GET is tried up to `retries` more times, the first after
+	 * retry_ms (> 0 when retries > 0), each next one after twice as long,
+	 * less up to half as jitter so that clients throttled together do
+	 * not come back together; a Retry-After the server sends is waited
+	 * instead, up to HTTP_RETRY_AFTER_MAX_MS.
+	 */
+	int retries;
+	long retry_ms;
+	/*
 	 * The credential: token (used as given) or token_file (re-read
 	 * whenever the file changes, so a renewed token needs no restart),
 	 * sent after token_header ("Authorization: Bearer ", the default).
@@ -56,6 +71,8 @@ struct http_options {
 	const char *token_prefix;
 	const char *token_header;
 };
+
+#define HTTP_RETRY_AFTER_MAX_MS 30000L
 
 struct http_client;
 
@@ -77,7 +94,8 @@ int http_has_token(const struct http_client *c);
  * One request to path (absolute, with any query) with the extra headers
  * (NULL-terminated; may be NULL) and the credential. A body is sent as
  * given (the caller's headers say its type). Returns 0 with *answer set
- * for any HTTP status, or -1 with err filled when no answer came.
+ * for any HTTP status (the last one, when a GET was retried), or -1 with
+ * err filled when no answer came.
  */
 int http_request(struct http_client *c, const char *method, const char *path,
 		 const char *const *headers, const char *body, struct http_answer *answer,

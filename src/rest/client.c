@@ -13,6 +13,9 @@
 #define DEFAULT_CONNECT_MS 2000
 #define DEFAULT_TIMEOUT_MS 10000
 #define DEFAULT_MAX_RESPONSE (64u * 1024 * 1024)
+/* A loaded slurmrestd may drop a connection: GETs are tried again. */
+#define REST_RETRIES 2
+#define REST_RETRY_MS 200
 
 struct slurmrest {
 	struct http_client *http;
@@ -66,6 +69,8 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 		.ca_key = "RestCAFile=",
 		.token_private = 1,
 		.token_prefix = "SLURM_JWT=",
+		.retries = REST_RETRIES,
+		.retry_ms = REST_RETRY_MS,
 	};
 	struct http_error herr;
 	slurmrest_t *r;

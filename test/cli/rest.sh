@@ -152,5 +152,30 @@ like "$out" "serves v0\.0\.47, v0\.0\.46; libslurmrest speaks v0\.0\.38 to v0\.0
 	"  naming both sides"
 ok "$([ ! -e "$snap" ]; echo $?)" "  and writing nothing"
 
+# A loaded slurmrestd may drop a connection: a GET, which changes nothing,
+# is sent again; a submission never is.
+export FAKEREST_LOG=$tmp/flaky.log
+start_server "$tmp/flaky.port" "$fake" flaky 60 "$fixtures/26.05"
+run "$efa" sync --once "${auth[@]}" --url "http://127.0.0.1:$port" --snapshot "$tmp/flaky.json"
+is "$rc:$(jq -r '.nodes | length' "$tmp/flaky.json" 2>/dev/null)" 0:4 \
+	"a server that drops each request's first connection: sync --once still succeeds"
+is "$(grep -c '^GET /slurm/v0\.0\.45/nodes' "$tmp/flaky.log")" 2 "  asking for the nodes a second time"
+run "$efa" submit "${auth[@]}" --url "http://127.0.0.1:$port" "$tmp/job.sh"
+is "$rc" 1 "  a submission whose connection drops: exit 1"
+like "$out" "job refused: .*POST /slurm/v0\.0\.45/job/submit\): Server returned nothing" "  with the transport error"
+is "$(grep -c '^POST ' "$tmp/flaky.log")" 1 "  and it was sent once, not again"
+
+: >"$FAKEREST_LOG"
+start_server "$tmp/busy.port" "$fake" busy 60 "$fixtures/26.05"
+timed "$efa" zones --json "${auth[@]}" --url "http://127.0.0.1:$port"
+is "$rc" 0 "a server that answers 503 (Retry-After: 1) once per request: zones succeeds"
+ok $((ms < 1000)) "  after waiting the Retry-After it asked for (${ms} ms)"
+
+start_server "$tmp/drop.port" "$fake" drop 60
+run "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$port"
+is "$rc" 1 "a server that drops every connection: exit 1"
+like "$out" "Server returned nothing .*; tried 3 times" "  after three tries, said"
+unset FAKEREST_LOG
+
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

@@ -8,7 +8,12 @@
  * "serve" (GET /slurm/vX/NAME answered from DIR/vX/NAME.json, 404 for a
  * version or a name DIR does not have; "ping" answers without a file;
  * /openapi/v3 lists the versions DIR has, as slurmrestd's description
- * lists its paths). DIR is one release of test/fixtures/rest.
+ * lists its paths). DIR is one release of test/fixtures/rest. "flaky" and
+ * "busy" serve DIR too, but the first time a request line (method and
+ * target) comes, "flaky" closes the connection without an answer, as a
+ * loaded slurmrestd may, and "busy" answers 503 with "Retry-After: 1";
+ * "drop" closes every connection so.
+ * With FAKEREST_LOG set, every request line is appended to that file.
  *
  * Whatever the mode, a request is first authenticated as slurmrestd's
  * rest_auth/jwt does: both X-SLURM-USER-TOKEN and "Authorization: Bearer"
@@ -28,6 +33,9 @@
 struct mode {
 	const char *name;
 	const char *dir;
+	const char *log;
+	char seen[64][256];	/* request lines already refused once */
+	size_t nseen;
 };
 
 static void reply(int fd, const char *status, const char *body, size_t len)
@@ -143,9 +151,33 @@ static void serve_file(int fd, const char *dir, const char *head)
 	reply(fd, "200 OK", body, len > 0 ? (size_t)len : 0);
 }
 
+static void log_request(const struct mode *mode, const char *line)
+{
+	FILE *f;
+
+	if (mode->log && (f = fopen(mode->log, "a"))) {
+		fprintf(f, "%s\n", line);
+		fclose(f);
+	}
+}
+
+/* Whether this request line comes for the first time; remembers it. */
+static int first_time(struct mode *mode, const char *line)
+{
+	for (size_t i = 0; i < mode->nseen; i++)
+		if (!strcmp(mode->seen[i], line))
+			return 0;
+	if (mode->nseen < sizeof(mode->seen) / sizeof(mode->seen[0]))
+		snprintf(mode->seen[mode->nseen++], sizeof(mode->seen[0]), "%s", line);
+	return 1;
+}
+
 static void answer(int fd, void *ctx)
 {
-	const struct mode *mode = ctx;
+	struct mode *mode = ctx;
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
+				   "Content-Length: 0\r\nConnection: close\r\n\r\n";
+	char line[256];
 	static const char huge_head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 					"Connection: close\r\n\r\n{\"nodes\": [\"";
 	static const char refused[] = "{\"errors\": [{\"description\": \"authentication failed\"}]}";
@@ -153,6 +185,8 @@ static void answer(int fd, void *ctx)
 
 	if (read_head(fd, head, sizeof(head)))
 		return;
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(head, "\r\n"), head);
+	log_request(mode, line);
 	if (!authenticated(head)) {
 		reply(fd, "401 UNAUTHORIZED", refused, sizeof(refused) - 1);
 		return;
@@ -168,21 +202,30 @@ static void answer(int fd, void *ctx)
 		(void)!write(fd, huge_head, sizeof(huge_head) - 1);
 		while (write(fd, chunk, sizeof(chunk)) > 0)
 			;
-	} else if (!strcmp(mode->name, "serve")) {
+	} else if (!strcmp(mode->name, "drop")) {
+		return;
+	} else if (!strcmp(mode->name, "flaky") && first_time(mode, line)) {
+		return;	/* closed with no answer */
+	} else if (!strcmp(mode->name, "busy") && first_time(mode, line)) {
+		(void)!write(fd, busy, sizeof(busy) - 1);
+	} else if (mode->dir) {
 		serve_file(fd, mode->dir, head);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	struct mode mode;
+	static struct mode mode;
+	int serves = argc > 1 && (!strcmp(argv[1], "serve") || !strcmp(argv[1], "flaky") ||
+				  !strcmp(argv[1], "busy"));
 
-	if (argc < 3 || argc > 4 || (!strcmp(argv[1], "serve")) != (argc == 4)) {
-		fprintf(stderr, "usage: fakerest hang|garbage|huge|status500 SECONDS\n"
-				"       fakerest serve SECONDS DIR\n");
+	if (argc < 3 || argc > 4 || serves != (argc == 4)) {
+		fprintf(stderr, "usage: fakerest hang|garbage|huge|status500|drop SECONDS\n"
+				"       fakerest serve|flaky|busy SECONDS DIR\n");
 		return 2;
 	}
 	mode.name = argv[1];
 	mode.dir = argc == 4 ? argv[3] : NULL;
+	mode.log = getenv("FAKEREST_LOG");
 	return serve_loopback("fakerest", (unsigned)atoi(argv[2]), answer, &mode);
 }
