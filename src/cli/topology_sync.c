@@ -48,30 +48,45 @@ static void reload(struct topology_sync *ts, const struct efa_config *cfg, topol
 void topology_sync(struct topology_sync *ts, const struct efa_config *cfg,
 		   const struct efa_cluster *c, bool fresh, topology_say say)
 {
+	enum efa_topology_format format;
 	struct efa_topo_tree tree;
 	struct efa_error err;
-	char summary[1024], *text;
+	char summary[1024], msg[EFA_ERROR_MAX], yaml_note[128] = "", *text;
 	bool changed;
 
 	if (cfg->topology == EFA_TOPOLOGY_NONE || (!fresh && !ts->retry && !ts->reload_failed))
 		return;
 	if (!cfg->topology_file) {
-		failed(ts, say, "Topology= needs TopologyFile= (topology.conf beside slurm.conf)");
+		failed(ts, say, "Topology= needs TopologyFile= (topology.conf or topology.yaml beside slurm.conf)");
+		return;
+	}
+	format = efa_topology_format_for(cfg->topology_format, cfg->topology_file, c->slurm_version);
+	if (format == EFA_TOPOLOGY_FORMAT_YAML && !efa_slurm_reads_topology_yaml(c->slurm_version)) {
+		snprintf(msg, sizeof(msg), "Slurm %s reads no topology.yaml (25.05 and later do): set TopologyFormat=conf and point TopologyFile= at topology.conf",
+			 c->slurm_version);
+		failed(ts, say, msg);
 		return;
 	}
 	if (efa_topology_build(c, &tree, &err)) {
 		failed(ts, say, err.msg);
 		return;
 	}
-	text = efa_topology_render(&tree, cfg->topology);
+	if (format == EFA_TOPOLOGY_FORMAT_YAML) {
+		text = efa_topology_render_yaml(&tree, cfg->topology);
+		snprintf(yaml_note, sizeof(yaml_note), " as topology.yaml (topologies %s and %s, %s the default)",
+			 EFA_TOPO_YAML_TREE, EFA_TOPO_YAML_BLOCK,
+			 cfg->topology == EFA_TOPOLOGY_BLOCK ? EFA_TOPO_YAML_BLOCK : EFA_TOPO_YAML_TREE);
+	} else {
+		text = efa_topology_render(&tree, cfg->topology);
+	}
 	if (!text || efa_topology_update(cfg->topology_file, text, &changed, summary, sizeof(summary), &err)) {
 		failed(ts, say, text ? err.msg : "out of memory");
 		goto out;
 	}
 	ts->retry = false;
 	if (changed || !ts->reported)
-		say("topology: %s %s: %zu switches, %zu nodes (%zu without all layer features, %zu with contradicting ones%s%s)%s%s",
-		    changed ? "wrote" : "unchanged", cfg->topology_file, tree.nswitches, c->nnodes,
+		say("topology: %s %s%s: %zu switches, %zu nodes (%zu without all layer features, %zu with contradicting ones%s%s)%s%s",
+		    changed ? "wrote" : "unchanged", cfg->topology_file, yaml_note, tree.nswitches, c->nnodes,
 		    tree.without_layers, tree.inconsistent, tree.inconsistent ? ": " : "", tree.note,
 		    changed ? ": " : "", changed ? summary : "");
 	ts->reported = true;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * slurm-efa sync with Topology=tree|block: Slurm's topology.conf kept
- * current from the nodes' network layer features.
+ * slurm-efa sync with Topology=tree|block: Slurm's topology.conf (or
+ * topology.yaml) kept current from the nodes' network layer features.
  */
 #ifndef EFA_CLI_TOPOLOGY_SYNC_H
 #define EFA_CLI_TOPOLOGY_SYNC_H

@@ -58,6 +58,13 @@ static const struct choice topology_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct choice topology_format_choices[] = {
+	{ "auto", EFA_TOPOLOGY_FORMAT_AUTO },
+	{ "conf", EFA_TOPOLOGY_FORMAT_CONF },
+	{ "yaml", EFA_TOPOLOGY_FORMAT_YAML },
+	{ NULL, 0 },
+};
+
 static const struct choice source_choices[] = {
 	{ "features", EFA_SOURCE_FEATURES },
 	{ "kubernetes", EFA_SOURCE_KUBERNETES },
@@ -102,6 +109,7 @@ static const struct key global_keys[] = {
 	GKEY("Topology", V_CHOICE, topology, topology_choices),
 	GKEY("TopologyFeaturePrefixes", V_LIST, topology_feature_prefixes, NULL),
 	GKEY("TopologyFile", V_PATH, topology_file, NULL),
+	GKEY("TopologyFormat", V_CHOICE, topology_format, topology_format_choices),
 	GKEY("TopologyReload", V_STRING, topology_reload, NULL),
 	GKEY("ZoneSource", V_CHOICE, zone_source, source_choices),
 	GKEY("TopologySource", V_CHOICE, topology_source, source_choices),

@@ -27,6 +27,14 @@ enum efa_topology {
 	EFA_TOPOLOGY_BLOCK,
 };
 
+/* The syntax of TopologyFile=: topology.conf, or topology.yaml (Slurm
+ * 25.05 and later), which holds the tree and the blocks side by side. */
+enum efa_topology_format {
+	EFA_TOPOLOGY_FORMAT_AUTO = 0,
+	EFA_TOPOLOGY_FORMAT_CONF,
+	EFA_TOPOLOGY_FORMAT_YAML,
+};
+
 /* Where sync learns each node's zone and network layers. */
 enum efa_source {
 	EFA_SOURCE_FEATURES = 0,	/* the node's Slurm features */
@@ -74,6 +82,7 @@ struct efa_config {
 	enum efa_topology topology;
 	char **topology_feature_prefixes;	/* NULL-terminated, top layer first */
 	char *topology_file;
+	enum efa_topology_format topology_format;
 	char *topology_reload;
 	enum efa_source zone_source;
 	enum efa_source topology_source;

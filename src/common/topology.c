@@ -315,31 +315,80 @@ out:
 }
 
 /*
+ * The two syntaxes one topology is written in: topology.conf lines, or
+ * the entries of one topology of topology.yaml.
+ */
+struct writer {
+	FILE *out;
+	bool yaml;
+};
+
+/* "key: value" as YAML, the value (a then b) double-quoted: the names are
+ * Slurm's, but a quote or a backslash must never end the string early. */
+static void put_escaped(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+}
+
+static void put_yaml(FILE *out, const char *key, const char *a, const char *b)
+{
+	fprintf(out, "%s: \"", key);
+	put_escaped(out, a);
+	put_escaped(out, b);
+	fputs("\"\n", out);
+}
+
+/* One switch (topology/tree) or block; switches and nodes may be NULL. */
+static void put_unit(const struct writer *w, enum efa_topology kind, const char *name,
+		     const char *suffix, const char *switches, const char *nodes)
+{
+	bool block = kind == EFA_TOPOLOGY_BLOCK;
+
+	if (!w->yaml) {
+		fprintf(w->out, "%s=%s%s", block ? "BlockName" : "SwitchName", name, suffix);
+		if (switches)
+			fprintf(w->out, " Switches=%s", switches);
+		if (nodes)
+			fprintf(w->out, " Nodes=%s", nodes);
+		fputc('\n', w->out);
+		return;
+	}
+	put_yaml(w->out, block ? "      - block" : "      - switch", name, suffix);
+	if (switches)
+		put_yaml(w->out, "        children", switches, "");
+	if (nodes)
+		put_yaml(w->out, "        nodes", nodes, "");
+}
+
+/*
  * s and everything below it, top down: for topology/tree its switches and
  * their leaves, for topology/block only the leaves, in tree order, so that
  * leaves under one layer-2 switch stand side by side.
  */
-static int render_switch(const struct efa_topo_tree *t, size_t idx, enum efa_topology format,
-			 FILE *out)
+static int render_switch(const struct efa_topo_tree *t, size_t idx, enum efa_topology kind,
+			 const struct writer *w)
 {
 	const struct efa_topo_switch *s = &t->switches[idx];
 	char *hl;
 
-	if (s->nchildren && format == EFA_TOPOLOGY_TREE) {
+	if (s->nchildren && kind == EFA_TOPOLOGY_TREE) {
 		if (!(hl = compress_children(t, s)))
 			return -1;
-		fprintf(out, "SwitchName=%s Switches=%s\n", s->name, hl);
+		put_unit(w, kind, s->name, "", hl, NULL);
 		free(hl);
 	}
 	if (s->nnodes) {
 		if (!(hl = efa_topology_nodes(t, s)))
 			return -1;
-		fprintf(out, "%s=%s%s Nodes=%s\n", format == EFA_TOPOLOGY_BLOCK ? "BlockName" : "SwitchName",
-			s->name, s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", hl);
+		put_unit(w, kind, s->name, s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", NULL, hl);
 		free(hl);
 	}
 	for (size_t i = 0; i < s->nchildren; i++)
-		if (render_switch(t, s->children[i], format, out))
+		if (render_switch(t, s->children[i], kind, w))
 			return -1;
 	return 0;
 }
@@ -370,14 +419,40 @@ static bool switch_named(const struct efa_topo_tree *t, const char *name)
 	return false;
 }
 
-/* Slurm 26.05 reads a BlockName= without Nodes=; 24.11 refuses it ("block
- * ... hasn't got nodes"). Releases between were not measured. */
+/* Whether version ("26.05.3") is major.minor or later; false when unknown. */
+static bool slurm_at_least(const char *version, unsigned major, unsigned minor)
+{
+	unsigned ma = 0, mi = 0;
+
+	return version && sscanf(version, "%u.%u", &ma, &mi) == 2 &&
+	       (ma > major || (ma == major && mi >= minor));
+}
+
+/* Slurm 26.05 reads a block without nodes; 24.11 refuses it ("block ...
+ * hasn't got nodes"). Releases between were not measured. */
 static bool takes_empty_blocks(const char *slurm_version)
 {
-	unsigned major = 0, minor = 0;
+	return slurm_at_least(slurm_version, 26, 5);
+}
 
-	return slurm_version && sscanf(slurm_version, "%u.%u", &major, &minor) == 2 &&
-	       (major > 26 || (major == 26 && minor >= 5));
+bool efa_slurm_reads_topology_yaml(const char *slurm_version)
+{
+	return !slurm_version || slurm_at_least(slurm_version, 25, 5);
+}
+
+enum efa_topology_format efa_topology_format_for(enum efa_topology_format configured,
+						 const char *path, const char *slurm_version)
+{
+	size_t len = path ? strlen(path) : 0;
+
+	if (configured != EFA_TOPOLOGY_FORMAT_AUTO)
+		return configured;
+	if (len > 5 && !strcmp(path + len - 5, ".yaml"))
+		return EFA_TOPOLOGY_FORMAT_YAML;
+	if (len > 5 && !strcmp(path + len - 5, ".conf"))
+		return EFA_TOPOLOGY_FORMAT_CONF;
+	return slurm_version && efa_slurm_reads_topology_yaml(slurm_version) ?
+	       EFA_TOPOLOGY_FORMAT_YAML : EFA_TOPOLOGY_FORMAT_CONF;
 }
 
 /*
@@ -389,9 +464,10 @@ static bool takes_empty_blocks(const char *slurm_version)
  * rounded up to a power of two; elsewhere the joins stop at the largest
  * power of two that divides every zone's count. The base size is the
  * fewest nodes a block holds (Slurm requires each block to hold at least
- * that many).
+ * that many). Nothing is written when no block holds a node: Slurm
+ * refuses that.
  */
-static int render_blocks(const struct efa_topo_tree *t, FILE *out)
+static int render_blocks(const struct efa_topo_tree *t, const struct writer *w)
 {
 	bool pad = takes_empty_blocks(t->cluster->slurm_version);
 	size_t fewest = 0, most = 0, counts = 0, span = 1;
@@ -404,20 +480,24 @@ static int render_blocks(const struct efa_topo_tree *t, FILE *out)
 		counts |= n;
 	}
 	if (!fewest)
-		return 0;	/* no nodes: Slurm refuses blocks without any */
+		return 0;
 	if (pad)
 		while (span < most)
 			span *= 2;
 	else
 		span = counts & -counts;
-	fprintf(out, "BlockSizes=");
-	for (size_t size = 1; size <= span; size *= 2)
-		fprintf(out, "%s%zu", size > 1 ? "," : "", fewest * size);
-	fprintf(out, "\n");
+	fputs(w->yaml ? "    block_sizes:\n" : "BlockSizes=", w->out);
+	for (size_t size = 1; size <= span; size *= 2) {
+		if (w->yaml)
+			fprintf(w->out, "      - %zu\n", fewest * size);
+		else
+			fprintf(w->out, "%s%zu", size > 1 ? "," : "", fewest * size);
+	}
+	fputs(w->yaml ? "    blocks:\n" : "\n", w->out);
 	for (size_t z = 0; z < t->nzones; z++) {
 		size_t n = count_blocks(t, z, &fewest), empty = 0;
 
-		if (render_switch(t, z, EFA_TOPOLOGY_BLOCK, out))
+		if (render_switch(t, z, EFA_TOPOLOGY_BLOCK, w))
 			return -1;
 		for (; pad && n < span; n++) {
 			char name[EFA_ERROR_MAX];
@@ -425,35 +505,102 @@ static int render_blocks(const struct efa_topo_tree *t, FILE *out)
 			do
 				snprintf(name, sizeof(name), "%s-empty%zu", t->switches[z].name, ++empty);
 			while (switch_named(t, name));
-			fprintf(out, "BlockName=%s\n", name);
+			put_unit(w, EFA_TOPOLOGY_BLOCK, name, "", NULL, NULL);
 		}
 	}
 	return 0;
 }
 
-char *efa_topology_render(const struct efa_topo_tree *t, enum efa_topology format)
+static void render_header(const struct efa_topo_tree *t, const char *what, FILE *out)
 {
 	const struct efa_cluster *c = t->cluster;
-	char *text = NULL;
-	size_t size;
-	int rc = 0;
-	FILE *out = open_memstream(&text, &size);
 
-	if (!out)
-		return NULL;
-	fprintf(out, "# topology.conf for Slurm's %s, written by slurm-efa sync from the\n# nodes' network layer features (",
-		format == EFA_TOPOLOGY_BLOCK ? "topology/block (23.11 and later)" : "topology/tree");
+	fprintf(out, "# %s, written by slurm-efa sync from the\n# nodes' network layer features (",
+		what);
 	for (size_t i = 0; i < c->nlayers; i++)
 		fprintf(out, "%s%s", i ? "," : "", c->layer_prefixes[i]);
 	fprintf(out, "): changes made here are overwritten.\n# nodes: %zu; zones: %zu; without all layer features: %zu; with contradicting ones: %zu\n",
 		c->nnodes, t->nzones, t->without_layers, t->inconsistent);
-	if (format == EFA_TOPOLOGY_BLOCK)
-		rc = render_blocks(t, out);
-	for (size_t i = 0; format == EFA_TOPOLOGY_TREE && !rc && i < t->nzones; i++)
-		rc = render_switch(t, i, EFA_TOPOLOGY_TREE, out);
+}
+
+static int render_tree(const struct efa_topo_tree *t, const struct writer *w)
+{
+	for (size_t i = 0; i < t->nzones; i++)
+		if (render_switch(t, i, EFA_TOPOLOGY_TREE, w))
+			return -1;
+	return 0;
+}
+
+/* The text of out once closed (open_memstream sets *text then), or NULL
+ * when writing it failed (rc). */
+static char *closed(FILE *out, char **text, int rc)
+{
 	if (fclose(out) || rc) {
-		free(text);
+		free(*text);
 		return NULL;
 	}
-	return text;
+	return *text;
+}
+
+char *efa_topology_render(const struct efa_topo_tree *t, enum efa_topology format)
+{
+	char *text = NULL;
+	size_t size;
+	FILE *out = open_memstream(&text, &size);
+	struct writer w = { .out = out };
+	int rc;
+
+	if (!out)
+		return NULL;
+	render_header(t, format == EFA_TOPOLOGY_BLOCK ?
+			 "topology.conf for Slurm's topology/block (23.11 and later)" :
+			 "topology.conf for Slurm's topology/tree", out);
+	rc = format == EFA_TOPOLOGY_BLOCK ? render_blocks(t, &w) : render_tree(t, &w);
+	return closed(out, &text, rc);
+}
+
+/*
+ * One topology of topology.yaml. A cluster without nodes gets a flat one
+ * of the same name, so that the partitions that name it still find it.
+ */
+static int render_yaml_topology(const struct efa_topo_tree *t, enum efa_topology kind,
+				bool cluster_default, const struct writer *w)
+{
+	size_t fewest = 0;
+
+	for (size_t z = 0; z < t->nzones; z++)
+		count_blocks(t, z, &fewest);
+	fprintf(w->out, "- topology: %s\n  cluster_default: %s\n",
+		kind == EFA_TOPOLOGY_BLOCK ? EFA_TOPO_YAML_BLOCK : EFA_TOPO_YAML_TREE,
+		cluster_default ? "true" : "false");
+	if (!fewest) {
+		fputs("  flat: true\n", w->out);
+		return 0;
+	}
+	if (kind == EFA_TOPOLOGY_BLOCK) {
+		fputs("  block:\n", w->out);
+		return render_blocks(t, w);
+	}
+	fputs("  tree:\n    switches:\n", w->out);
+	return render_tree(t, w);
+}
+
+char *efa_topology_render_yaml(const struct efa_topo_tree *t, enum efa_topology cluster_default)
+{
+	char *text = NULL;
+	size_t size;
+	FILE *out = open_memstream(&text, &size);
+	struct writer w = { .out = out, .yaml = true };
+	int rc;
+
+	if (!out)
+		return NULL;
+	render_header(t, "topology.yaml for Slurm 25.05 and later (partitions pick one with Topology=)",
+		      out);
+	fputs("---\n", out);
+	rc = render_yaml_topology(t, EFA_TOPOLOGY_TREE, cluster_default != EFA_TOPOLOGY_BLOCK, &w);
+	if (!rc)
+		rc = render_yaml_topology(t, EFA_TOPOLOGY_BLOCK, cluster_default == EFA_TOPOLOGY_BLOCK,
+					  &w);
+	return closed(out, &text, rc);
 }

@@ -68,6 +68,30 @@ void efa_topology_clear(struct efa_topo_tree *t);
  */
 char *efa_topology_render(const struct efa_topo_tree *t, enum efa_topology format);
 
+/* The names of the two topologies of topology.yaml, for partitions'
+ * Topology=. */
+#define EFA_TOPO_YAML_TREE "tree"
+#define EFA_TOPO_YAML_BLOCK "block"
+
+/*
+ * topology.yaml text (Slurm 25.05 and later): the tree and the blocks
+ * efa_topology_render writes, as the topologies EFA_TOPO_YAML_TREE and
+ * EFA_TOPO_YAML_BLOCK; cluster_default (tree or block) is the one for
+ * partitions that name none. NULL on ENOMEM.
+ */
+char *efa_topology_render_yaml(const struct efa_topo_tree *t, enum efa_topology cluster_default);
+
+/* Whether a Slurm of this version reads topology.yaml (25.05 and later);
+ * true when the version is unknown. */
+bool efa_slurm_reads_topology_yaml(const char *slurm_version);
+
+/*
+ * The syntax to write path in: configured, unless auto; then the file
+ * name's (.yaml or .conf); else YAML where the cluster's Slurm reads it.
+ */
+enum efa_topology_format efa_topology_format_for(enum efa_topology_format configured,
+						 const char *path, const char *slurm_version);
+
 /* The nodes directly under s as a hostlist expression. NULL on ENOMEM. */
 char *efa_topology_nodes(const struct efa_topo_tree *t, const struct efa_topo_switch *s);
 

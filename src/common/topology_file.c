@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,16 +121,69 @@ static int parse_line(char *line, struct conf *conf)
 	return 0;
 }
 
+/* A double-quoted YAML scalar, unescaped in place; a plain one as is. */
+static char *yaml_value(char *v)
+{
+	char *in, *out;
+
+	v += strspn(v, " \t");
+	if (*v != '"')
+		return v;
+	for (in = out = ++v; *in && *in != '"'; in++) {
+		if (*in == '\\' && in[1])
+			in++;
+		*out++ = *in;
+	}
+	*out = '\0';
+	return v;
+}
+
+/*
+ * A line of topology.yaml as sync writes it: only the first topology (the
+ * one efa_topology_render_yaml writes first, the tree) counts, since the
+ * others hold the same nodes in other groups. *unit is the switch or block
+ * the following children and nodes belong to.
+ */
+static int parse_yaml_line(char *line, struct conf *conf, int *topologies, const char **unit)
+{
+	char *key = line + strspn(line, " \t-"), *colon, *value;
+
+	if (*key == '#' || !(colon = strchr(key, ':')))
+		return 0;
+	*colon = '\0';
+	value = yaml_value(colon + 1);
+	if (!strcmp(key, "topology"))
+		++*topologies;
+	if (*topologies > 1)
+		return 0;
+	if (!strcmp(key, "switch") || !strcmp(key, "block")) {
+		*unit = value;
+		return add_link(&conf->switches, value, NULL);
+	}
+	if (*unit && !strcmp(key, "children"))
+		return add_expanded(&conf->below, value, *unit);
+	if (*unit && !strcmp(key, "nodes"))
+		return add_expanded(&conf->nodes, value, *unit);
+	return 0;
+}
+
+static bool is_yaml(const char *text)
+{
+	return !strncmp(text, "- topology:", 11) || strstr(text, "\n- topology:");
+}
+
 static int parse(const char *text, struct conf *conf)
 {
 	char *copy = strdup(text), *save, *line;
-	int rc = 0;
+	bool yaml = is_yaml(text);
+	const char *unit = NULL;
+	int rc = 0, topologies = 0;
 
 	memset(conf, 0, sizeof(*conf));
 	if (!copy)
 		return -1;
 	for (line = strtok_r(copy, "\n", &save); !rc && line; line = strtok_r(NULL, "\n", &save))
-		rc = parse_line(line, conf);
+		rc = yaml ? parse_yaml_line(line, conf, &topologies, &unit) : parse_line(line, conf);
 	free(copy);
 	links_sort(&conf->switches);
 	links_sort(&conf->nodes);

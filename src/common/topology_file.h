@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * topology.conf on disk: replaced only when its content changes (Slurm
+ * topology.conf or topology.yaml on disk: replaced only when its content changes (Slurm
  * re-reads it on every reload, and an unchanged file needs none), with a
  * summary of the change for the log.
  */
@@ -24,7 +24,8 @@ int efa_topology_update(const char *path, const char *text, bool *changed, char 
 
 /*
  * What changed from one topology.conf text to another, in Slurm's syntax
- * (SwitchName=/BlockName= with Nodes= and Switches=): switches added,
+ * (SwitchName=/BlockName= with Nodes= and Switches=), or from one
+ * topology.yaml to another (its first topology): switches added,
  * removed and moved to another parent; nodes moved, added and removed,
  * with a few names of each.
  */

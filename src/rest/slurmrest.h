@@ -25,6 +25,12 @@
  * thread. The library keeps no other state; libcurl's global set-up is done
  * once, thread-safely, by slurmrest_new().
  *
+ * Retries: a call that only reads (GET) is sent again, up to twice, when
+ * the connection breaks before a whole answer came or slurmrestd answers
+ * 429, 502, 503 or 504 (after 200 ms, then about twice as long, or the
+ * server's Retry-After). slurmrest_submit() and the node update are sent
+ * once: a job is never submitted twice.
+ *
  * Errors: every call returns 0 or a negative slurmrest_code and fills the
  * caller's slurmrest_error (which may be NULL). Messages never contain the
  * token.

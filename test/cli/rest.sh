@@ -138,6 +138,7 @@ like "$out" "badpin.conf:1: invalid RestAPIVersion=0\.0\.45: use a slurmrestd Op
 	"  RestAPIVersion= of another form is refused with file and line"
 
 start_server "$tmp/serve22.port" "$fake" serve 60 "$fixtures/22.05"
+served22=$port
 run "$efa" sync --once "${auth[@]}" --url "http://127.0.0.1:$port" --snapshot "$snap"
 is "$(jq -r '"\(.api_version) \(.nodes | length)"' "$snap" 2>/dev/null)" "v0.0.38 4" "22.05's answers: v0.0.38"
 
@@ -151,6 +152,21 @@ is "$rc" 1 "a server with no version in common: exit 1"
 like "$out" "serves v0\.0\.47, v0\.0\.46; libslurmrest speaks v0\.0\.38 to v0\.0\.45: no version in common" \
 	"  naming both sides"
 ok "$([ ! -e "$snap" ]; echo $?)" "  and writing nothing"
+
+# topology.yaml is read from Slurm 25.05 on: the format follows the file's
+# name, else the Slurm sync sees.
+printf '%s\n' "Snapshot=$tmp/topo.json" "Topology=tree" "TopologyFile=$tmp/topology.yaml" >"$tmp/yaml.conf"
+run "$efa" sync --once --config "$tmp/yaml.conf" "${auth[@]}" --url "http://127.0.0.1:$served22"
+like "$out" "topology: Slurm 22\.05\.[0-9]+ reads no topology\.yaml \(25\.05 and later do\): set TopologyFormat=conf and point TopologyFile= at topology\.conf" \
+	"TopologyFile=...topology.yaml for Slurm 22.05: said, with what to do"
+ok "$([ ! -e "$tmp/topology.yaml" ]; echo $?)" "  and not written"
+printf '%s\n' "Snapshot=$tmp/topo.json" "Topology=block" "TopologyFile=$tmp/topology" >"$tmp/auto.conf"
+run "$efa" sync --once --config "$tmp/auto.conf" "${auth[@]}" --url "http://127.0.0.1:$served26"
+is "$(grep -c '^- topology: ' "$tmp/topology" 2>&1)" 2 "a TopologyFile= named neither .yaml nor .conf, Slurm 26.05: topology.yaml"
+like "$out" "as topology\.yaml \(topologies tree and block, block the default\)" "  Topology=block the default"
+rm -f "$tmp/topology"
+run "$efa" sync --once --config "$tmp/auto.conf" "${auth[@]}" --url "http://127.0.0.1:$served22"
+like "$(cat "$tmp/topology" 2>&1)" "^BlockSizes=" "  Slurm 22.05: topology.conf"
 
 # A loaded slurmrestd may drop a connection: a GET, which changes nothing,
 # is sent again; a submission never is.

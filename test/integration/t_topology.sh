@@ -215,6 +215,71 @@ if [ "$(printf '%s\n' 23.11 "${SLURM_VERSION:-0}" | sort -V | head -n 1)" = 23.1
 	sed -i 's|^TopologyPlugin=topology/block$|TopologyPlugin=topology/tree|' "$SLURM_CONF"
 fi
 
+# topology.yaml (25.05 and later; tested on 26.05): the tree and the blocks
+# side by side, the tree the default, and a partition with Topology=block
+# on the blocks. Where the file is, Slurm ignores topology.conf.
+until_running() {	# until_running JOB: polls for up to 20 s
+	local _
+	for _ in $(seq 100); do
+		[ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+if [ "$(printf '%s\n' 26.05 "${SLURM_VERSION:-0}" | sort -V | head -n 1)" = 26.05 ]; then
+	slurm_yaml=$(dirname "$SLURM_CONF")/topology.yaml
+	yaml_file=$topo_dir/topology.yaml
+	set_features n1 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa"
+	set_features n2 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafb"
+	set_features n3 "az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafc"
+	set_features n4 "az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafd"
+	printf '%s\n' "$TOPOLOGY_DEFAULT" >"$topo_file"	# the blocks' is no tree
+	reconfigure
+	ln -sfn "$yaml_file" "$slurm_yaml"
+	write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$topo_dir/snapshot.json" \
+		"Topology=tree" "TopologyFile=$yaml_file" "TopologyReload=true"
+	chmod 644 "$EFA_CONF"
+	run "$efa" sync --once --config "$EFA_CONF"
+	like "$out" "topology: wrote $yaml_file as topology.yaml \(topologies tree and block, tree the default\)" \
+		"TopologyFile=...topology.yaml: sync writes topology.yaml"
+	is "$(python3 -c 'import sys, yaml
+print(" ".join("%s:%s:%s" % (t["topology"], t["cluster_default"], "+".join(k for k in ("tree", "block") if k in t))
+               for t in yaml.safe_load(open(sys.argv[1]))))' "$yaml_file" 2>&1)" \
+		"tree:True:tree block:False:block" "  YAML with the tree (the default) and the blocks"
+	echo "PartitionName=blk Nodes=n[1-4] MaxTime=INFINITE State=UP Topology=block" >>"$SLURM_CONF"
+	reconfigure
+	until_true sh -c 'scontrol show topology block | grep -q "^AggregatedBlock"'
+	like "$(scontrol show topology)" "^SwitchName=us-west-2a Level=3 .*Nodes=n\[1-2\] Switches=core1" \
+		"  slurmctld reads the tree as the default topology"
+	like "$(scontrol show topology block)" "^AggregatedBlock=leafc,leafd .*Nodes=n\[3-4\]" \
+		"  and the blocks as topology 'block'"
+	like "$(scontrol show partition blk)" "Topology=block" "  which partition blk uses"
+	wait_nodes_idle
+	run sbatch -N3 -p gpu -o /dev/null --wrap true
+	like "$out" "Requested node configuration is not available" \
+		"a 3-node job in partition gpu (the tree: no switch holds 3 nodes of one zone) is refused"
+	job=$(sbatch --parsable -N3 -p blk --exclusive -o /dev/null --wrap 'sleep 60')
+	until_running "$job" || diag "job $job: $(job_state "$job")"
+	is "$(squeue -h -j "$job" -o %T)" RUNNING "  in partition blk (the blocks) it runs across blocks"
+	scancel "$job"
+	wait_job "$job"
+	hold=$(sbatch --parsable --exclusive -w n1 -o /dev/null --wrap 'sleep 60')
+	job=$(sbatch --parsable -N2 -p blk --exclusive -o /dev/null --wrap 'sleep 60')
+	until_running "$job" || diag "job $job: $(job_state "$job")"
+	is "$(squeue -h -j "$job" -o '%T %N')" "RUNNING n[3-4]" \
+		"  with n1 taken, a 2-node job in partition blk runs in zone b's joined block"
+	scancel "$hold" "$job"
+	wait_job "$hold"
+	wait_job "$job"
+	set_features n2 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa"
+	reconfigure
+	run "$efa" sync --once --config "$EFA_CONF"
+	like "$out" "topology: wrote $yaml_file .*nodes moved: 1 \(n2: leafb -> leafa\)" \
+		"  a node that changes leaves: topology.yaml is rewritten, the move logged"
+	sed -i '/^PartitionName=blk /d' "$SLURM_CONF"
+	rm "$slurm_yaml"
+fi
+
 # Back to the cluster the other tests know.
 set_features n1,n2 "az-us-west-2a,efa"
 set_features n3,n4 "az-us-west-2b,efa"

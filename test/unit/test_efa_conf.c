@@ -58,7 +58,7 @@ static void test_full(void)
 		"ZoneFeaturePrefix=k8s/az-\n"
 		"OnSnapshotMissing=REJECT\n"
 		"Topology=tree TopologyFeaturePrefixes=k8s/nn1-,k8s/nn2-\n"
-		"TopologyFile=/etc/slurm/topology.conf\n"
+		"TopologyFile=/etc/slurm/topology.conf TopologyFormat=yaml\n"
 		"TopologyReload=\"scontrol reconfigure\"\n"
 		"CheckpointMode=0750 CheckpointEnv=CKPT_DIR_2\n"
 		"PartitionName=DEFAULT SingleZone=yes\n"
@@ -78,6 +78,7 @@ static void test_full(void)
 	is_int(cfg->snapshot_max_age, 300, "5m is 300 s");
 	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_REJECT, "values are case-insensitive");
 	is_int(cfg->topology, EFA_TOPOLOGY_TREE, "Topology=tree");
+	is_int(cfg->topology_format, EFA_TOPOLOGY_FORMAT_YAML, "TopologyFormat=yaml");
 	is_str(cfg->topology_feature_prefixes[1], "k8s/nn2-", "prefix list");
 	ok(cfg->topology_feature_prefixes[2] == NULL, "list replaces the default");
 	is_str(cfg->topology_reload, "scontrol reconfigure", "quoted value keeps spaces");
@@ -115,6 +116,7 @@ static void test_errors(void)
 	rejects("SnapshotMaxAge=-5\n", "invalid SnapshotMaxAge=-5");
 	rejects("SnapshotMaxAge=5x\n", "invalid SnapshotMaxAge=5x");
 	rejects("Topology=mesh\n", "invalid Topology=mesh: use none|tree|block");
+	rejects("TopologyFormat=json\n", "invalid TopologyFormat=json: use auto|conf|yaml");
 	rejects("OnSnapshotMissing=maybe\n", "use accept|reject");
 	rejects("Snapshot=relative/path\n", "must be an absolute path");
 	rejects("InstanceType=a\nInstanceType=b\n", "efa.conf:2: InstanceType given twice");

@@ -410,6 +410,118 @@ static void test_moves(void)
 	efa_cluster_clear(&c);
 }
 
+/* The tree and the blocks of topology.yaml are those of topology.conf. */
+static void test_yaml(void)
+{
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	struct efa_error err = { "" };
+	char *before, *after, summary[1024], conf_summary[1024];
+
+	cluster_init(&c);
+	c.slurm_version = strdup("26.05.3");
+	add(&c, "n1", "az-a nn1-top1 nn2-sp1 nn3-leaf1");
+	add(&c, "n2", "az-a nn1-top1 nn2-sp1 nn3-leaf1");
+	add(&c, "n3", "az-b nn1-top2 nn2-sp2 nn3-leaf2");
+	add(&c, "n4", "az-b");
+	require(!efa_topology_build(&c, &t, &err));
+	before = efa_topology_render_yaml(&t, EFA_TOPOLOGY_BLOCK);
+	is_str(body(before),
+	       "---\n"
+	       "- topology: tree\n"
+	       "  cluster_default: false\n"
+	       "  tree:\n"
+	       "    switches:\n"
+	       "      - switch: \"a\"\n"
+	       "        children: \"top1\"\n"
+	       "      - switch: \"top1\"\n"
+	       "        children: \"sp1\"\n"
+	       "      - switch: \"sp1\"\n"
+	       "        children: \"leaf1\"\n"
+	       "      - switch: \"leaf1\"\n"
+	       "        nodes: \"n[1-2]\"\n"
+	       "      - switch: \"b\"\n"
+	       "        children: \"b-nolayers,top2\"\n"
+	       "      - switch: \"b-nolayers\"\n"
+	       "        nodes: \"n4\"\n"
+	       "      - switch: \"top2\"\n"
+	       "        children: \"sp2\"\n"
+	       "      - switch: \"sp2\"\n"
+	       "        children: \"leaf2\"\n"
+	       "      - switch: \"leaf2\"\n"
+	       "        nodes: \"n3\"\n"
+	       "- topology: block\n"
+	       "  cluster_default: true\n"
+	       "  block:\n"
+	       "    block_sizes:\n"
+	       "      - 1\n"
+	       "      - 2\n"
+	       "    blocks:\n"
+	       "      - block: \"leaf1\"\n"
+	       "        nodes: \"n[1-2]\"\n"
+	       "      - block: \"a-empty1\"\n"
+	       "      - block: \"b-nolayers\"\n"
+	       "        nodes: \"n4\"\n"
+	       "      - block: \"leaf2\"\n"
+	       "        nodes: \"n3\"\n",
+	       "topology.yaml: the tree and the padded blocks side by side, Topology=block the default");
+	has_str(before, "# topology.yaml for Slurm 25.05 and later", "  a header that says what it is");
+	efa_topology_clear(&t);
+
+	free(c.nodes[1].layers[2]);		/* n2: leaf1 -> leaf9 */
+	c.nodes[1].layers[2] = strdup("leaf9");
+	require(!efa_topology_build(&c, &t, &err));
+	after = efa_topology_render_yaml(&t, EFA_TOPOLOGY_TREE);
+	efa_topology_diff(before, after, summary, sizeof(summary));
+	is_str(summary, "switches added: 1 (leaf9), nodes moved: 1 (n2: leaf1 -> leaf9)",
+	       "  a change is summed up from the tree, each node once");
+	free(before);
+	free(after);
+	before = efa_topology_render(&t, EFA_TOPOLOGY_TREE);
+	efa_topology_clear(&t);
+	free(c.nodes[1].layers[2]);
+	c.nodes[1].layers[2] = strdup("leaf1");
+	require(!efa_topology_build(&c, &t, &err));
+	after = efa_topology_render(&t, EFA_TOPOLOGY_TREE);
+	efa_topology_diff(before, after, conf_summary, sizeof(conf_summary));
+	free(before);
+	free(after);
+	before = efa_topology_render_yaml(&t, EFA_TOPOLOGY_TREE);
+	efa_topology_clear(&t);
+	free(c.nodes[1].layers[2]);
+	c.nodes[1].layers[2] = strdup("leaf9");
+	require(!efa_topology_build(&c, &t, &err));
+	after = efa_topology_render_yaml(&t, EFA_TOPOLOGY_TREE);
+	efa_topology_diff(after, before, summary, sizeof(summary));
+	is_str(summary, conf_summary, "  the same summary as topology.conf's for the same change");
+	free(before);
+	free(after);
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+
+	cluster_init(&c);
+	require(!efa_topology_build(&c, &t, &err));
+	before = efa_topology_render_yaml(&t, EFA_TOPOLOGY_TREE);
+	has_str(before, "- topology: block\n  cluster_default: false\n  flat: true\n",
+		"no nodes: flat topologies of the same names, which partitions may still name");
+	free(before);
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+
+	is_int(efa_topology_format_for(EFA_TOPOLOGY_FORMAT_AUTO, "/etc/slurm/topology.yaml", "24.11.5"),
+	       EFA_TOPOLOGY_FORMAT_YAML, "format: a file named .yaml is YAML");
+	is_int(efa_topology_format_for(EFA_TOPOLOGY_FORMAT_AUTO, "/etc/slurm/topology.conf", "26.05.3"),
+	       EFA_TOPOLOGY_FORMAT_CONF, "  one named .conf is topology.conf, whatever the Slurm");
+	is_int(efa_topology_format_for(EFA_TOPOLOGY_FORMAT_AUTO, "/var/lib/efa/topology", "25.05.0"),
+	       EFA_TOPOLOGY_FORMAT_YAML, "  another name: YAML from Slurm 25.05 on");
+	is_int(efa_topology_format_for(EFA_TOPOLOGY_FORMAT_AUTO, "/var/lib/efa/topology", "24.11.5"),
+	       EFA_TOPOLOGY_FORMAT_CONF, "  topology.conf before");
+	is_int(efa_topology_format_for(EFA_TOPOLOGY_FORMAT_CONF, "/etc/slurm/topology.yaml", "26.05.3"),
+	       EFA_TOPOLOGY_FORMAT_CONF, "  TopologyFormat= decides when set");
+	ok(!efa_slurm_reads_topology_yaml("24.11.5") && efa_slurm_reads_topology_yaml("25.05.1") &&
+	   efa_slurm_reads_topology_yaml("26.05.3"), "topology.yaml is read from Slurm 25.05 on");
+}
+
 static void test_update(void)
 {
 	char dir[] = "/tmp/efa-topo.XXXXXX", path[256], summary[512];
@@ -540,6 +652,7 @@ int main(void)
 	test_contradictions();
 	test_blocks();
 	test_moves();
+	test_yaml();
 	test_update();
 	test_scale();
 	test_snapshot();
