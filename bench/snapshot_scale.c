@@ -30,10 +30,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "common/efa_conf.h"
-#include "common/policy.h"
-#include "common/snapshot.h"
-#include "common/strutil.h"
+#include "common/config/efa_conf.h"
+#include "common/cluster/policy.h"
+#include "common/cluster/snapshot.h"
+#include "common/base/strutil.h"
 #include "rest/internal.h"
 
 #define DECIDE_BATCH 10

@@ -19,12 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/bind.h"
-#include "common/efa_conf.h"
-#include "common/env.h"
-#include "common/launch.h"
-#include "common/node.h"
-#include "common/profile.h"
+#include "common/node/bind.h"
+#include "common/config/efa_conf.h"
+#include "common/env/env.h"
+#include "common/env/launch.h"
+#include "common/node/node.h"
+#include "common/env/profile.h"
 
 #define TASKS 8
 #define ENV_MAX 128

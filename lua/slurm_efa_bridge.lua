@@ -3,7 +3,7 @@
 slurm-efa's job_submit bridge: the Lua side. It reads what Lua can read of
 a job (job_desc, its SPANK options in spank_job_env or, for slurmrestd
 jobs, in the job's environment), asks the C module slurm_efa for the
-decision, and applies it. All rules live in C (src/common/policy.c).
+decision, and applies it. All rules live in C (src/common/cluster/policy.c).
 
 Use it from a site's existing job_submit.lua with two lines:
 

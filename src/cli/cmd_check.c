@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "common/checkpoint.h"
-#include "common/efa_conf.h"
+#include "common/checkpoint/checkpoint.h"
+#include "common/config/efa_conf.h"
 
 #define ROOTS_MAX 1024
 

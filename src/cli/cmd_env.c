@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "cli.h"
-#include "common/efa_conf.h"
-#include "common/env.h"
-#include "common/node.h"
-#include "common/profile.h"
-#include "common/strutil.h"
+#include "common/config/efa_conf.h"
+#include "common/env/env.h"
+#include "common/node/node.h"
+#include "common/env/profile.h"
+#include "common/base/strutil.h"
 
 struct printer {
 	int json;

@@ -17,7 +17,7 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "common/node.h"
+#include "common/node/node.h"
 #include "imds.h"
 
 #define IMDS_TIMEOUT_MS 1000

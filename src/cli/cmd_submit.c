@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "common/mode.h"
-#include "common/spank_env.h"
-#include "common/strutil.h"
+#include "common/config/mode.h"
+#include "common/env/spank_env.h"
+#include "common/base/strutil.h"
 
 #define SCRIPT_MAX (4 * 1024 * 1024)
 

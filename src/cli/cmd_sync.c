@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "common/snapshot.h"
+#include "common/cluster/snapshot.h"
 #include "topology_sync.h"
 
 static const char usage[] =

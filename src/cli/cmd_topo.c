@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "common/bind.h"
-#include "common/efa_conf.h"
-#include "common/node.h"
+#include "common/node/bind.h"
+#include "common/config/efa_conf.h"
+#include "common/node/node.h"
 
 static const char *accel_label(const struct efa_accel *a, char *buf, size_t size)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "common/topology.h"
+#include "common/cluster/topology.h"
 
 static const char usage[] =
 	"usage: slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/strutil.h"
+#include "common/base/strutil.h"
 #include "http/http.h"
 #include "kube.h"
 

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "common/efa_conf.h"
+#include "common/config/efa_conf.h"
 
 #define KUBE_DEFAULT_URL "https://kubernetes.default.svc"
 #define KUBE_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"

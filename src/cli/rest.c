@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "cli.h"
-#include "common/snapshot.h"
-#include "common/strutil.h"
+#include "common/cluster/snapshot.h"
+#include "common/base/strutil.h"
 #include "kube.h"
 
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/strutil.h"
-#include "common/topology.h"
-#include "common/topology_file.h"
+#include "common/base/strutil.h"
+#include "common/cluster/topology.h"
+#include "common/cluster/topology_file.h"
 #include "shell.h"
 #include "topology_sync.h"
 

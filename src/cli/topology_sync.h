@@ -8,9 +8,9 @@
 
 #include <stdbool.h>
 
-#include "common/efa_conf.h"
-#include "common/error.h"
-#include "common/zones.h"
+#include "common/config/efa_conf.h"
+#include "common/base/error.h"
+#include "common/cluster/zones.h"
 
 /* How long TopologyReload= may take before it is killed. */
 #define TOPOLOGY_RELOAD_TIMEOUT 60

@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "common/efa_conf.h"
-#include "common/policy.h"
-#include "common/snapshot.h"
+#include "common/config/efa_conf.h"
+#include "common/cluster/policy.h"
+#include "common/cluster/snapshot.h"
 
 #define BRIDGE_META "slurm_efa.bridge"
 

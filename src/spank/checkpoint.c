@@ -16,9 +16,9 @@
 
 #include <slurm/slurm.h>
 
-#include "common/checkpoint.h"
-#include "common/checkpoint_dir.h"
-#include "common/retention.h"
+#include "common/checkpoint/checkpoint.h"
+#include "common/checkpoint/checkpoint_dir.h"
+#include "common/checkpoint/retention.h"
 #include "checkpoint.h"
 #include "step.h"
 

@@ -11,7 +11,7 @@
 
 #include <slurm/spank.h>
 
-#include "common/efa_conf.h"
+#include "common/config/efa_conf.h"
 #include "options.h"
 
 /*

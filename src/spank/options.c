@@ -6,7 +6,7 @@
 
 #include <slurm/spank.h>
 
-#include "common/spank_env.h"
+#include "common/env/spank_env.h"
 
 #include "options.h"
 #include "step.h"

@@ -9,8 +9,8 @@
 
 #include <slurm/spank.h>
 
-#include "common/checkpoint.h"
-#include "common/mode.h"
+#include "common/checkpoint/checkpoint.h"
+#include "common/config/mode.h"
 
 struct efa_options {
 	enum efa_mode efa;

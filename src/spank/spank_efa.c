@@ -9,8 +9,8 @@
  */
 #include <slurm/spank.h>
 
-#include "common/mode.h"
-#include "common/plugin_args.h"
+#include "common/config/mode.h"
+#include "common/config/plugin_args.h"
 #include "checkpoint.h"
 #include "options.h"
 #include "step.h"

@@ -9,14 +9,14 @@
 
 #include <slurm/slurm.h>
 
-#include "common/bind.h"
-#include "common/checkpoint.h"
-#include "common/efa_conf.h"
-#include "common/env.h"
-#include "common/launch.h"
-#include "common/node.h"
-#include "common/profile.h"
-#include "common/strutil.h"
+#include "common/node/bind.h"
+#include "common/checkpoint/checkpoint.h"
+#include "common/config/efa_conf.h"
+#include "common/env/env.h"
+#include "common/env/launch.h"
+#include "common/node/node.h"
+#include "common/env/profile.h"
+#include "common/base/strutil.h"
 #include "checkpoint.h"
 #include "step.h"
 

@@ -8,7 +8,7 @@
 
 #include <slurm/spank.h>
 
-#include "common/plugin_args.h"
+#include "common/config/plugin_args.h"
 #include "options.h"
 
 /* Reads efa.conf and the node, builds the plan. Never fails: problems

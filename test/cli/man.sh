@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The man pages render without warnings (mandoc -T lint, and man/groff where
 # present) and name what they must: every slurm-efa command, every efa.conf
-# key of src/common/efa_conf.c, every SPANK option, every libslurmrest call.
+# key of src/common/config/efa_conf.c, every SPANK option, every libslurmrest call.
 set -euo pipefail
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
@@ -41,8 +41,8 @@ for c in $commands; do
 done
 
 page=$(text efa.conf.5)
-keys=$(sed -n 's/^\t[GP]KEY("\([A-Za-z]*\)".*/\1/p' "$top_srcdir/src/common/efa_conf.c")
-[ -n "$keys" ] || ok 1 "found the key tables in src/common/efa_conf.c"
+keys=$(sed -n 's/^\t[GP]KEY("\([A-Za-z]*\)".*/\1/p' "$top_srcdir/src/common/config/efa_conf.c")
+[ -n "$keys" ] || ok 1 "found the key tables in src/common/config/efa_conf.c"
 for k in $keys PartitionName; do
 	like "$page" "^       $k=" "efa.conf(5) documents $k="
 done

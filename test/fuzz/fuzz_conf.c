@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* efa.conf: every byte sequence parses or is refused with a message. */
-#include "common/efa_conf.h"
+#include "common/config/efa_conf.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,7 +3,7 @@
  * second bracket. Input: "constraint\nzone\nzone...". */
 #include <stdio.h>
 
-#include "common/constraint.h"
+#include "common/cluster/constraint.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

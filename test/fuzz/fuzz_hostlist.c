@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Host lists read back from topology.conf and written into it: expanding
  * what we compressed gives the same names. */
-#include "common/hostlist.h"
-#include "common/strutil.h"
+#include "common/cluster/hostlist.h"
+#include "common/base/strutil.h"
 #include "fuzz.h"
 
 #define ROUND_TRIP_MAX 4096

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Values users control: SPANK option arguments (also arriving through the
  * job environment), plugin arguments, GPU lists and host lists. */
-#include "common/bind.h"
-#include "common/checkpoint.h"
-#include "common/launch.h"
-#include "common/mode.h"
-#include "common/plugin_args.h"
-#include "common/stack.h"
+#include "common/node/bind.h"
+#include "common/checkpoint/checkpoint.h"
+#include "common/env/launch.h"
+#include "common/config/mode.h"
+#include "common/config/plugin_args.h"
+#include "common/node/stack.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

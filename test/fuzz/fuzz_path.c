@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Checkpoint paths: normalisation never escapes the root it was checked
  * against. Input: "root\npath". */
-#include "common/checkpoint.h"
+#include "common/checkpoint/checkpoint.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Profile files, and the plan built from what parses. */
-#include "common/env.h"
-#include "common/profile.h"
+#include "common/env/env.h"
+#include "common/env/profile.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

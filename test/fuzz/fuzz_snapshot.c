@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The zone snapshot as the bridge reads it, and a decision on it. */
-#include "common/policy.h"
-#include "common/snapshot.h"
+#include "common/cluster/policy.h"
+#include "common/cluster/snapshot.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bind.h"
-#include "common/launch.h"
+#include "common/node/bind.h"
+#include "common/env/launch.h"
 #include "tap.h"
 
 static struct efa_node *load(const char *fixture)

@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/checkpoint.h"
-#include "common/checkpoint_dir.h"
+#include "common/checkpoint/checkpoint.h"
+#include "common/checkpoint/checkpoint_dir.h"
 #include "tap.h"
 #include "tmpdir.h"
 

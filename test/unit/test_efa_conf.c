@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/efa_conf.h"
+#include "common/config/efa_conf.h"
 #include "tap.h"
 
 static struct efa_config *parse(const char *text, struct efa_error *err)

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hostlist.h"
-#include "common/strutil.h"
+#include "common/cluster/hostlist.h"
+#include "common/base/strutil.h"
 #include "tap.h"
 
 static void compressed(const char *want, const char *what, size_t n, ...)

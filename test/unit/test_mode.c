@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "common/mode.h"
+#include "common/config/mode.h"
 #include "tap.h"
 
 int main(void)

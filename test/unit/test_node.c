@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/node.h"
-#include "common/stack.h"
+#include "common/node/node.h"
+#include "common/node/stack.h"
 #include "tap.h"
 #include "tmpdir.h"
 

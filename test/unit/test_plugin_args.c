@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "common/plugin_args.h"
-#include "common/spank_env.h"
+#include "common/config/plugin_args.h"
+#include "common/env/spank_env.h"
 #include "tap.h"
 
 int main(void)

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/constraint.h"
-#include "common/policy.h"
+#include "common/cluster/constraint.h"
+#include "common/cluster/policy.h"
 #include "tap.h"
 
 static char *both[] = { "az-b", "az-a", NULL };

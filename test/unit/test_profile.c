@@ -5,10 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/env.h"
-#include "common/profile.h"
-#include "common/stack.h"
-#include "common/strutil.h"
+#include "common/env/env.h"
+#include "common/env/profile.h"
+#include "common/node/stack.h"
+#include "common/base/strutil.h"
 #include "tap.h"
 
 static void profile_rejects(const char *text, const char *want)

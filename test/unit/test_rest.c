@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/strutil.h"
+#include "common/base/strutil.h"
 #include "rest/internal.h"
 #include "tap.h"
 

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/retention.h"
+#include "common/checkpoint/retention.h"
 #include "tap.h"
 #include "tmpdir.h"
 

@@ -7,11 +7,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/hostlist.h"
-#include "common/snapshot.h"
-#include "common/strutil.h"
-#include "common/topology.h"
-#include "common/topology_file.h"
+#include "common/cluster/hostlist.h"
+#include "common/cluster/snapshot.h"
+#include "common/base/strutil.h"
+#include "common/cluster/topology.h"
+#include "common/cluster/topology_file.h"
 #include "tap.h"
 
 static char *const layer_prefixes[] = { "nn1-", "nn2-", "nn3-", NULL };

@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/snapshot.h"
-#include "common/strutil.h"
-#include "common/zones.h"
+#include "common/cluster/snapshot.h"
+#include "common/base/strutil.h"
+#include "common/cluster/zones.h"
 #include "tap.h"
 
 static void test_zone_of(void)

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Replacing a file so that a reader (slurmctld, the job_submit bridge)
+ * sees the old content or the new, never half of one: a temporary file
+ * beside it, fsync, rename, and an fsync of the directory.
+ */
+#ifndef EFA_ATOMIC_WRITE_H
+#define EFA_ATOMIC_WRITE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/base/error.h"
+
+int efa_write_atomic(const char *path, const char *text, size_t len, mode_t mode,
+		     struct efa_error *err);
+
+#endif

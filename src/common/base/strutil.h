@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Small string and file helpers shared by src/common. */
+#ifndef EFA_STRUTIL_H
+#define EFA_STRUTIL_H
+
+#include <stddef.h>
+
+#include "common/base/error.h"
+
+/* Appends formatted text to the NUL-terminated buf of size bytes,
+ * truncating. Returns 0, or -1 when the text did not fit. */
+int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Reads a whole regular file of at most max bytes into a NUL-terminated
+ * malloc'd buffer. Errors name the path and say what was wrong.
+ */
+int efa_read_file(const char *path, size_t max, char **text, size_t *len,
+		  struct efa_error *err);
+
+/* Frees a NULL-terminated list of strings and the list; NULL is fine. */
+void efa_strv_free(char **v);
+
+/* A copy of a NULL-terminated list (NULL copies as an empty list). */
+char **efa_strv_dup(char *const *v);
+
+#endif

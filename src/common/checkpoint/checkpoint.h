@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Checkpoint paths: where a job's checkpoints go and whether a partition
+ * allows it. One implementation for the SPANK plugin, the job_submit
+ * bridge and `slurm-efa check`. Paths are compared as text after
+ * normalization: the controller cannot resolve symbolic links on the
+ * nodes' file systems, so the node side follows none below the root
+ * (checkpoint_dir.h).
+ */
+#ifndef EFA_CHECKPOINT_H
+#define EFA_CHECKPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/base/error.h"
+
+#define EFA_CKPT_PATH_MAX 4096
+/* A longer job name makes the default directory <root>/<user>/<job id>. */
+#define EFA_CKPT_NAME_MAX 128
+#define EFA_CKPT_KEEP_UNSET (-1L)
+#define EFA_CKPT_KEEP_MAX 100000L
+/* Set in every task beside CheckpointEnv= (which the user may override). */
+#define EFA_CKPT_ENV_VAR "SLURM_EFA_CHECKPOINT_DIR"
+
+/*
+ * Collapses "//", "." and ".." (never above "/") and drops a trailing
+ * "/", without looking at the file system. Relative paths and control
+ * characters are refused.
+ */
+int efa_path_normalize(const char *path, char *buf, size_t size, struct efa_error *err);
+
+/* Whether path is root itself or below it; both already normalized. */
+bool efa_path_under(const char *root, const char *path);
+
+/*
+ * Whether path is root itself or below it, both normalized. Returns 0
+ * with the normalized path in buf, or -1 with a message naming the
+ * allowed root.
+ */
+int efa_checkpoint_allowed(const char *root, const char *path, char *buf, size_t size,
+			   struct efa_error *err);
+
+/*
+ * Whether name can be one directory name: not empty, ".", or "..", no
+ * "/", printable ASCII, at most EFA_CKPT_NAME_MAX bytes.
+ */
+bool efa_checkpoint_name_ok(const char *name);
+
+/*
+ * A job's directory when it gave no --checkpoint-dir: <root>/<user>/<job
+ * name>, so a resubmitted job finds its checkpoints again, or
+ * <root>/<user>/<job id> when the name cannot be a directory name.
+ */
+int efa_checkpoint_default(const char *root, const char *user, const char *job_name,
+			   unsigned long job_id, char *buf, size_t size, struct efa_error *err);
+
+/* --checkpoint-dir=PATH: an absolute path, normalized into buf. */
+int efa_checkpoint_dir_parse(const char *arg, char *buf, size_t size, struct efa_error *err);
+
+/* --checkpoint-keep=N: how many checkpoints to keep; 0 keeps them all. */
+int efa_checkpoint_keep_parse(const char *arg, long *keep, struct efa_error *err);
+
+#endif

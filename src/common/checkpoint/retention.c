@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/checkpoint/retention.h"
+
+/* Each level holds a file descriptor open; deeper trees are left alone. */
+#define REMOVE_DEPTH_MAX 64
+
+static const char *const patterns[] = {
+	"checkpoint-*", "checkpoint_*", "step-*", "step_*", "global_step*", "iter_*",
+};
+
+bool efa_retention_match(const char *name)
+{
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
+		if (!fnmatch(patterns[i], name, 0))
+			return true;
+	return false;
+}
+
+static bool candidate(const struct efa_retention_entry *e)
+{
+	return !e->is_link && efa_retention_match(e->name);
+}
+
+static bool newer(const struct efa_retention_entry *a, const struct efa_retention_entry *b)
+{
+	if (a->mtime.tv_sec != b->mtime.tv_sec)
+		return a->mtime.tv_sec > b->mtime.tv_sec;
+	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+		return a->mtime.tv_nsec > b->mtime.tv_nsec;
+	return strverscmp(a->name, b->name) > 0;
+}
+
+size_t efa_retention_select(struct efa_retention_entry *v, size_t n, long keep)
+{
+	size_t marked = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		long newer_ones = 0;
+
+		v[i].remove = false;
+		if (keep <= 0 || !candidate(&v[i]))
+			continue;
+		/* Quadratic but allocation-free: a directory holds few checkpoints. */
+		for (size_t j = 0; j < n && newer_ones < keep; j++)
+			newer_ones += j != i && candidate(&v[j]) && newer(&v[j], &v[i]);
+		v[i].remove = newer_ones >= keep;
+		marked += v[i].remove;
+	}
+	return marked;
+}
+
+void efa_retention_free(struct efa_retention_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+static int add_entry(struct efa_retention_entry **v, size_t *n, const char *name,
+		     const struct stat *st)
+{
+	struct efa_retention_entry *grown = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!grown)
+		return -1;
+	*v = grown;
+	grown[*n] = (struct efa_retention_entry){
+		.name = strdup(name),
+		.mtime = st->st_mtim,
+		.is_link = S_ISLNK(st->st_mode),
+	};
+	if (!grown[*n].name)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+int efa_retention_scan(int dirfd, struct efa_retention_entry **out, size_t *nout,
+		       struct efa_error *err)
+{
+	struct efa_retention_entry *v = NULL;
+	struct dirent *e;
+	size_t n = 0;
+	DIR *d;
+	int fd;
+
+	/* fdopendir owns its fd: read through a fresh one. */
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		efa_error_set(err, "cannot read the checkpoint directory: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((errno = 0, e = readdir(d))) {
+		struct stat st;
+
+		if (!efa_retention_match(e->d_name))
+			continue;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			if (errno == ENOENT)
+				continue;
+			efa_error_set(err, "cannot stat %s: %s", e->d_name, strerror(errno));
+			goto fail;
+		}
+		if (add_entry(&v, &n, e->d_name, &st)) {
+			efa_error_set(err, "out of memory");
+			goto fail;
+		}
+	}
+	if (errno) {
+		efa_error_set(err, "cannot read the checkpoint directory: %s", strerror(errno));
+		goto fail;
+	}
+	closedir(d);
+	*out = v;
+	*nout = n;
+	return 0;
+fail:
+	closedir(d);
+	efa_retention_free(v, n);
+	return -1;
+}
+
+static int remove_tree(int dirfd, const char *name, int depth, struct efa_error *err)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 :
+		       efa_error_set(err, "cannot stat %s: %s", name, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+			return efa_error_set(err, "cannot delete %s: %s", name, strerror(errno));
+		return 0;
+	}
+	if (depth >= REMOVE_DEPTH_MAX)
+		return efa_error_set(err, "%s is nested more than %d directories deep: delete it yourself",
+				     name, REMOVE_DEPTH_MAX);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		efa_error_set(err, "cannot open %s: %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((errno = 0, e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (remove_tree(fd, e->d_name, depth + 1, err)) {
+			closedir(d);
+			return -1;
+		}
+	}
+	if (errno) {
+		efa_error_set(err, "cannot read %s: %s", name, strerror(errno));
+		closedir(d);
+		return -1;
+	}
+	closedir(d);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT)
+		return efa_error_set(err, "cannot delete %s: %s", name, strerror(errno));
+	return 0;
+}
+
+int efa_retention_remove(int dirfd, const char *name, struct efa_error *err)
+{
+	struct stat st;
+
+	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+		return efa_error_set(err, "%s became a symbolic link: left alone", name);
+	return remove_tree(dirfd, name, 0, err);
+}
+
+int efa_retention_apply(int dirfd, long keep, efa_retention_report_fn report, void *ctx,
+			struct efa_error *err)
+{
+	struct efa_retention_entry *v;
+	size_t n;
+	int rc = 0;
+
+	if (efa_retention_scan(dirfd, &v, &n, err))
+		return -1;
+	efa_retention_select(v, n, keep);
+	for (size_t i = 0; i < n; i++) {
+		struct efa_error why;
+
+		if (!v[i].remove)
+			continue;
+		if (efa_retention_remove(dirfd, v[i].name, &why)) {
+			report(ctx, v[i].name, why.msg);
+			rc = efa_error_set(err, "some old checkpoints could not be deleted");
+		} else {
+			report(ctx, v[i].name, NULL);
+		}
+	}
+	efa_retention_free(v, n);
+	return rc;
+}

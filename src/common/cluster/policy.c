@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/checkpoint/checkpoint.h"
+#include "common/cluster/constraint.h"
+#include "common/config/mode.h"
+#include "common/cluster/policy.h"
+
+void efa_decision_clear(struct efa_decision *d)
+{
+	free(d->features);
+	free(d->checkpoint_dir);
+	memset(d, 0, sizeof(*d));
+}
+
+static int reject(struct efa_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int reject(struct efa_decision *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	d->verdict = EFA_VERDICT_REJECT;
+	va_start(ap, fmt);
+	vsnprintf(d->message, sizeof(d->message), fmt, ap);
+	va_end(ap);
+	return 1;	/* decided */
+}
+
+static void note(struct efa_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(struct efa_decision *d, const char *fmt, ...)
+{
+	size_t used = strlen(d->log);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->log + used, sizeof(d->log) - used, fmt, ap);
+	va_end(ap);
+}
+
+static int check_efa(const struct efa_partition *part, const struct efa_job_request *req,
+		     struct efa_decision *d)
+{
+	enum efa_mode mode = EFA_MODE_UNSET;
+	struct efa_error err;
+
+	if (!req->efa)
+		return 0;
+	if (efa_mode_parse(req->efa, &mode, &err))
+		return reject(d, "efa: %s", err.msg);
+	if (part->efa == EFA_MODE_REQUIRED && mode == EFA_MODE_OFF)
+		return reject(d, "efa: partition %s requires EFA (EFA=required): remove --efa=off, or submit to a partition without EFA",
+			      part->name);
+	if (part->efa == EFA_MODE_OFF && (mode == EFA_MODE_REQUIRED || mode == EFA_MODE_AUTO))
+		return reject(d, "efa: partition %s has no EFA (EFA=off): remove --efa, or submit to a partition of EFA instances",
+			      part->name);
+	return 0;
+}
+
+static int check_checkpoint(const struct efa_partition *part, const struct efa_job_request *req,
+			    struct efa_decision *d)
+{
+	char path[EFA_CKPT_PATH_MAX];
+	struct efa_error err;
+
+	if (!part->checkpoint_root)
+		return 0;
+	if (req->checkpoint_dir) {
+		if (efa_checkpoint_allowed(part->checkpoint_root, req->checkpoint_dir, path,
+					   sizeof(path), &err))
+			return reject(d, "efa: --checkpoint-dir: %s", err.msg);
+	} else {
+		/* The job id is not known yet; a name that cannot be a
+		 * directory leaves the choice to the node (<root>/<user>/<id>). */
+		if (!req->user || !efa_checkpoint_name_ok(req->job_name ? req->job_name : ""))
+			return 0;
+		if (efa_checkpoint_default(part->checkpoint_root, req->user, req->job_name, 0, path,
+					   sizeof(path), &err))
+			return 0;
+	}
+	d->checkpoint_dir = strdup(path);
+	return 0;
+}
+
+/* Usable nodes of each zone within the partition, zones best first. */
+struct zone_count {
+	const struct efa_cluster_zone *zone;
+	size_t usable;
+};
+
+static int by_usable(const void *a, const void *b)
+{
+	const struct zone_count *x = a, *y = b;
+
+	if (x->usable != y->usable)
+		return x->usable < y->usable ? 1 : -1;
+	return strcmp(x->zone->name, y->zone->name);
+}
+
+static int single_zone(const struct efa_config *cfg, const struct efa_cluster *snap,
+		       const char *problem, int64_t now, const struct efa_partition *part,
+		       const struct efa_job_request *req, struct efa_decision *d)
+{
+	struct zone_count counts[64];
+	char *eligible[65];
+	size_t nz = 0, ne = 0, min = req->min_nodes ? req->min_nodes : 1;
+	struct efa_error err;
+	int rc;
+
+	if (req->max_nodes == 1)
+		return 0;	/* one node is always in one zone */
+	if (!snap || now - snap->generated > cfg->snapshot_max_age) {
+		char why[512];
+
+		if (snap)
+			snprintf(why, sizeof(why), "the zone snapshot is %lld s old (SnapshotMaxAge=%ld)",
+				 (long long)(now - snap->generated), cfg->snapshot_max_age);
+		else
+			snprintf(why, sizeof(why), "%s", problem ? problem : "no zone snapshot");
+		if (cfg->on_snapshot_missing == EFA_ON_MISSING_REJECT)
+			return reject(d, "efa: cannot place this job in one Availability Zone now: %s. Retry in a minute; cluster admins: check that slurm-efa sync is running",
+				      why);
+		note(d, "%s: accepting without a zone constraint (OnSnapshotMissing=accept); check slurm-efa sync. ",
+		     why);
+		return 0;
+	}
+	for (size_t i = 0; i < snap->nzones && nz < sizeof(counts) / sizeof(counts[0]); i++) {
+		size_t members, usable;
+
+		efa_zone_in_partition(&snap->zones[i], part->name, &members, &usable);
+		if (members)
+			counts[nz++] = (struct zone_count){ &snap->zones[i], usable };
+	}
+	if (!nz)
+		return reject(d, "efa: partition %s has no node with a zone feature (%s<zone>), so a multi-node job cannot be kept in one zone: cluster admins: give the nodes their zone feature and check slurm-efa sync",
+			      part->name, snap->zone_prefix ? snap->zone_prefix : cfg->zone_feature_prefix);
+	qsort(counts, nz, sizeof(counts[0]), by_usable);
+	for (size_t i = 0; i < nz; i++)
+		if (counts[i].usable >= min)
+			eligible[ne++] = counts[i].zone->feature;
+	eligible[ne] = NULL;
+	if (!ne)
+		return reject(d, "efa: no Availability Zone in partition %s has %zu usable nodes, and EFA jobs cannot span zones: the largest, %s, has %zu. Ask for at most %zu nodes, or wait for nodes to return",
+			      part->name, min, counts[0].zone->name, counts[0].usable, counts[0].usable);
+	rc = efa_constraint_single_zone(req->features, eligible,
+					snap->zone_prefix ? snap->zone_prefix : cfg->zone_feature_prefix,
+					&d->features, &err);
+	if (rc < 0)
+		return -1;
+	if (rc == EFA_CONSTRAINT_REFUSE)
+		return reject(d, "efa: %s", err.msg);
+	if (rc == EFA_CONSTRAINT_SET)
+		note(d, "constraint '%s' -> '%s'. ", req->features ? req->features : "",
+		     d->features);
+	return 0;
+}
+
+int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *snapshot,
+		      const char *snapshot_problem, int64_t now,
+		      const struct efa_job_request *req, struct efa_decision *d)
+{
+	const struct efa_partition *part;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	part = efa_config_partition(cfg, req->partition);
+	if (!part)
+		return 0;	/* efa.conf says nothing about this partition */
+	if (check_efa(part, req, d) || check_checkpoint(part, req, d))
+		return 0;
+	if (part->single_zone == EFA_YES) {
+		rc = single_zone(cfg, snapshot, snapshot_problem, now, part, req, d);
+		if (rc < 0) {
+			efa_decision_clear(d);
+			return -1;
+		}
+		if (rc)
+			return 0;
+	}
+	if (d->features || d->checkpoint_dir)
+		d->verdict = EFA_VERDICT_CHANGE;
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The submission policy for a job, decided from efa.conf and the zone
+ * snapshot alone (slurmctld calls it under its locks: no network, no
+ * waiting). The job_submit bridge and `slurm-efa check` both call this.
+ */
+#ifndef EFA_POLICY_H
+#define EFA_POLICY_H
+
+#include <stdint.h>
+
+#include "common/config/efa_conf.h"
+#include "common/base/error.h"
+#include "common/cluster/zones.h"
+
+struct efa_job_request {
+	const char *partition;		/* the job's (first) partition */
+	uint32_t min_nodes;		/* 0: not said (1) */
+	uint32_t max_nodes;		/* 0: not said (no limit) */
+	const char *features;		/* the user's --constraint, or NULL */
+	const char *user;
+	const char *job_name;		/* NULL when none */
+	const char *efa;		/* --efa as carried: NULL absent, "(null)" bare */
+	const char *checkpoint_dir;	/* --checkpoint-dir, or NULL */
+};
+
+enum efa_verdict {
+	EFA_VERDICT_ACCEPT,		/* unchanged */
+	EFA_VERDICT_CHANGE,		/* accept with the fields below */
+	EFA_VERDICT_REJECT,		/* message says why and what to do */
+};
+
+#define EFA_DECISION_TEXT 1024
+
+struct efa_decision {
+	enum efa_verdict verdict;
+	char *features;			/* new constraint, when changed */
+	char *checkpoint_dir;		/* where checkpoints go, when a root applies */
+	char message[EFA_DECISION_TEXT];	/* for the user (rejections) */
+	char log[EFA_DECISION_TEXT];		/* for slurmctld's log; "" none */
+};
+
+/*
+ * snapshot: NULL when it could not be read (snapshot_problem says why).
+ * now: the current time, to judge the snapshot's age.
+ */
+int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *snapshot,
+		      const char *snapshot_problem, int64_t now,
+		      const struct efa_job_request *req, struct efa_decision *out);
+
+void efa_decision_clear(struct efa_decision *d);
+
+#endif

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * efa.conf: Slurm-style "Key=Value" lines. Global keys first, then one
+ * "PartitionName=NAME ..." line per partition. Keys are case-insensitive as
+ * in slurm.conf; values may be double-quoted to hold spaces; '#' starts a
+ * comment. Unknown keys, bad values and duplicates are errors that name the
+ * file and line.
+ */
+#ifndef EFA_CONF_H
+#define EFA_CONF_H
+
+#include <stddef.h>
+
+#include "common/base/error.h"
+#include "common/config/mode.h"
+
+#define EFA_CONFIG_MAX_SIZE (1024 * 1024)
+
+enum efa_on_missing {
+	EFA_ON_MISSING_ACCEPT = 0,
+	EFA_ON_MISSING_REJECT,
+};
+
+enum efa_topology {
+	EFA_TOPOLOGY_NONE = 0,
+	EFA_TOPOLOGY_TREE,
+	EFA_TOPOLOGY_BLOCK,
+};
+
+/* The syntax of TopologyFile=: topology.conf, or topology.yaml (Slurm
+ * 25.05 and later), which holds the tree and the blocks side by side. */
+enum efa_topology_format {
+	EFA_TOPOLOGY_FORMAT_AUTO = 0,
+	EFA_TOPOLOGY_FORMAT_CONF,
+	EFA_TOPOLOGY_FORMAT_YAML,
+};
+
+/* Where sync learns each node's zone and network layers. */
+enum efa_source {
+	EFA_SOURCE_FEATURES = 0,	/* the node's Slurm features */
+	EFA_SOURCE_KUBERNETES,		/* its pod's Kubernetes node's labels */
+};
+
+enum efa_tristate {
+	EFA_UNSET = -1,
+	EFA_NO = 0,
+	EFA_YES = 1,
+};
+
+enum efa_ckpt_fs {
+	EFA_CKPT_FS_UNSET = 0,
+	EFA_CKPT_FS_LUSTRE,
+	EFA_CKPT_FS_ANY,
+};
+
+struct efa_range {
+	long lo, hi;
+};
+
+struct efa_partition {
+	char *name;
+	enum efa_mode efa;		/* EFA_MODE_UNSET: user decides */
+	enum efa_tristate single_zone;
+	char *checkpoint_root;		/* NULL: no checkpoint policy */
+	enum efa_ckpt_fs checkpoint_fs;
+	long checkpoint_keep;		/* -1: keep everything */
+};
+
+struct efa_config {
+	char *path;			/* NULL when built from defaults */
+	char *instance_type;		/* NULL: detect from DMI */
+	char *profile_dir;
+	char *rest_url;
+	char *rest_user;
+	char *rest_token_file;
+	char *rest_ca_file;		/* NULL: the system's CA bundle */
+	char *rest_api_version;		/* pinned, "v0.0.45"; NULL: negotiate */
+	char *snapshot;
+	long snapshot_max_age;		/* seconds */
+	char *zone_feature_prefix;
+	enum efa_on_missing on_snapshot_missing;
+	enum efa_topology topology;
+	char **topology_feature_prefixes;	/* NULL-terminated, top layer first */
+	char *topology_file;
+	enum efa_topology_format topology_format;
+	char *topology_reload;
+	enum efa_source zone_source;
+	enum efa_source topology_source;
+	char *kubernetes_url;		/* NULL: in-cluster defaults */
+	char *kubernetes_token_file;
+	char *kubernetes_ca_file;
+	char *kubernetes_namespace;
+	enum efa_tristate write_features;	/* sync sets the sources' features in Slurm */
+	char **force_env;		/* variables set over the user's value */
+	enum efa_tristate distributed_env;	/* RANK, MASTER_ADDR, ... */
+	struct efa_range master_ports;	/* MasterPortRange=LO-HI */
+	unsigned int checkpoint_mode;	/* permission bits of created directories */
+	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
+	struct efa_partition *partitions;
+	size_t npartitions;
+};
+
+/* A configuration holding only the built-in defaults. NULL on ENOMEM. */
+struct efa_config *efa_config_defaults(void);
+
+/*
+ * Parses len bytes of text as efa.conf; name is used in messages.
+ * Returns 0 and *out, or -1 with err naming "name:line".
+ */
+int efa_config_parse(const char *text, size_t len, const char *name,
+		     struct efa_config **out, struct efa_error *err);
+
+/* Reads and parses path. */
+int efa_config_load(const char *path, struct efa_config **out,
+		    struct efa_error *err);
+
+/*
+ * Finds efa.conf the way every component does: explicit (may be NULL),
+ * else $SLURM_EFA_CONF, else the build's sysconfdir. A missing file is an
+ * error when it was named explicitly or by the environment; the default
+ * path missing yields the built-in defaults.
+ */
+int efa_config_find_and_load(const char *explicit_path, struct efa_config **out,
+			     struct efa_error *err);
+
+/* The partition's settings, or NULL when efa.conf does not name it. */
+const struct efa_partition *efa_config_partition(const struct efa_config *cfg,
+						 const char *name);
+
+void efa_config_free(struct efa_config *cfg);
+
+#endif

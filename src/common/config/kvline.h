@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Key=Value line syntax shared by efa.conf and profile files, as in
+ * slurm.conf: words separated by blanks, values double-quoted when they
+ * hold blanks (\" and \\ escape inside quotes), '#' starts a comment.
+ */
+#ifndef EFA_KVLINE_H
+#define EFA_KVLINE_H
+
+#include "common/base/error.h"
+
+/*
+ * Cuts the next Key=Value word out of the line at *cursor, modifying it in
+ * place. Returns 1 with key and value pointing into the line, 0 at the end
+ * of the line, -1 with err describing the problem (without file or line).
+ */
+int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err);
+
+#endif

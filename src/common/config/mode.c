@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "common/config/mode.h"
+
+static const char *const mode_names[] = {
+	[EFA_MODE_UNSET] = "unset",
+	[EFA_MODE_OFF] = "off",
+	[EFA_MODE_AUTO] = "auto",
+	[EFA_MODE_REQUIRED] = "required",
+};
+
+static const char *const bind_names[] = {
+	[EFA_BIND_UNSET] = "unset",
+	[EFA_BIND_NONE] = "none",
+	[EFA_BIND_CLOSEST] = "closest",
+};
+
+static int bare_flag(const char *arg)
+{
+	return !arg || !*arg || !strcmp(arg, "(null)");
+}
+
+int efa_mode_parse(const char *arg, enum efa_mode *mode, struct efa_error *err)
+{
+	if (bare_flag(arg)) {
+		*mode = EFA_MODE_REQUIRED;
+		return 0;
+	}
+	for (int m = EFA_MODE_OFF; m <= EFA_MODE_REQUIRED; m++) {
+		if (!strcmp(arg, mode_names[m])) {
+			*mode = m;
+			return 0;
+		}
+	}
+	return efa_error_set(err, "invalid --efa value '%.64s': use --efa, --efa=auto, --efa=required or --efa=off",
+			     arg);
+}
+
+const char *efa_mode_name(enum efa_mode mode)
+{
+	return mode_names[mode];
+}
+
+int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err)
+{
+	if (!bare_flag(arg)) {
+		for (int b = EFA_BIND_NONE; b <= EFA_BIND_CLOSEST; b++) {
+			if (!strcmp(arg, bind_names[b])) {
+				*bind = b;
+				return 0;
+			}
+		}
+	}
+	return efa_error_set(err, "invalid --efa-bind value '%.64s': use --efa-bind=none or --efa-bind=closest",
+			     arg ? arg : "");
+}
+
+const char *efa_bind_name(enum efa_bind bind)
+{
+	return bind_names[bind];
+}

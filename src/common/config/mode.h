@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The values of the SPANK options, shared by the plugin, the job_submit
+ * bridge (which sees them in spank_job_env) and the CLI.
+ */
+#ifndef EFA_MODE_H
+#define EFA_MODE_H
+
+#include "common/base/error.h"
+
+enum efa_mode {
+	EFA_MODE_UNSET = 0,	/* neither the user nor the partition said */
+	EFA_MODE_OFF,
+	EFA_MODE_AUTO,		/* use EFA where the node has it */
+	EFA_MODE_REQUIRED,	/* fail the step where the node lacks it */
+};
+
+enum efa_bind {
+	EFA_BIND_UNSET = 0,
+	EFA_BIND_NONE,
+	EFA_BIND_CLOSEST,
+};
+
+/*
+ * Parses the argument of --efa. A bare --efa (NULL, or "(null)" as Slurm
+ * forwards an absent optional argument to remote contexts) means
+ * "required": a user who asks for EFA wants to know when it is missing,
+ * not a job that silently falls back to TCP.
+ */
+int efa_mode_parse(const char *arg, enum efa_mode *mode, struct efa_error *err);
+const char *efa_mode_name(enum efa_mode mode);
+
+int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err);
+const char *efa_bind_name(enum efa_bind bind);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/config/plugin_args.h"
+
+int efa_args_parse(int argc, char **argv, struct efa_args *args,
+		   struct efa_error *err)
+{
+	int rc = 0;
+
+	args->config = NULL;
+	args->root = "/";
+	for (int i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "config=", 7) && argv[i][7]) {
+			args->config = argv[i] + 7;
+		} else if (!strncmp(argv[i], "root=", 5) && argv[i][5] == '/') {
+			args->root = argv[i] + 5;
+		} else {
+			rc = efa_error_set(err, "plugstack.conf: ignoring argument '%s': spank_efa.so takes config=/path/to/efa.conf and root=/absolute/dir",
+					   argv[i]);
+		}
+	}
+	return rc;
+}
+
+int efa_node_name_from_topology(const char *addr, const char *pattern,
+				char *buf, size_t size)
+{
+	const char *name = addr;
+
+	if (!addr || !*addr)
+		return -1;
+	for (const char *p = pattern; p && *p; p++) {
+		if (*p != '.')
+			continue;
+		name = strchr(name, '.');
+		if (!name)
+			return -1;
+		name++;
+	}
+	return snprintf(buf, size, "%s", name) >= (int)size ? -1 : 0;
+}
+
+int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		const char *piece = p;
+		size_t len = 1;
+
+		if (p[0] == '%' && p[1] == 'n') {
+			piece = node_name;
+			len = strlen(node_name);
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			p++;
+		}
+		if (used + len >= size)
+			return -1;
+		memcpy(buf + used, piece, len);
+		used += len;
+	}
+	if (used >= size)
+		return -1;
+	buf[used] = '\0';
+	return 0;
+}

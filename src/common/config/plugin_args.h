@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Arguments of the plugstack.conf line: config=FILE root=DIR (both may
+ * hold %n, the node's name). */
+#ifndef EFA_PLUGIN_ARGS_H
+#define EFA_PLUGIN_ARGS_H
+
+#include <stddef.h>
+
+#include "common/base/error.h"
+
+struct efa_args {
+	const char *config;	/* NULL: the usual search (see config.h) */
+	const char *root;	/* prefix for /sys, /proc, /dev, /opt; "/" */
+};
+
+/*
+ * Parses argv into args (pointing into argv). Every argument is looked
+ * at: the last error, if any, is in err and -1 returned, with the good
+ * arguments still applied.
+ */
+int efa_args_parse(int argc, char **argv, struct efa_args *args,
+		   struct efa_error *err);
+
+/*
+ * The Slurm node name inside slurmstepd before any task exists, from
+ * SLURM_TOPOLOGY_ADDR ("s1.s2.n1") and SLURM_TOPOLOGY_ADDR_PATTERN
+ * ("switch.switch.node"): what follows the switch components, so node
+ * names with dots survive. Returns 0, or -1 when addr is missing.
+ */
+int efa_node_name_from_topology(const char *addr, const char *pattern,
+				char *buf, size_t size);
+
+/*
+ * Expands %n (node name) and %% in a root= or config= argument into buf:
+ * one plugstack.conf line for nodes whose files differ. Returns 0, or -1
+ * when the result does not fit.
+ */
+int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The environment a step gets on a node: built once per step from the
+ * node, its profile and efa.conf (the plan), then applied to each task's
+ * environment, where the user's own values win unless efa.conf forces.
+ */
+#ifndef EFA_ENV_H
+#define EFA_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/config/efa_conf.h"
+#include "common/base/error.h"
+#include "common/node/node.h"
+#include "common/env/profile.h"
+
+#define EFA_ENV_PROFILE_VAR "SLURM_EFA_PROFILE"
+#define EFA_ENV_LIBPATH_VAR "LD_LIBRARY_PATH"
+#define EFA_ENV_LIBDIRS_VAR "SLURM_EFA_LIBDIRS"
+#define EFA_ENV_OWNED_VAR "SLURM_EFA_SET"
+
+struct efa_env_entry {
+	char *name;
+	char *value;		/* NULL when skipped */
+	char *reason;		/* where it came from, or why it was skipped */
+	bool slurm_var;		/* Slurm's own (CUDA_VISIBLE_DEVICES) or one
+				 * slurm-efa always owns: always set, never
+				 * recorded or removed */
+};
+
+struct efa_env_plan {
+	char *profile;		/* profile name; NULL when none matched */
+	struct efa_env_entry *v;
+	size_t n;
+	char *libdirs;		/* ":"-joined directories to prepend, or NULL */
+};
+
+/* Variables no profile may set and no site may force. */
+bool efa_env_denied(const char *name);
+
+/* Variables no profile may set: the loader's (LD_*; slurm-efa manages
+ * LD_LIBRARY_PATH itself) and slurm-efa's own (SLURM_EFA_*). */
+bool efa_env_reserved(const char *name);
+
+/*
+ * Builds the plan for node from profiles (NULL: no profile variables).
+ * Fails only on ENOMEM or an Include cycle.
+ */
+int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *profiles,
+		       struct efa_env_plan **out, struct efa_error *err);
+void efa_env_plan_free(struct efa_env_plan *plan);
+
+/*
+ * Warnings about a plan and efa.conf: a profile line or ForceEnv= that sets
+ * a variable aws-ofi-nccl tunes per platform (NCCL_PROTO, NCCL_ALGO,
+ * NCCL_BUFFSIZE, NCCL_NVLS*, ...), overriding the plugin for every job,
+ * where the node's aws-ofi-nccl is one that tunes them (newer than 1.5.0,
+ * or unknown). *out is a NULL-terminated list (empty when all is well),
+ * freed with efa_strv_free. -1 on ENOMEM.
+ */
+int efa_env_plan_warnings(const struct efa_env_plan *plan, const struct efa_config *cfg,
+			  const struct efa_node *node, char ***out);
+
+enum efa_env_decision {
+	EFA_ENV_SET,		/* set: nothing was there */
+	EFA_ENV_FORCED,		/* set over the user's value (ForceEnv=) */
+	EFA_ENV_USER,		/* left alone: the user set, changed or unset it */
+	EFA_ENV_SKIPPED,	/* a condition did not hold */
+	EFA_ENV_PREPENDED,	/* LD_LIBRARY_PATH with the stack's dirs first */
+	EFA_ENV_REMOVED,	/* an earlier step's value this step must not keep */
+};
+
+const char *efa_env_decision_name(enum efa_env_decision d);
+
+/* Returns 1 and the value when name is set in the target environment. */
+typedef int (*efa_env_get_fn)(void *ctx, const char *name, char *buf, size_t size);
+/* Told every decision; sets name=value where the decision is to set. */
+typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
+			      enum efa_env_decision decision, const char *reason);
+
+/*
+ * Applies the step's plan and one task's own entries (bindings, launch
+ * variables) to that task's environment: each variable unless the user set
+ * it (or ForceEnv= lists it), the library directories prepended (unless a
+ * directory of the task's LD_LIBRARY_PATH holds an aws-ofi-nccl or a
+ * libfabric of its own: read from the task's file system), and
+ * SLURM_EFA_PROFILE.
+ *
+ * A batch script's environment reaches the steps it starts, on other nodes
+ * and with other bindings: what slurm-efa set is recorded in SLURM_EFA_SET
+ * with a digest of each value, so a later step replaces those values (and
+ * removes the ones it does not want) instead of mistaking them for the
+ * user's, while a value the job changed since is the job's (EFA_ENV_USER),
+ * and one it unset stays unset (EFA_ENV_USER with value NULL).
+ *
+ * put is told every decision (value NULL for EFA_ENV_REMOVED); apply stops
+ * at the first put failure and returns it. plan may be NULL (a step
+ * without EFA): then only the task's entries, and no SLURM_EFA_PROFILE.
+ */
+int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+		  size_t ntask, const struct efa_config *cfg,
+		  efa_env_get_fn get, efa_env_put_fn put, void *ctx);
+
+#endif

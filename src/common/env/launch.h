@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The distributed-launch variables PyTorch and the Neuron runtime read, so
+ * "srun python train.py" works without torchrun: RANK, LOCAL_RANK,
+ * WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR (the step's first node),
+ * MASTER_PORT (from the job and step ids: the same on every node), and on
+ * Neuron nodes NEURON_RT_ROOT_COMM_ID.
+ */
+#ifndef EFA_LAUNCH_H
+#define EFA_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/env/env.h"
+#include "common/base/error.h"
+
+#define EFA_LAUNCH_VARS 7
+
+struct efa_launch {
+	unsigned rank, local_rank, world_size, local_world_size;
+	const char *nodelist;	/* the step's, as Slurm writes it: "n[1-4]" */
+	unsigned job_id, step_id;
+	long port_lo, port_hi;	/* MasterPortRange= */
+	bool neuron;		/* also NEURON_RT_ROOT_COMM_ID */
+};
+
+/* The first host of a Slurm hostlist ("gpu-[001-004,010],x" -> "gpu-001"). */
+int efa_hostlist_first(const char *hostlist, char *buf, size_t size);
+
+long efa_master_port(unsigned job_id, unsigned step_id, long lo, long hi);
+
+/*
+ * Fills entries (EFA_LAUNCH_VARS at most) with malloc'd names and values;
+ * free them with efa_launch_entries_free. Returns the count, or -1.
+ */
+int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *entries,
+		       struct efa_error *err);
+void efa_launch_entries_free(struct efa_env_entry *entries, size_t n);
+
+#endif

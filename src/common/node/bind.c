@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/node/bind.h"
+#include "common/base/strutil.h"
+
+#define SYS_DEVICES "/sys/devices/"
+
+const char *efa_close_name(enum efa_close level)
+{
+	static const char *const names[] = {
+		[EFA_CLOSE_SYS] = "SYS",
+		[EFA_CLOSE_NUMA] = "NODE",
+		[EFA_CLOSE_HOSTBRIDGE] = "PHB",
+		[EFA_CLOSE_SWITCH] = "PXB",
+	};
+
+	return names[level];
+}
+
+/* Length of the next path component starting at p. */
+static size_t component(const char *p)
+{
+	const char *slash = strchr(p, '/');
+
+	return slash ? (size_t)(slash - p) : strlen(p);
+}
+
+enum efa_close efa_closeness(const struct efa_pci *a, const struct efa_pci *b)
+{
+	const size_t skip = strlen(SYS_DEVICES);
+	const char *pa, *pb;
+	size_t la, lb;
+	int shared = 0;
+
+	if (a->path && b->path && !strncmp(a->path, SYS_DEVICES, skip) &&
+	    !strncmp(b->path, SYS_DEVICES, skip)) {
+		pa = a->path + skip;
+		pb = b->path + skip;
+		la = component(pa);
+		lb = component(pb);
+		if (la == lb && !strncmp(pa, pb, la)) {
+			/* Same host bridge; count the bridges below it that
+			 * both paths go through (not the devices themselves). */
+			for (;;) {
+				pa += la + (pa[la] == '/');
+				pb += lb + (pb[lb] == '/');
+				la = component(pa);
+				lb = component(pb);
+				if (!pa[la] || !pb[lb] || la != lb || strncmp(pa, pb, la))
+					break;
+				shared++;
+			}
+			return shared ? EFA_CLOSE_SWITCH : EFA_CLOSE_HOSTBRIDGE;
+		}
+	}
+	if (a->numa >= 0 && a->numa == b->numa)
+		return EFA_CLOSE_NUMA;
+	return EFA_CLOSE_SYS;
+}
+
+/* Position range [*first, *first + *count) of task k of n over m items. */
+static bool share(unsigned k, unsigned n, size_t m, size_t *first, size_t *count)
+{
+	if (n <= m) {
+		*first = (size_t)k * m / n;
+		*count = (size_t)(k + 1) * m / n - *first;
+		return false;
+	}
+	*first = (size_t)k * m / n;
+	*count = 1;
+	return true;
+}
+
+static const struct efa_accel *find_gpu(const struct efa_node *node, int minor)
+{
+	for (size_t i = 0; i < node->naccels; i++)
+		if (node->accels[i].kind == EFA_ACCEL_GPU && node->accels[i].index == minor)
+			return &node->accels[i];
+	return NULL;
+}
+
+/* levels[a * nnics + n]: closeness of accelerator a and NIC n. */
+static unsigned char *closeness_matrix(const struct efa_node *node)
+{
+	unsigned char *levels = malloc(node->naccels * node->nnics + 1);
+
+	for (size_t a = 0; levels && a < node->naccels; a++)
+		for (size_t n = 0; n < node->nnics; n++)
+			levels[a * node->nnics + n] =
+				(unsigned char)efa_closeness(&node->accels[a].pci, &node->nics[n].pci);
+	return levels;
+}
+
+int efa_bind_index(struct efa_node *node)
+{
+	if (!node->closeness)
+		node->closeness = closeness_matrix(node);
+	return node->closeness ? 0 : -1;
+}
+
+/* The best closeness of NIC n to any of the accelerators. */
+static unsigned char nic_level(const struct efa_node *node, const unsigned char *levels,
+			       const struct efa_accel *const *accels, size_t naccels, size_t n)
+{
+	unsigned char level = EFA_CLOSE_SYS;
+
+	for (size_t a = 0; a < naccels; a++) {
+		unsigned char c = levels[(size_t)(accels[a] - node->accels) * node->nnics + n];
+
+		if (c > level)
+			level = c;
+	}
+	return level;
+}
+
+/*
+ * Marks in group the usable NICs at the best closeness to any of the
+ * accelerators; all usable NICs when none has a known place.
+ */
+static void closest_nics(const struct efa_node *node, const unsigned char *levels,
+			 const struct efa_accel *const *accels, size_t naccels, bool *group)
+{
+	unsigned char best = EFA_CLOSE_SYS;
+
+	for (size_t n = 0; n < node->nnics; n++) {
+		unsigned char level = nic_level(node, levels, accels, naccels, n);
+
+		if (node->nics[n].usable && level > best)
+			best = level;
+	}
+	for (size_t n = 0; n < node->nnics; n++)
+		group[n] = node->nics[n].usable &&
+			   nic_level(node, levels, accels, naccels, n) == best;
+}
+
+/* The accelerators of task k: its share of the step's GPUs, or of the
+ * node's Neuron devices when the step has no GPUs. */
+static size_t task_accels(const struct efa_node *node, const struct efa_bind_request *req,
+			  unsigned k, const struct efa_accel **out, size_t max)
+{
+	size_t first, count, n = 0;
+
+	if (req->ngpus) {
+		if (req->gpus_given) {
+			first = 0;
+			count = req->ngpus;
+		} else {
+			share(k, req->ntasks, req->ngpus, &first, &count);
+		}
+		for (size_t i = first; i < first + count && n < max; i++) {
+			const struct efa_accel *gpu = find_gpu(node, req->gpus[i]);
+
+			if (gpu)
+				out[n++] = gpu;
+		}
+		return n;
+	}
+	{
+		size_t ndev = 0, seen = 0;
+
+		for (size_t i = 0; i < node->naccels; i++)
+			ndev += node->accels[i].kind == EFA_ACCEL_NEURON && node->accels[i].present;
+		if (!ndev)
+			return 0;
+		share(k, req->ntasks, ndev, &first, &count);
+		for (size_t i = 0; i < node->naccels && n < max; i++) {
+			const struct efa_accel *a = &node->accels[i];
+
+			if (a->kind != EFA_ACCEL_NEURON || !a->present)
+				continue;
+			if (seen >= first && seen < first + count)
+				out[n++] = a;
+			seen++;
+		}
+	}
+	return n;
+}
+
+static void neuron_cores(const struct efa_node *node, const struct efa_bind_request *req,
+			 struct efa_task_binding *out)
+{
+	size_t total = 0, first, count;
+
+	for (size_t i = 0; i < node->naccels; i++)
+		if (node->accels[i].kind == EFA_ACCEL_NEURON && node->accels[i].present)
+			total += node->accels[i].cores > 0 ? (size_t)node->accels[i].cores : 1;
+	if (!total)
+		return;
+	/* Cores are numbered across devices in index order, so a task's
+	 * devices are a contiguous core range; with more tasks than devices
+	 * the split is by core. */
+	out->shared = share(req->task, req->ntasks, total, &first, &count);
+	if (count == 1)
+		snprintf(out->neuron_cores, sizeof(out->neuron_cores), "%zu", first);
+	else
+		snprintf(out->neuron_cores, sizeof(out->neuron_cores), "%zu-%zu",
+			 first, first + count - 1);
+}
+
+int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *req,
+		  struct efa_task_binding *out, struct efa_error *err)
+{
+	const size_t max = node->naccels ? node->naccels : 1;
+	const struct efa_accel **mine = calloc(max, sizeof(*mine));
+	const struct efa_accel **theirs = calloc(max, sizeof(*theirs));
+	bool *group = calloc(node->nnics ? node->nnics : 1, sizeof(*group));
+	bool *other = calloc(node->nnics ? node->nnics : 1, sizeof(*other));
+	unsigned char *own = node->closeness ? NULL : closeness_matrix(node);
+	const unsigned char *levels = node->closeness ? node->closeness : own;
+	size_t nmine, sharers = 0, position = 0, m = 0, first, count;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (!mine || !theirs || !group || !other || !levels) {
+		efa_error_set(err, "out of memory");
+		goto out;
+	}
+	if (!req->ntasks || req->task >= req->ntasks) {
+		efa_error_set(err, "task %u of %u: no such local task", req->task, req->ntasks);
+		goto out;
+	}
+	if (req->ngpus && !req->gpus_given)
+		out->shared = share(req->task, req->ntasks, req->ngpus, &out->first, &out->count);
+	if (!req->ngpus)
+		neuron_cores(node, req, out);
+
+	nmine = task_accels(node, req, req->task, mine, max);
+	closest_nics(node, levels, mine, nmine, group);
+	for (size_t n = 0; n < node->nnics; n++)
+		m += group[n];
+	/* Which tasks have exactly these NICs closest, and where we stand. */
+	for (unsigned k = 0; k < req->ntasks; k++) {
+		size_t nk;
+
+		if (req->gpus_given) {
+			sharers = 1;
+			break;
+		}
+		nk = task_accels(node, req, k, theirs, max);
+		closest_nics(node, levels, theirs, nk, other);
+		if (memcmp(group, other, node->nnics * sizeof(*group)))
+			continue;
+		if (k == req->task)
+			position = sharers;
+		sharers++;
+	}
+	if (m)
+		share((unsigned)position, (unsigned)sharers, m, &first, &count);
+	for (size_t n = 0, seen = 0; m && n < node->nnics; n++) {
+		if (!group[n])
+			continue;
+		if (seen >= first && seen < first + count)
+			efa_strlcatf(out->nics, sizeof(out->nics), "%s%s",
+				     out->nics[0] ? "," : "", node->nics[n].name);
+		seen++;
+	}
+	rc = 0;
+out:
+	free(own);
+	free(mine);
+	free(theirs);
+	free(group);
+	free(other);
+	return rc;
+}
+
+int efa_parse_index_list(const char *text, int *out, size_t max)
+{
+	size_t n = 0;
+	const char *p = text;
+
+	if (!p || !*p)
+		return -1;
+	for (;;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v < 0 || v > 65535 || n == max || !isdigit((unsigned char)*p))
+			return -1;
+		out[n++] = (int)v;
+		if (!*end)
+			return (int)n;
+		if (*end != ',')
+			return -1;
+		p = end + 1;
+	}
+}

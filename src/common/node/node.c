@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/node/node.h"
+#include "common/node/stack.h"
+#include "common/base/strutil.h"
+#include "common/node/sysfs.h"
+
+#define PCI_VENDOR_NVIDIA 0x10de
+#define PCI_CLASS_3D_CONTROLLER 0x0302	/* class >> 8 */
+
+static void pci_clear(struct efa_pci *pci)
+{
+	free(pci->path);
+	pci->path = NULL;
+}
+
+void efa_node_free(struct efa_node *node)
+{
+	if (!node)
+		return;
+	free(node->instance_type);
+	for (size_t i = 0; i < node->nnics; i++) {
+		free(node->nics[i].name);
+		pci_clear(&node->nics[i].pci);
+	}
+	free(node->nics);
+	for (size_t i = 0; i < node->naccels; i++)
+		pci_clear(&node->accels[i].pci);
+	free(node->accels);
+	efa_stack_clear(&node->stack);
+	free(node->closeness);
+	free(node);
+}
+
+/* Fills pci from the PCI function a sysfs "device" link (or address)
+ * names. The address is the last path component. */
+static int pci_fill(const struct efa_sysfs *fs, struct efa_pci *pci,
+		    const char *node_path)
+{
+	const char *base;
+	long numa;
+
+	pci->numa = -1;
+	pci->path = efa_sysfs_resolve(fs, "%s", node_path);
+	if (!pci->path)
+		return -1;
+	base = strrchr(pci->path, '/');
+	snprintf(pci->addr, sizeof(pci->addr), "%s", base ? base + 1 : pci->path);
+	if (!efa_sysfs_read_long(fs, &numa, "%s/numa_node", pci->path) && numa >= 0)
+		pci->numa = (int)numa;
+	return 0;
+}
+
+static int detect_instance_type(const struct efa_sysfs *fs, const char *configured,
+				struct efa_node *node)
+{
+	char buf[128];
+	const char *type = buf;
+
+	if (configured) {
+		node->instance_type_configured = true;
+		type = configured;
+	} else if (efa_sysfs_read(fs, buf, sizeof(buf),
+				  "/sys/devices/virtual/dmi/id/product_name") || !buf[0]) {
+		return 0;
+	}
+	/* SageMaker HyperPod reports "ml.p5.48xlarge". */
+	if (!strncmp(type, "ml.", 3))
+		type += 3;
+	node->instance_type = strdup(type);
+	return node->instance_type ? 0 : -1;
+}
+
+static int find_uverbs(const struct efa_sysfs *fs, struct efa_nic *nic)
+{
+	char **entries = efa_sysfs_list(fs, "%s/infiniband_verbs", nic->pci.path);
+	char ibdev[64];
+
+	if (!entries)
+		return -1;
+	nic->uverbs = -1;
+	for (char **e = entries; *e; e++) {
+		int n;
+
+		if (sscanf(*e, "uverbs%d", &n) != 1)
+			continue;
+		if (efa_sysfs_read(fs, ibdev, sizeof(ibdev), "%s/infiniband_verbs/%s/ibdev",
+				   nic->pci.path, *e) || strcmp(ibdev, nic->name))
+			continue;
+		nic->uverbs = n;
+		break;
+	}
+	efa_strv_free(entries);
+	nic->usable = nic->uverbs >= 0 &&
+		      efa_sysfs_exists(fs, "/dev/infiniband/uverbs%d", nic->uverbs);
+	return 0;
+}
+
+static int pci_addr_cmp(const struct efa_pci *a, const struct efa_pci *b)
+{
+	return strcmp(a->addr, b->addr);
+}
+
+static int nic_cmp(const void *a, const void *b)
+{
+	return pci_addr_cmp(&((const struct efa_nic *)a)->pci,
+			    &((const struct efa_nic *)b)->pci);
+}
+
+static int discover_nics(const struct efa_sysfs *fs, struct efa_node *node)
+{
+	char **names = efa_sysfs_list(fs, "/sys/class/infiniband");
+	char driver[64];
+	size_t n = 0;
+	int rc = -1;
+
+	if (!names)
+		return -1;
+	for (char **it = names; *it; it++)
+		n++;
+	node->nics = calloc(n ? n : 1, sizeof(*node->nics));
+	if (!node->nics)
+		goto out;
+	for (char **it = names; *it; it++) {
+		struct efa_nic *nic = &node->nics[node->nnics];
+		char *dev;
+
+		if (efa_sysfs_link_name(fs, driver, sizeof(driver),
+					"/sys/class/infiniband/%s/device/driver", *it) ||
+		    strcmp(driver, "efa"))
+			continue;
+		if (asprintf(&dev, "/sys/class/infiniband/%s/device", *it) < 0)
+			goto out;
+		nic->name = strdup(*it);
+		if (!nic->name || pci_fill(fs, &nic->pci, dev)) {
+			free(dev);
+			free(nic->name);
+			pci_clear(&nic->pci);
+			if (!nic->name)
+				goto out;
+			continue;	/* a dangling link: not a device */
+		}
+		free(dev);
+		node->nnics++;
+		if (find_uverbs(fs, nic))
+			goto out;
+	}
+	qsort(node->nics, node->nnics, sizeof(*node->nics), nic_cmp);
+	rc = 0;
+out:
+	efa_strv_free(names);
+	return rc;
+}
+
+static int add_accel(struct efa_node *node, size_t *cap, struct efa_accel **out)
+{
+	if (node->naccels == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct efa_accel *grown = realloc(node->accels, ncap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		node->accels = grown;
+		*cap = ncap;
+	}
+	*out = &node->accels[node->naccels++];
+	memset(*out, 0, sizeof(**out));
+	(*out)->pci.numa = -1;
+	(*out)->index = -1;
+	return 0;
+}
+
+/* "Device Minor: \t 3" in /proc/driver/nvidia/gpus/<addr>/information. */
+static int nvidia_minor(const struct efa_sysfs *fs, const char *addr)
+{
+	char info[2048];
+	const char *line;
+	int minor;
+
+	if (efa_sysfs_read(fs, info, sizeof(info),
+			   "/proc/driver/nvidia/gpus/%s/information", addr))
+		return -1;
+	line = strstr(info, "Device Minor:");
+	if (!line || sscanf(line + strlen("Device Minor:"), " %d", &minor) != 1)
+		return -1;
+	return minor;
+}
+
+/*
+ * The PCI functions that can be GPUs: those bound to the NVIDIA driver
+ * when it is loaded (a node has hundreds of PCI functions, and reading
+ * every one's vendor was most of a step's discovery), else all of them.
+ */
+static char **gpu_candidates(const struct efa_sysfs *fs)
+{
+	char **bound = efa_sysfs_list(fs, "/sys/bus/pci/drivers/nvidia");
+
+	if (!bound)
+		return NULL;
+	for (char **it = bound; *it; it++)
+		if (strchr(*it, ':'))
+			return bound;
+	efa_strv_free(bound);
+	return efa_sysfs_list(fs, "/sys/bus/pci/devices");
+}
+
+static int discover_gpus(const struct efa_sysfs *fs, struct efa_node *node,
+			 size_t *cap)
+{
+	char **addrs = gpu_candidates(fs);
+	bool have_proc = efa_sysfs_exists(fs, "/proc/driver/nvidia/gpus");
+	int pci_order = 0, rc = -1;
+
+	if (!addrs)
+		return -1;
+	for (char **it = addrs; *it; it++) {
+		struct efa_accel *gpu;
+		long vendor, class;
+		char *dev;
+
+		if (efa_sysfs_read_long(fs, &vendor, "/sys/bus/pci/devices/%s/vendor", *it) ||
+		    vendor != PCI_VENDOR_NVIDIA ||
+		    efa_sysfs_read_long(fs, &class, "/sys/bus/pci/devices/%s/class", *it) ||
+		    (class >> 8) != PCI_CLASS_3D_CONTROLLER)
+			continue;
+		if (add_accel(node, cap, &gpu) ||
+		    asprintf(&dev, "/sys/bus/pci/devices/%s", *it) < 0)
+			goto out;
+		gpu->kind = EFA_ACCEL_GPU;
+		if (pci_fill(fs, &gpu->pci, dev)) {
+			free(dev);
+			node->naccels--;
+			continue;
+		}
+		free(dev);
+		/* Without the driver's proc files, minors follow PCI order
+		 * (what nvidia.ko does on a fresh boot); with them, a GPU the
+		 * driver does not list is not this node's to use. */
+		gpu->index = have_proc ? nvidia_minor(fs, gpu->pci.addr) : pci_order;
+		pci_order++;
+		gpu->present = gpu->index >= 0 &&
+			       efa_sysfs_exists(fs, "/dev/nvidia%d", gpu->index);
+	}
+	rc = 0;
+out:
+	efa_strv_free(addrs);
+	return rc;
+}
+
+static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
+			   size_t *cap)
+{
+	char **names = efa_sysfs_list(fs, "/sys/class/neuron_device");
+
+	if (!names)
+		return -1;
+	for (char **it = names; *it; it++) {
+		struct efa_accel *dev;
+		long cores;
+		int index;
+		char *link;
+
+		if (sscanf(*it, "neuron%d", &index) != 1)
+			continue;
+		if (add_accel(node, cap, &dev))
+			goto fail;
+		dev->kind = EFA_ACCEL_NEURON;
+		dev->index = index;
+		if (!efa_sysfs_read_long(fs, &cores, "/sys/class/neuron_device/%s/core_count", *it) &&
+		    cores > 0)
+			dev->cores = (int)cores;
+		dev->present = efa_sysfs_exists(fs, "/dev/neuron%d", index);
+		/* Current drivers give Neuron devices no parent; use the
+		 * PCI function when a driver links one. */
+		if (asprintf(&link, "/sys/class/neuron_device/%s/device", *it) < 0)
+			goto fail;
+		if (efa_sysfs_exists(fs, "%s", link))
+			pci_fill(fs, &dev->pci, link);
+		free(link);
+	}
+	efa_strv_free(names);
+	return 0;
+fail:
+	efa_strv_free(names);
+	return -1;
+}
+
+static int accel_cmp(const void *a, const void *b)
+{
+	const struct efa_accel *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	if (x->index != y->index) {
+		if (x->index < 0)
+			return 1;	/* devices without an index last */
+		if (y->index < 0)
+			return -1;
+		return x->index - y->index;
+	}
+	return pci_addr_cmp(&x->pci, &y->pci);
+}
+
+int efa_node_discover(const char *root, const char *instance_type,
+		      struct efa_node **out, struct efa_error *err)
+{
+	struct efa_node *node = calloc(1, sizeof(*node));
+	struct efa_sysfs fs;
+	size_t cap = 0;
+
+	if (!node)
+		return efa_error_set(err, "out of memory");
+	if (efa_sysfs_open(&fs, root)) {
+		free(node);
+		return efa_error_set(err, "cannot use root=%s: it must be an existing directory",
+				     root);
+	}
+	if (detect_instance_type(&fs, instance_type, node) ||
+	    discover_nics(&fs, node) ||
+	    discover_gpus(&fs, node, &cap) ||
+	    discover_neuron(&fs, node, &cap) ||
+	    efa_stack_discover(&fs, &node->stack)) {
+		efa_error_set(err, "out of memory reading the node's devices");
+		goto fail;
+	}
+	if (node->naccels)
+		qsort(node->accels, node->naccels, sizeof(*node->accels), accel_cmp);
+	efa_sysfs_close(&fs);
+	*out = node;
+	return 0;
+fail:
+	efa_sysfs_close(&fs);
+	efa_node_free(node);
+	return -1;
+}
+
+size_t efa_node_usable_nics(const struct efa_node *node)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < node->nnics; i++)
+		n += node->nics[i].usable;
+	return n;
+}
+
+void efa_node_efa_problem(const struct efa_node *node, char *buf, size_t size)
+{
+	size_t with_uverbs = 0;
+
+	buf[0] = '\0';
+	if (efa_node_usable_nics(node))
+		return;
+	if (!node->nnics) {
+		snprintf(buf, size, "no EFA device (no /sys/class/infiniband device bound to the efa driver)");
+		return;
+	}
+	for (size_t i = 0; i < node->nnics; i++)
+		with_uverbs += node->nics[i].uverbs >= 0;
+	if (!with_uverbs)
+		snprintf(buf, size, "%zu EFA device%s but no uverbs interface (is the ib_uverbs module loaded?)",
+			 node->nnics, node->nnics == 1 ? "" : "s");
+	else
+		snprintf(buf, size, "%zu EFA device%s but no /dev/infiniband/uverbs* node to open (in a container, request the vpc.amazonaws.com/efa resource or mount /dev/infiniband)",
+			 node->nnics, node->nnics == 1 ? "" : "s");
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a node has: instance type, EFA devices, accelerators (NVIDIA GPUs,
+ * Neuron devices) and the EFA software stack, read from sysfs, procfs, /dev
+ * and /opt under a root prefix. Counts are never assumed per instance
+ * type: pods see subsets, and new instance types appear.
+ */
+#ifndef EFA_NODE_H
+#define EFA_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/base/error.h"
+
+#define EFA_PCI_ADDR_MAX 16
+
+struct efa_pci {
+	char addr[EFA_PCI_ADDR_MAX];	/* "0000:53:00.0"; "" when unknown */
+	char *path;			/* "/sys/devices/pci0000:44/.../0000:53:00.0" */
+	int numa;			/* -1 when unknown */
+};
+
+struct efa_nic {
+	char *name;			/* "rdmap79s0" */
+	struct efa_pci pci;
+	int uverbs;			/* N of uverbsN, -1 when none */
+	bool usable;			/* /dev/infiniband/uverbsN exists */
+};
+
+enum efa_accel_kind {
+	EFA_ACCEL_GPU,
+	EFA_ACCEL_NEURON,
+};
+
+struct efa_accel {
+	enum efa_accel_kind kind;
+	int index;			/* /dev/nvidiaN minor or neuronN; -1 unknown */
+	struct efa_pci pci;
+	int cores;			/* NeuronCores; 0 for GPUs */
+	bool present;			/* its /dev node exists */
+};
+
+/* Versions are as installed ("2.1.0amzn5.0"), NULL when unknown. */
+struct efa_stack {
+	char *installer;
+	char *libfabric;
+	char *rdma_core;
+	char *ofi_nccl;
+	char *efa_driver;
+	char *kernel;			/* /proc/sys/kernel/osrelease */
+	char **libdirs;			/* node paths, NULL-terminated */
+};
+
+struct efa_node {
+	char *instance_type;		/* "ml." stripped; NULL when unknown */
+	bool instance_type_configured;	/* from efa.conf, not DMI */
+	struct efa_nic *nics;		/* sorted by PCI address */
+	size_t nnics;
+	struct efa_accel *accels;	/* GPUs then Neuron devices, by index */
+	size_t naccels;
+	struct efa_stack stack;
+	unsigned char *closeness;	/* naccels x nnics, see efa_bind_index() */
+};
+
+/*
+ * Reads the node under root ("/" on a real node). instance_type, when not
+ * NULL, overrides DMI. A node without devices is a success with zero
+ * counts; only an unusable root or ENOMEM is an error.
+ */
+int efa_node_discover(const char *root, const char *instance_type,
+		      struct efa_node **out, struct efa_error *err);
+void efa_node_free(struct efa_node *node);
+
+size_t efa_node_usable_nics(const struct efa_node *node);
+
+/*
+ * Explains why EFA cannot be used on this node, for a message that tells
+ * the user what is missing; "" when at least one device is usable.
+ */
+void efa_node_efa_problem(const struct efa_node *node, char *buf, size_t size);
+
+#endif

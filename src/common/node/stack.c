@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/node/stack.h"
+#include "common/base/strutil.h"
+
+#define INSTALLED_MAX 65536
+#define LIBDIRS_MAX 8
+#define MULTIARCH_SUFFIX "-linux-gnu"
+
+void efa_stack_clear(struct efa_stack *stack)
+{
+	free(stack->installer);
+	free(stack->libfabric);
+	free(stack->rdma_core);
+	free(stack->ofi_nccl);
+	free(stack->efa_driver);
+	free(stack->kernel);
+	efa_strv_free(stack->libdirs);
+	memset(stack, 0, sizeof(*stack));
+}
+
+/* Package names the installer has used for each component, deb and rpm. */
+static const struct {
+	const char *package;
+	size_t offset;
+} packages[] = {
+	{ "libfabric-aws", offsetof(struct efa_stack, libfabric) },
+	{ "libfabric1-aws", offsetof(struct efa_stack, libfabric) },
+	{ "rdma-core", offsetof(struct efa_stack, rdma_core) },
+	{ "libnccl-ofi", offsetof(struct efa_stack, ofi_nccl) },
+	{ "aws-ofi-nccl", offsetof(struct efa_stack, ofi_nccl) },
+	{ "efa", offsetof(struct efa_stack, efa_driver) },
+};
+
+/*
+ * Splits a package file name into name and version: deb
+ * "libfabric1-aws_2.1.0amzn5.0_amd64", rpm
+ * "libfabric-aws-1.16.1amzn3.0-1.amzn2.x86_64". The version starts at the
+ * first '_' or at the first '-' followed by a digit.
+ */
+static int split_package(const char *pkg, size_t len, size_t *name_len,
+			 const char **version, size_t *version_len)
+{
+	const char *end = pkg + len, *v = NULL, *c;
+
+	for (c = pkg; c < end; c++) {
+		if (*c == '_' || (*c == '-' && c + 1 < end && isdigit((unsigned char)c[1]))) {
+			v = c + 1;
+			break;
+		}
+	}
+	if (!v || v == end)
+		return -1;
+	*name_len = (size_t)(c - pkg);
+	*version = v;
+	for (c = v; c < end && *c != '_' && *c != '-'; c++)
+		;
+	*version_len = (size_t)(c - v);
+	return 0;
+}
+
+static int take_package(struct efa_stack *stack, const char *pkg, size_t len)
+{
+	const char *version;
+	size_t name_len, version_len;
+
+	if (split_package(pkg, len, &name_len, &version, &version_len))
+		return 0;
+	for (size_t i = 0; i < sizeof(packages) / sizeof(packages[0]); i++) {
+		char **field = (char **)((char *)stack + packages[i].offset);
+
+		if (strlen(packages[i].package) != name_len ||
+		    strncmp(packages[i].package, pkg, name_len) || *field)
+			continue;
+		*field = strndup(version, version_len);
+		return *field ? 0 : -1;
+	}
+	return 0;
+}
+
+int efa_stack_parse_installed(const char *text, struct efa_stack *stack)
+{
+	static const char header[] = "# EFA installer version:";
+	const char *p = text;
+
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (!strncmp(p, header, sizeof(header) - 1) && !stack->installer) {
+			const char *v = p + sizeof(header) - 1;
+			size_t vlen;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			for (vlen = 0; v + vlen < p + len && !isspace((unsigned char)v[vlen]); vlen++)
+				;
+			if (vlen && !(stack->installer = strndup(v, vlen)))
+				return -1;
+		} else if (*p != '#') {
+			const char *w = p, *end = p + len;
+
+			while (w < end) {
+				size_t wlen;
+
+				while (w < end && isspace((unsigned char)*w))
+					w++;
+				for (wlen = 0; w + wlen < end && !isspace((unsigned char)w[wlen]); wlen++)
+					;
+				if (wlen && take_package(stack, w, wlen))
+					return -1;
+				w += wlen;
+			}
+		}
+		p += len + (eol ? 1 : 0);
+	}
+	return 0;
+}
+
+/* A directory holding at least one shared library. */
+static bool has_libraries(const struct efa_sysfs *fs, const char *dir)
+{
+	char **entries = efa_sysfs_list(fs, "%s", dir);
+	bool found = false;
+
+	if (!entries)
+		return false;
+	for (char **e = entries; *e && !found; e++)
+		found = !strncmp(*e, "lib", 3) && strstr(*e, ".so");
+	efa_strv_free(entries);
+	return found;
+}
+
+static int add_libdir(struct efa_stack *stack, size_t *n, const char *dir)
+{
+	if (*n == LIBDIRS_MAX)
+		return 0;
+	stack->libdirs[*n] = strdup(dir);
+	if (!stack->libdirs[*n])
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * libfabric first, then the NCCL plugin: the order aws-ofi-nccl's own
+ * set-up scripts use. lib64 is Amazon Linux and RHEL, lib is Ubuntu; the
+ * plugin moved from /opt/aws-ofi-nccl (built from source, older AMIs) to
+ * /opt/amazon/ofi-nccl (installer 1.29+), with a multiarch directory on
+ * Debian-family systems.
+ */
+static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
+{
+	static const char *const fixed[] = {
+		"/opt/amazon/efa/lib64", "/opt/amazon/efa/lib",
+	};
+	static const char *const plugin_roots[] = {
+		"/opt/amazon/ofi-nccl/lib", "/opt/aws-ofi-nccl/lib",
+	};
+	size_t n = 0;
+
+	stack->libdirs = calloc(LIBDIRS_MAX + 1, sizeof(*stack->libdirs));
+	if (!stack->libdirs)
+		return -1;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (has_libraries(fs, fixed[i]) && add_libdir(stack, &n, fixed[i]))
+			return -1;
+	for (size_t i = 0; i < sizeof(plugin_roots) / sizeof(plugin_roots[0]); i++) {
+		char **entries = efa_sysfs_list(fs, "%s", plugin_roots[i]);
+
+		if (!entries)
+			return -1;
+		for (char **e = entries; *e; e++) {
+			char *dir;
+			size_t elen = strlen(*e);
+
+			if (elen <= strlen(MULTIARCH_SUFFIX) ||
+			    strcmp(*e + elen - strlen(MULTIARCH_SUFFIX), MULTIARCH_SUFFIX))
+				continue;
+			if (asprintf(&dir, "%s/%s", plugin_roots[i], *e) < 0) {
+				efa_strv_free(entries);
+				return -1;
+			}
+			if (has_libraries(fs, dir) && add_libdir(stack, &n, dir)) {
+				free(dir);
+				efa_strv_free(entries);
+				return -1;
+			}
+			free(dir);
+		}
+		efa_strv_free(entries);
+		if (has_libraries(fs, plugin_roots[i]) && add_libdir(stack, &n, plugin_roots[i]))
+			return -1;
+	}
+	return 0;
+}
+
+int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack)
+{
+	char *path = efa_sysfs_path(fs, "/opt/amazon/efa_installed_packages");
+	char release[256];
+	struct efa_error err;
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	memset(stack, 0, sizeof(*stack));
+	if (!path)
+		return -1;
+	/* A missing or unreadable record leaves every version unknown. */
+	if (!efa_read_file(path, INSTALLED_MAX, &text, &len, &err)) {
+		rc = efa_stack_parse_installed(text, stack);
+		free(text);
+		if (rc) {
+			free(path);
+			return -1;
+		}
+	}
+	free(path);
+	/* The kernel the steps run on: a container sees its host's. */
+	if (!efa_sysfs_read(fs, release, sizeof(release), "/proc/sys/kernel/osrelease") && release[0] &&
+	    !(stack->kernel = strdup(release)))
+		return -1;
+	return discover_libdirs(fs, stack);
+}
+
+const char *efa_stack_version(const struct efa_stack *stack, const char *component,
+			      bool *known)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} components[] = {
+		{ "installer", offsetof(struct efa_stack, installer) },
+		{ "libfabric", offsetof(struct efa_stack, libfabric) },
+		{ "rdma-core", offsetof(struct efa_stack, rdma_core) },
+		{ "ofi-nccl", offsetof(struct efa_stack, ofi_nccl) },
+		{ "efa-driver", offsetof(struct efa_stack, efa_driver) },
+		{ "kernel", offsetof(struct efa_stack, kernel) },
+	};
+
+	for (size_t i = 0; i < sizeof(components) / sizeof(components[0]); i++) {
+		if (strcmp(components[i].name, component))
+			continue;
+		*known = true;
+		return *(char *const *)((const char *)stack + components[i].offset);
+	}
+	*known = false;
+	return NULL;
+}
+
+static unsigned long next_number(const char **p)
+{
+	unsigned long n = 0;
+
+	if (!isdigit((unsigned char)**p)) {
+		*p = "";
+		return 0;
+	}
+	while (isdigit((unsigned char)**p)) {
+		if (n < 100000000UL)
+			n = n * 10 + (unsigned long)(**p - '0');
+		(*p)++;
+	}
+	if (**p == '.' && isdigit((unsigned char)(*p)[1]))
+		(*p)++;
+	else
+		*p = "";	/* the dotted-number prefix ends here */
+	return n;
+}
+
+int efa_version_cmp(const char *a, const char *b)
+{
+	while (*a || *b) {
+		unsigned long x = next_number(&a), y = next_number(&b);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/base/strutil.h"
+#include "common/node/sysfs.h"
+
+int efa_sysfs_open(struct efa_sysfs *fs, const char *root)
+{
+	size_t len;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->dirfd = -1;
+	if (!root || !*root)
+		root = "/";
+	len = strlen(root);
+	while (len > 0 && root[len - 1] == '/')
+		len--;
+	fs->root = strndup(root, len);
+	fs->real_root = realpath(root, NULL);
+	fs->dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (!fs->root || !fs->real_root || fs->dirfd < 0) {
+		efa_sysfs_close(fs);
+		return -1;
+	}
+	if (!strcmp(fs->real_root, "/"))
+		fs->real_root[0] = '\0';
+	return 0;
+}
+
+void efa_sysfs_close(struct efa_sysfs *fs)
+{
+	free(fs->root);
+	free(fs->real_root);
+	if (fs->dirfd >= 0)
+		close(fs->dirfd);
+	fs->root = fs->real_root = NULL;
+	fs->dirfd = -1;
+}
+
+static char *vpath(const struct efa_sysfs *fs, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static char *vpath(const struct efa_sysfs *fs, const char *fmt, va_list ap)
+{
+	char *rel = NULL, *full = NULL;
+
+	if (vasprintf(&rel, fmt, ap) < 0)
+		return NULL;
+	if (asprintf(&full, "%s%s", fs->root, rel) < 0)
+		full = NULL;
+	free(rel);
+	return full;
+}
+
+char *efa_sysfs_path(const struct efa_sysfs *fs, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = vpath(fs, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+/*
+ * The node path relative to the root, for the *at() calls: every lookup
+ * starts at the open root instead of walking the root's own path again
+ * (a step reads a few hundred attributes).
+ */
+static char *vrel(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static char *vrel(const char *fmt, va_list ap)
+{
+	char *path = NULL;
+	size_t skip;
+
+	if (vasprintf(&path, fmt, ap) < 0)
+		return NULL;
+	skip = strspn(path, "/");
+	if (!path[skip]) {
+		free(path);
+		return strdup(".");
+	}
+	memmove(path, path + skip, strlen(path + skip) + 1);
+	return path;
+}
+
+static int read_small(int dirfd, const char *rel, char *buf, size_t size)
+{
+	size_t got = 0;
+	int fd;
+
+	buf[0] = '\0';
+	if (!rel || (fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	/* sysfs and small regular files come whole in one read; a short read
+	 * is the end. */
+	while (got < size - 1) {
+		size_t want = size - 1 - got;
+		ssize_t n = read(fd, buf + got, want);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if ((size_t)n < want)
+			break;
+	}
+	close(fd);
+	buf[got] = '\0';
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' ' ||
+			   buf[got - 1] == '\t' || buf[got - 1] == '\r'))
+		buf[--got] = '\0';
+	return 0;
+}
+
+int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	char *rel;
+	int rc;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	rc = read_small(fs->dirfd, rel, buf, size);
+	free(rel);
+	return rc;
+}
+
+int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
+			const char *fmt, ...)
+{
+	char buf[64], *end;
+	va_list ap;
+	char *rel;
+	int rc;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	rc = read_small(fs->dirfd, rel, buf, sizeof(buf));
+	free(rel);
+	if (rc || !buf[0])
+		return -1;
+	errno = 0;
+	*value = strtol(buf, &end, 0);
+	return (errno || *end) ? -1 : 0;
+}
+
+bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
+{
+	struct stat st;
+	va_list ap;
+	char *rel;
+	bool found;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	found = rel && fstatat(fs->dirfd, rel, &st, 0) == 0;
+	free(rel);
+	return found;
+}
+
+int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
+			const char *fmt, ...)
+{
+	char target[PATH_MAX];
+	const char *base;
+	va_list ap;
+	ssize_t n;
+	char *rel;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	n = rel ? readlinkat(fs->dirfd, rel, target, sizeof(target) - 1) : -1;
+	free(rel);
+	buf[0] = '\0';
+	if (n < 0)
+		return -1;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	snprintf(buf, size, "%s", base ? base + 1 : target);
+	return 0;
+}
+
+/*
+ * Where a path really is: the kernel resolves it once when opening it, and
+ * names what it opened in /proc/self/fd (realpath() would readlink every
+ * component instead, some twenty per sysfs device). realpath() is the
+ * fallback where /proc is not mounted.
+ */
+static char *real_path(const struct efa_sysfs *fs, const char *rel)
+{
+	char link[64], target[PATH_MAX], *full, *real;
+	ssize_t n = -1;
+	int fd;
+
+	fd = openat(fs->dirfd, rel, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	close(fd);
+	if (n > 0 && target[0] == '/') {
+		target[n] = '\0';
+		return strdup(target);
+	}
+	if (asprintf(&full, "%s/%s", fs->root, rel) < 0)
+		return NULL;
+	real = realpath(full, NULL);
+	free(full);
+	return real;
+}
+
+char *efa_sysfs_resolve(const struct efa_sysfs *fs, const char *fmt, ...)
+{
+	size_t rlen = strlen(fs->real_root);
+	char *rel, *real, *node = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	real = rel ? real_path(fs, rel) : NULL;
+	free(rel);
+	if (!real)
+		return NULL;
+	/* A link leaving the root tree is not part of this node's view. */
+	if (!strncmp(real, fs->real_root, rlen) && real[rlen] == '/')
+		node = strdup(real + rlen);
+	free(real);
+	return node;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
+{
+	struct dirent *de;
+	char **list, **grown;
+	size_t n = 0, cap = 16;
+	va_list ap;
+	DIR *dir;
+	char *p;
+	int fd;
+
+	va_start(ap, fmt);
+	p = vrel(fmt, ap);
+	va_end(ap);
+	list = calloc(cap + 1, sizeof(*list));
+	if (!p || !list)
+		goto fail;
+	fd = openat(fs->dirfd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(p);
+	p = NULL;
+	if (fd < 0)
+		return list;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return list;
+	}
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			grown = realloc(list, (cap * 2 + 1) * sizeof(*list));
+			if (!grown) {
+				closedir(dir);
+				goto fail;
+			}
+			list = grown;
+			cap *= 2;
+		}
+		list[n] = strdup(de->d_name);
+		if (!list[n++]) {
+			closedir(dir);
+			goto fail;
+		}
+		list[n] = NULL;
+	}
+	closedir(dir);
+	qsort(list, n, sizeof(*list), name_cmp);
+	return list;
+fail:
+	free(p);
+	efa_strv_free(list);
+	return NULL;
+}
