@@ -74,10 +74,14 @@ void cli_feature_updates_clear(struct cli_feature_updates *u);
  * Reads nodes and zones. With since (a previous answer's update time,
  * updated here), an unchanged cluster sets *not_modified and fills nothing.
  * With updates, the nodes whose features the sources change are listed.
+ * With ec2_cache, what EC2 said (ZoneSource= or TopologySource= ec2) is
+ * kept there for the next call (ec2_close it at the end).
  */
+struct ec2;
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
-		     struct cli_feature_updates *updates, slurmrest_error *err);
+		     struct cli_feature_updates *updates, struct ec2 **ec2_cache,
+		     slurmrest_error *err);
 
 /* Where zones and topo --cluster read the cluster from. */
 struct cli_source {

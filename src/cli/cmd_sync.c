@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "common/cluster/snapshot.h"
+#include "ec2.h"
 #include "topology_sync.h"
 
 static const char usage[] =
@@ -81,6 +82,7 @@ struct syncer {
 	struct topology_sync topo;
 	time_t write_error_said;
 	int failing;
+	struct ec2 *ec2;	/* what EC2 said, kept between rounds */
 };
 
 /* "a,b" of a feature list, cut to fit. */
@@ -140,7 +142,7 @@ static int sync_once(struct syncer *s)
 	int not_modified;
 
 	int rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, want,
-				  &rerr);
+				  &s->ec2, &rerr);
 
 	/* slurmrestd 22.05 sometimes fails a conditional request that a plain
 	 * one answers (HTTP 500, "Unspecified error"): ask again in full. */
@@ -151,7 +153,7 @@ static int sync_once(struct syncer *s)
 		s->conditional_failed = 1;
 		s->since = 0;
 		rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, want,
-				      &rerr);
+				      &s->ec2, &rerr);
 	}
 	if (rc) {
 		if (s->have_last)
@@ -244,7 +246,7 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 	}
 	if (cfg->write_features == EFA_YES && cfg->zone_source == EFA_SOURCE_FEATURES &&
 	    cfg->topology_source == EFA_SOURCE_FEATURES) {
-		fprintf(stderr, "slurm-efa sync: WriteFeatures=yes writes what ZoneSource= or TopologySource= learn elsewhere; with both =features there is nothing to write: set one to kubernetes, or drop WriteFeatures=\n");
+		fprintf(stderr, "slurm-efa sync: WriteFeatures=yes writes what ZoneSource= or TopologySource= learn elsewhere; with both =features there is nothing to write: set one to kubernetes or ec2, or drop WriteFeatures=\n");
 		goto out;
 	}
 	s.cfg = cfg;
@@ -272,6 +274,7 @@ out:
 	if (s.have_last)
 		efa_cluster_clear(&s.last);
 	slurmrest_free(s.rest);
+	ec2_close(s.ec2);
 	efa_config_free(cfg);
 	return rc;
 }

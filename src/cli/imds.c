@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurm-efa: the EC2 instance metadata service (IMDSv2) over the HTTP layer. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,7 @@ fail:
 	return NULL;
 }
 
-int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size)
+static int get(struct imds *m, const char *path, bool whole, char **value, char *why, size_t size)
 {
 	char header[1024], full[256];
 	struct http_answer a = { 0 };
@@ -110,10 +111,20 @@ int imds_get(struct imds *m, const char *path, char **value, char *why, size_t s
 	snprintf(header, sizeof(header), "X-aws-ec2-metadata-token: %s", m->token);
 	snprintf(full, sizeof(full), "/latest/meta-data/%s", path);
 	if (request(m, "GET", full, header, &a, why, size) == 200 &&
-	    !(*value = first_word(a.data ? a.data : "")))
+	    !(*value = whole ? strdup(a.data ? a.data : "") : first_word(a.data ? a.data : "")))
 		snprintf(why, size, "out of memory");
-	free(a.data);
+	http_wipe_free(a.data);
 	return *value ? 0 : -1;
+}
+
+int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size)
+{
+	return get(m, path, false, value, why, size);
+}
+
+int imds_get_document(struct imds *m, const char *path, char **value, char *why, size_t size)
+{
+	return get(m, path, true, value, why, size);
 }
 
 void imds_close(struct imds *m)

@@ -27,6 +27,10 @@ struct imds *imds_open(const char *base, long timeout_ms, int *usage, char *why,
  */
 int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size);
 
+/* The same, the whole answer (a JSON document, say); wipe it with
+ * http_wipe_free when it holds a secret. */
+int imds_get_document(struct imds *m, const char *path, char **value, char *why, size_t size);
+
 void imds_close(struct imds *m);
 
 #endif

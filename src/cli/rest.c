@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
+#include "ec2.h"
 #include "kube.h"
 
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)
@@ -148,16 +149,52 @@ static int add_update(struct cli_feature_updates *u, const char *node, char *con
 	return grown->node && grown->from && grown->to ? 0 : -1;
 }
 
+static int source_failed(const char *source, const char *why, slurmrest_error *err)
+{
+	err->code = SLURMREST_E_TRANSPORT;
+	snprintf(err->message, sizeof(err->message), "%s: %.480s", source, why);
+	return SLURMREST_E_TRANSPORT;
+}
+
+/* EC2's view of the nodes' addresses, kept in *cache across calls (or
+ * for this call when cache is NULL). */
+static int ec2_learn(const struct efa_config *cfg, size_t nlayers, const slurmrest_nodes *nodes,
+		     struct ec2 **cache, struct ec2 **e, char *why, size_t size)
+{
+	char **addresses = calloc(nodes->count + 1, sizeof(*addresses));
+	int rc;
+
+	if (!addresses) {
+		snprintf(why, size, "out of memory");
+		return -1;
+	}
+	*e = cache ? *cache : NULL;
+	if (!*e && !(*e = ec2_open(cfg, nlayers, why, size))) {
+		free(addresses);
+		return -1;
+	}
+	if (cache)
+		*cache = *e;
+	for (size_t i = 0; i < nodes->count; i++)
+		addresses[i] = nodes->nodes[i].address;
+	rc = ec2_refresh(*e, addresses, nodes->count, why, size);
+	free(addresses);
+	return rc;
+}
+
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
-		     struct cli_feature_updates *updates, slurmrest_error *err)
+		     struct cli_feature_updates *updates, struct ec2 **ec2_cache,
+		     slurmrest_error *err)
 {
 	bool kube = cfg->zone_source == EFA_SOURCE_KUBERNETES ||
 		    cfg->topology_source == EFA_SOURCE_KUBERNETES;
+	bool ec2 = cfg->zone_source == EFA_SOURCE_EC2 || cfg->topology_source == EFA_SOURCE_EC2;
 	struct kube_map map = { 0 };
+	struct ec2 *instances = NULL;
 	slurmrest_nodes *nodes = NULL;
 	char why[KUBE_WHY_MAX];
-	size_t unplaced = 0;
+	size_t unplaced = 0, no_instance = 0;
 	struct efa_error e;
 	int rc;
 
@@ -183,28 +220,35 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	    efa_cluster_set_layers(cluster, cfg->topology_feature_prefixes))
 		goto nomem;
 	if (kube && kube_read(cfg, cluster->nlayers, &map, why, sizeof(why))) {
-		slurmrest_nodes_free(nodes);
-		efa_cluster_clear(cluster);
-		err->code = SLURMREST_E_TRANSPORT;
-		snprintf(err->message, sizeof(err->message), "kubernetes: %.480s", why);
-		return SLURMREST_E_TRANSPORT;
+		rc = source_failed("kubernetes", why, err);
+		goto fail;
+	}
+	if (ec2 && ec2_learn(cfg, cfg->topology_source == EFA_SOURCE_EC2 ? cluster->nlayers : 0, nodes,
+			     ec2_cache, &instances, why, sizeof(why))) {
+		rc = source_failed("ec2", why, err);
+		goto fail;
 	}
 	for (size_t i = 0; i < nodes->count; i++) {
 		const slurmrest_node *n = &nodes->nodes[i];
 		/* Active features: what the node has now (Slinky and
 		 * changeable features may differ from the configured ones). */
 		char *const *features = n->active_features[0] ? n->active_features : n->features;
+		const struct kube_placement *pod = kube ? kube_find(&map, n->name) : NULL;
+		const struct ec2_instance *in = ec2 ? ec2_find(instances, n->address) : NULL;
 		char **placed = NULL;
 
-		if (kube) {
-			const struct kube_placement *p = kube_find(&map, n->name);
+		if (kube || ec2) {
+			const char *zone = cfg->zone_source == EFA_SOURCE_KUBERNETES ? (pod ? pod->zone : NULL) :
+					   cfg->zone_source == EFA_SOURCE_EC2 ? (in ? in->zone : NULL) : NULL;
+			char **layers = cfg->topology_source == EFA_SOURCE_KUBERNETES ? (pod ? pod->layers : NULL) :
+					cfg->topology_source == EFA_SOURCE_EC2 ? (in ? in->layers : NULL) : NULL;
 
-			if (!p || !p->zone)
-				unplaced++;
-			placed = efa_features_placed(features, cfg->zone_feature_prefix, p ? p->zone : NULL,
-						     cfg->zone_source == EFA_SOURCE_KUBERNETES,
-						     cluster->layer_prefixes, p ? p->layers : NULL,
-						     cfg->topology_source == EFA_SOURCE_KUBERNETES);
+			unplaced += kube && (!pod || !pod->zone);
+			no_instance += ec2 && !in;
+			placed = efa_features_placed(features, cfg->zone_feature_prefix, zone,
+						     cfg->zone_source != EFA_SOURCE_FEATURES,
+						     cluster->layer_prefixes, layers,
+						     cfg->topology_source != EFA_SOURCE_FEATURES);
 			if (!placed)
 				goto nomem;
 			if (updates && !same_features(features, placed) &&
@@ -222,18 +266,27 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	if (unplaced)
 		fprintf(stderr, "slurm-efa: kubernetes: %zu of %zu Slurm nodes have no pod in namespace %s on a node with a zone label (%s): their own features stand\n",
 			unplaced, nodes->count, map.namespace, KUBE_ZONE_LABEL);
+	if (no_instance)
+		fprintf(stderr, "slurm-efa: ec2: %zu of %zu Slurm nodes have an address (NodeAddr=) no running instance in %s has as its private IPv4 address: their own features stand\n",
+			no_instance, nodes->count, ec2_region(instances));
 	kube_map_clear(&map);
+	if (!ec2_cache)
+		ec2_close(instances);
 	slurmrest_nodes_free(nodes);
 	return 0;
 nomem:
+	rc = SLURMREST_E_NOMEM;
+	err->code = SLURMREST_E_NOMEM;
+	snprintf(err->message, sizeof(err->message), "out of memory");
+fail:
 	kube_map_clear(&map);
+	if (!ec2_cache)
+		ec2_close(instances);
 	slurmrest_nodes_free(nodes);
 	efa_cluster_clear(cluster);
 	if (updates)
 		cli_feature_updates_clear(updates);
-	err->code = SLURMREST_E_NOMEM;
-	snprintf(err->message, sizeof(err->message), "out of memory");
-	return SLURMREST_E_NOMEM;
+	return rc;
 }
 
 int cli_source_option(const char *arg, const char *next, struct cli_source *src, int *used)
@@ -266,7 +319,7 @@ int cli_cluster_load(const struct cli_common *common, const struct cli_source *s
 	if (!(rest = cli_rest_open(*cfg, &src->rest)))
 		return EXIT_USAGE;
 	rc = cli_rest_cluster(rest, *cfg, src->rest.url ? src->rest.url : (*cfg)->rest_url, NULL,
-			      cluster, &not_modified, NULL, &rerr);
+			      cluster, &not_modified, NULL, NULL, &rerr);
 	if (rc)
 		fprintf(stderr, "slurm-efa: %s\n", rerr.message);
 	slurmrest_free(rest);

@@ -39,6 +39,10 @@ struct http_client {
 	int token_private;
 	char *token_prefix;
 	char *token_header;
+	char *aws_sigv4;
+	char *aws_key_id;
+	char *aws_secret;	/* secret */
+	char *aws_session;	/* secret: "X-Amz-Security-Token: ..." */
 	CURL *curl;
 };
 
@@ -203,6 +207,10 @@ void http_free(struct http_client *c)
 	http_wipe_free(c->token);
 	free(c->token_file);
 	free(c->token_prefix);
+	free(c->aws_sigv4);
+	free(c->aws_key_id);
+	http_wipe_free(c->aws_secret);
+	http_wipe_free(c->aws_session);
 	free(c->token_header);
 	free(c->service);
 	free(c->url);
@@ -212,6 +220,22 @@ void http_free(struct http_client *c)
 	free(c->ca_key);
 	free(c->ca_file);
 	free(c);
+}
+
+int http_set_aws_credentials(struct http_client *c, const char *key_id, const char *secret,
+			     const char *session_token, struct http_error *err)
+{
+	free(c->aws_key_id);
+	http_wipe_free(c->aws_secret);
+	http_wipe_free(c->aws_session);
+	c->aws_session = NULL;
+	c->aws_key_id = strdup(key_id);
+	c->aws_secret = strdup(secret);
+	if (session_token && asprintf(&c->aws_session, "X-Amz-Security-Token: %s", session_token) < 0)
+		c->aws_session = NULL;
+	if (!c->aws_key_id || !c->aws_secret || (session_token && !c->aws_session))
+		return fail(err, HTTP_E_NOMEM, "out of memory");
+	return 0;
 }
 
 static uint64_t seed_jitter(const struct http_client *c)
@@ -256,7 +280,7 @@ struct http_client *http_new(const struct http_options *o, struct http_error *er
 	if (dup_opt(&c->service, o->service ? o->service : "the server") ||
 	    dup_opt(&c->url, o->url) || dup_opt(&c->url_key, o->url_key) ||
 	    dup_opt(&c->ca_key, o->ca_key) || dup_opt(&c->ca_file, o->ca_file) ||
-	    dup_opt(&c->token_prefix, o->token_prefix) ||
+	    dup_opt(&c->token_prefix, o->token_prefix) || dup_opt(&c->aws_sigv4, o->aws_sigv4) ||
 	    dup_opt(&c->token_header, o->token_header ? o->token_header : "Authorization: Bearer ")) {
 		fail(err, HTTP_E_NOMEM, "out of memory");
 		goto fail;
@@ -448,6 +472,11 @@ static CURLcode perform(struct http_client *c, const char *method, const char *u
 		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
 	if (c->unix_path)
 		curl_easy_setopt(c->curl, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
+	if (c->aws_sigv4) {
+		curl_easy_setopt(c->curl, CURLOPT_AWS_SIGV4, c->aws_sigv4);
+		curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->aws_key_id);
+		curl_easy_setopt(c->curl, CURLOPT_PASSWORD, c->aws_secret);
+	}
 	if (body) {
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
@@ -456,6 +485,8 @@ static CURLcode perform(struct http_client *c, const char *method, const char *u
 	/* The request held the token: clear it from libcurl's copy of the
 	 * options too. */
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	if (c->aws_sigv4)
+		curl_easy_setopt(c->curl, CURLOPT_PASSWORD, "");
 	return rc;
 }
 
@@ -487,6 +518,15 @@ int http_request(struct http_client *c, const char *method, const char *path,
 	}
 	if (c->token) {
 		if (!(h = add_token(c, list)))
+			goto nomem;
+		list = h;
+	}
+	if (c->aws_sigv4 && !c->aws_key_id) {
+		fail(err, HTTP_E_USAGE, "no AWS credentials to sign the request to %s with", c->service);
+		goto out;
+	}
+	if (c->aws_session) {
+		if (!(h = curl_slist_append(list, c->aws_session)))
 			goto nomem;
 		list = h;
 	}

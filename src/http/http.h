@@ -70,6 +70,12 @@ struct http_options {
 	int token_private;
 	const char *token_prefix;
 	const char *token_header;
+	/*
+	 * AWS Signature Version 4 ("aws:amz:REGION:SERVICE"), by libcurl,
+	 * with the credentials of http_set_aws_credentials(); the session
+	 * token goes in X-Amz-Security-Token, which is signed too.
+	 */
+	const char *aws_sigv4;
 };
 
 #define HTTP_RETRY_AFTER_MAX_MS 30000L
@@ -100,6 +106,14 @@ int http_has_token(const struct http_client *c);
 int http_request(struct http_client *c, const char *method, const char *path,
 		 const char *const *headers, const char *body, struct http_answer *answer,
 		 struct http_error *err);
+
+/*
+ * The credentials aws_sigv4 requests are signed with, copied (temporary
+ * ones change: call again before a request with the new ones).
+ * session_token may be NULL. 0, or -1 with err filled.
+ */
+int http_set_aws_credentials(struct http_client *c, const char *key_id, const char *secret,
+			     const char *session_token, struct http_error *err);
 
 /* Zeroes and frees a string that held a secret. */
 void http_wipe_free(char *secret);

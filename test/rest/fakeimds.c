@@ -7,7 +7,11 @@
  *       -> a session token;
  *   GET /latest/meta-data/placement/availability-zone and .../instance-type
  *       -> ZONE and INSTANCE_TYPE, only with X-aws-ec2-metadata-token: <it>
- *       (401 without it, as IMDSv2 does; 404 for other paths).
+ *       (401 without it, as IMDSv2 does; 404 for other paths);
+ *   GET .../placement/region -> ZONE without its last letter;
+ *   GET .../iam/security-credentials/ -> the role ROLE, and
+ *       .../iam/security-credentials/ROLE -> its temporary credentials
+ *       (ROLE_KEY, ROLE_SECRET, ROLE_TOKEN below, expiring in 6 hours).
  * MODE "ok" answers as above, "hang" reads requests and never answers,
  * "v1only" refuses token requests (403), "notype" has no instance-type.
  * Each request is logged to stderr as "METHOD PATH token=yes|no".
@@ -16,11 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "serve.h"
 
 #define TOKEN "AQAEAFake-imds-session-token=="
+#define ROLE "slurm-efa-sync"
+#define ROLE_KEY "ASIAFAKEROLEKEY00001"
+#define ROLE_SECRET "fake/role+secret/key"
+#define ROLE_TOKEN "fake-role-session-token=="
 
 static void reply(int fd, const char *status, const char *body)
 {
@@ -89,6 +98,19 @@ static void answer(int fd, void *ctx)
 		reply(fd, "200 OK", zone);
 	} else if (!strcmp(path, "/latest/meta-data/instance-type") && strcmp(mode, "notype")) {
 		reply(fd, "200 OK", type);
+	} else if (!strcmp(path, "/latest/meta-data/placement/region") && *zone) {
+		snprintf(value, sizeof(value), "%.*s", (int)strlen(zone) - 1, zone);
+		reply(fd, "200 OK", value);
+	} else if (!strcmp(path, "/latest/meta-data/iam/security-credentials/")) {
+		reply(fd, "200 OK", ROLE);
+	} else if (!strcmp(path, "/latest/meta-data/iam/security-credentials/" ROLE)) {
+		char doc[512], expires[32];
+		time_t t = time(NULL) + 6 * 3600;
+
+		strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+		snprintf(doc, sizeof(doc), "{\"Code\": \"Success\", \"Type\": \"AWS-HMAC\", \"AccessKeyId\": \"%s\", \"SecretAccessKey\": \"%s\", \"Token\": \"%s\", \"Expiration\": \"%s\"}",
+			 ROLE_KEY, ROLE_SECRET, ROLE_TOKEN, expires);
+		reply(fd, "200 OK", doc);
 	} else {
 		reply(fd, "404 Not Found", "");
 	}

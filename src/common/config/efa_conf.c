@@ -68,6 +68,7 @@ static const struct choice topology_format_choices[] = {
 static const struct choice source_choices[] = {
 	{ "features", EFA_SOURCE_FEATURES },
 	{ "kubernetes", EFA_SOURCE_KUBERNETES },
+	{ "ec2", EFA_SOURCE_EC2 },
 	{ NULL, 0 },
 };
 
@@ -113,6 +114,8 @@ static const struct key global_keys[] = {
 	GKEY("TopologyReload", V_STRING, topology_reload, NULL),
 	GKEY("ZoneSource", V_CHOICE, zone_source, source_choices),
 	GKEY("TopologySource", V_CHOICE, topology_source, source_choices),
+	GKEY("Ec2Endpoint", V_STRING, ec2_endpoint, NULL),
+	GKEY("Ec2Region", V_STRING, ec2_region, NULL),
 	GKEY("KubernetesURL", V_STRING, kubernetes_url, NULL),
 	GKEY("KubernetesTokenFile", V_PATH, kubernetes_token_file, NULL),
 	GKEY("KubernetesCAFile", V_PATH, kubernetes_ca_file, NULL),
@@ -179,6 +182,8 @@ void efa_config_free(struct efa_config *cfg)
 	efa_strv_free(cfg->topology_feature_prefixes);
 	free(cfg->topology_file);
 	free(cfg->topology_reload);
+	free(cfg->ec2_endpoint);
+	free(cfg->ec2_region);
 	free(cfg->kubernetes_url);
 	free(cfg->kubernetes_token_file);
 	free(cfg->kubernetes_ca_file);

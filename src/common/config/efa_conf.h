@@ -39,6 +39,7 @@ enum efa_topology_format {
 enum efa_source {
 	EFA_SOURCE_FEATURES = 0,	/* the node's Slurm features */
 	EFA_SOURCE_KUBERNETES,		/* its pod's Kubernetes node's labels */
+	EFA_SOURCE_EC2,			/* the EC2 API, for its instance */
 };
 
 enum efa_tristate {
@@ -86,6 +87,8 @@ struct efa_config {
 	char *topology_reload;
 	enum efa_source zone_source;
 	enum efa_source topology_source;
+	char *ec2_endpoint;		/* NULL: https://ec2.REGION.amazonaws.com */
+	char *ec2_region;		/* NULL: $AWS_REGION, else the instance's */
 	char *kubernetes_url;		/* NULL: in-cluster defaults */
 	char *kubernetes_token_file;
 	char *kubernetes_ca_file;

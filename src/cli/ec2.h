@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where Slurm nodes run, from the EC2 API: each node is the instance whose
+ * private IPv4 address is the node's address (NodeAddr=); its zone comes
+ * from DescribeInstances (Placement.AvailabilityZone) and its network
+ * layers from DescribeInstanceTopology (top layer first; instance types
+ * the API does not cover have none). Requests are signed with AWS
+ * Signature Version 4 (credentials from the environment, else the
+ * instance's role through IMDSv2), paged, and tried again with backoff
+ * when EC2 throttles. What was learned is kept while a node keeps its
+ * address: each round asks EC2 only about addresses it has not seen.
+ */
+#ifndef EFA_CLI_EC2_H
+#define EFA_CLI_EC2_H
+
+#include <stddef.h>
+
+#include "common/config/efa_conf.h"
+
+#define EC2_WHY_MAX 1024
+/* The API version of the EC2 Query API the requests use. */
+#define EC2_API_VERSION "2016-11-15"
+
+struct ec2_instance {
+	char *address;		/* private IPv4 address */
+	char *id;
+	char *type;
+	char *zone;
+	char **layers;		/* nlayers entries, top first; NULL: no topology */
+};
+
+struct ec2;
+
+/*
+ * A client for Ec2Endpoint= (default https://ec2.REGION.amazonaws.com),
+ * REGION from Ec2Region=, else $AWS_REGION or $AWS_DEFAULT_REGION, else
+ * the instance metadata service. nlayers: how many layers to keep. NULL
+ * with why filled.
+ */
+struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, size_t size);
+
+/*
+ * Learns the instances at these addresses (n of them; repeats and
+ * addresses that are no IPv4 are skipped), asking EC2 only about the ones
+ * not already known, and forgets the ones no longer given. 0, or -1 with
+ * why filled (what was known stays).
+ */
+int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size_t size);
+
+/* The instance at address, or NULL. */
+const struct ec2_instance *ec2_find(const struct ec2 *e, const char *address);
+
+/* The region the client signs for. */
+const char *ec2_region(const struct ec2 *e);
+
+void ec2_close(struct ec2 *e);
+
+#endif
