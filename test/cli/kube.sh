@@ -143,13 +143,13 @@ fi
 printf '%s\n' "RestURL=$rest_url" "Snapshot=$tmp/wf.json" "WriteFeatures=yes" >"$tmp/wf.conf"
 run "$efa" sync --once --config "$tmp/wf.conf"
 is "$rc" 2 "WriteFeatures=yes with both sources =features: a usage error"
-like "$out" "with both =features there is nothing to write: set one to kubernetes, or drop WriteFeatures=" \
+like "$out" "with both =features there is nothing to write: set one to kubernetes or ec2, or drop WriteFeatures=" \
 	"  saying why and what to do"
 
-printf '%s\n' "ZoneSource=ec2" >"$tmp/bad.conf"
+printf '%s\n' "ZoneSource=aws" >"$tmp/bad.conf"
 run "$efa" zones --config "$tmp/bad.conf"
-is "$rc" 2 "ZoneSource=ec2 (not built yet): a usage error"
-like "$out" "bad.conf:1: .*ZoneSource" "  naming the file, line and key"
+is "$rc" 2 "ZoneSource=aws: a usage error"
+like "$out" "bad.conf:1: invalid ZoneSource=aws: use features\|kubernetes\|ec2" "  naming the file, line, key and the values it takes"
 
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]
