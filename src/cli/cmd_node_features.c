@@ -44,11 +44,10 @@ struct found {
 
 static int parse(int argc, char **argv, struct request *req)
 {
-	const char *env = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	const char *off = getenv("AWS_EC2_METADATA_DISABLED");
 	char *end;
 
-	req->imds_url = env && *env ? env : IMDS_DEFAULT_URL;
+	req->imds_url = imds_base_url();
 	req->timeout_ms = IMDS_TIMEOUT_MS;
 	if (off && !strcasecmp(off, "true")) {
 		req->imds_url = NULL;

@@ -1,19 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
-#include <ctype.h>
-#include <expat.h>
-#include <jansson.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "common/base/strutil.h"
+#include "aws.h"
+#include "aws_query.h"
 #include "ec2.h"
 #include "http/http.h"
-#include "imds.h"
 
 #define EC2_CONNECT_MS 5000
 #define EC2_TIMEOUT_MS 30000
@@ -25,21 +21,15 @@
  * as many values, kept the same. */
 #define EC2_BATCH 100
 #define EC2_PAGES_MAX 10000
-#define IMDS_TIMEOUT_MS 2000
-/* Role credentials are fetched again this long before they expire. */
-#define CREDENTIALS_MARGIN 300
-#define XML_DEPTH 16
-#define XML_PATH_MAX 512
-#define XML_TEXT_MAX 4096
+#define EC2_TOKEN_MAX 1024
 
 struct ec2 {
 	struct http_client *http;
 	char *region;
-	char *imds_url;
+	struct aws_credentials credentials;
 	size_t nlayers;
 	struct ec2_instance *v;	/* sorted by address */
 	size_t n;
-	time_t role_expires;	/* 0: no role credentials yet */
 	char **types_said;	/* types without topology, said once */
 	size_t ntypes_said;
 };
@@ -83,119 +73,11 @@ void ec2_close(struct ec2 *e)
 	free(e->v);
 	http_free(e->http);
 	free(e->region);
-	free(e->imds_url);
+	aws_credentials_clear(&e->credentials);
 	for (size_t i = 0; i < e->ntypes_said; i++)
 		free(e->types_said[i]);
 	free(e->types_said);
 	free(e);
-}
-
-/* ---- the instance metadata service: region and role credentials ---- */
-
-static const char *imds_base(void)
-{
-	const char *env = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-
-	return env && *env ? env : IMDS_DEFAULT_URL;
-}
-
-static int imds_region(const char *url, char **region, char *why, size_t size)
-{
-	char problem[IMDS_WHY_MAX];
-	int usage, rc;
-	struct imds *m = imds_open(url, IMDS_TIMEOUT_MS, &usage, problem, sizeof(problem));
-
-	if (!m) {
-		snprintf(why, size, "no region: set Ec2Region= (the instance metadata service: %s)",
-			 problem);
-		return -1;
-	}
-	rc = imds_get(m, "placement/region", region, problem, sizeof(problem));
-	if (rc)
-		snprintf(why, size, "no region: set Ec2Region= (the instance metadata service: %s)",
-			 problem);
-	imds_close(m);
-	return rc;
-}
-
-static time_t parse_expiration(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-
-	return end ? timegm(&tm) : 0;
-}
-
-/* The instance role's temporary credentials, through IMDSv2. */
-static int role_credentials(struct ec2 *e, char *why, size_t size)
-{
-	char problem[IMDS_WHY_MAX], path[512], *role = NULL, *doc = NULL;
-	const char *key, *secret, *token, *expiration;
-	struct http_error herr;
-	json_t *root = NULL;
-	int usage, rc = -1;
-	struct imds *m = imds_open(e->imds_url, IMDS_TIMEOUT_MS, &usage, problem, sizeof(problem));
-
-	if (!m) {
-		snprintf(why, size, "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the instance metadata service cannot be had (%s)",
-			 problem);
-		return -1;
-	}
-	if (imds_get(m, "iam/security-credentials/", &role, problem, sizeof(problem))) {
-		snprintf(why, size, "no AWS credentials: none in the environment and no instance role (%s): attach a role with ec2:DescribeInstances and ec2:DescribeInstanceTopology",
-			 problem);
-		goto out;
-	}
-	role[strcspn(role, "\n")] = '\0';
-	snprintf(path, sizeof(path), "iam/security-credentials/%s", role);
-	if (imds_get_document(m, path, &doc, problem, sizeof(problem))) {
-		snprintf(why, size, "no credentials for the instance role %s: %s", role, problem);
-		goto out;
-	}
-	root = json_loads(doc, 0, NULL);
-	key = json_string_value(json_object_get(root, "AccessKeyId"));
-	secret = json_string_value(json_object_get(root, "SecretAccessKey"));
-	token = json_string_value(json_object_get(root, "Token"));
-	expiration = json_string_value(json_object_get(root, "Expiration"));
-	if (!key || !secret) {
-		snprintf(why, size, "the credentials of the instance role %s have no AccessKeyId and SecretAccessKey",
-			 role);
-		goto out;
-	}
-	if (http_set_aws_credentials(e->http, key, secret, token, &herr)) {
-		snprintf(why, size, "%s", herr.message);
-		goto out;
-	}
-	e->role_expires = parse_expiration(expiration);
-	if (!e->role_expires)
-		e->role_expires = time(NULL) + CREDENTIALS_MARGIN + 60;
-	rc = 0;
-out:
-	json_decref(root);
-	http_wipe_free(doc);
-	free(role);
-	imds_close(m);
-	return rc;
-}
-
-/* Credentials from the environment (read each round: they may be
- * renewed), else the instance role's, fetched again before they expire. */
-static int credentials(struct ec2 *e, char *why, size_t size)
-{
-	const char *key = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
-	const char *token = getenv("AWS_SESSION_TOKEN");
-	struct http_error herr;
-
-	if (key && *key && secret && *secret) {
-		if (!http_set_aws_credentials(e->http, key, secret, token && *token ? token : NULL,
-					      &herr))
-			return 0;
-		snprintf(why, size, "%s", herr.message);
-		return -1;
-	}
-	if (e->role_expires && time(NULL) + CREDENTIALS_MARGIN < e->role_expires)
-		return 0;
-	return role_credentials(e, why, size);
 }
 
 struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, size_t size)
@@ -209,24 +91,15 @@ struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, si
 		.retries = EC2_RETRIES,
 		.retry_ms = EC2_RETRY_MS,
 	};
-	const char *region = cfg->ec2_region;
 	char *url = NULL, *sigv4 = NULL;
 	struct http_error herr;
 	struct ec2 *e = calloc(1, sizeof(*e));
 
-	if (!e || !(e->imds_url = strdup(imds_base())))
+	if (!e || aws_credentials_init(&e->credentials))
 		goto nomem;
 	e->nlayers = nlayers;
-	if (!region || !*region)
-		region = getenv("AWS_REGION");
-	if (!region || !*region)
-		region = getenv("AWS_DEFAULT_REGION");
-	if (region && *region) {
-		if (!(e->region = strdup(region)))
-			goto nomem;
-	} else if (imds_region(e->imds_url, &e->region, why, size)) {
+	if (aws_region(cfg->ec2_region, "Ec2Region=", &e->credentials, &e->region, why, size))
 		goto fail;
-	}
 	if (cfg->ec2_endpoint)
 		url = strdup(cfg->ec2_endpoint);
 	else if (asprintf(&url, "https://ec2.%s.amazonaws.com", e->region) < 0)
@@ -251,203 +124,19 @@ fail:
 	return NULL;
 }
 
-/* ---- the Query API: canonical query strings ---- */
-
-struct query {
-	char **params;		/* "name=value", both encoded */
-	size_t n;
-};
-
-static void encode(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (isalnum(ch) || strchr("-_.~", ch))
-			fputc(ch, out);
-		else
-			fprintf(out, "%%%02X", ch);
-	}
-}
-
-__attribute__((format(printf, 3, 4)))
-static int query_add(struct query *q, const char *value, const char *fmt, ...)
-{
-	char name[128], *param = NULL, **grown;
-	size_t len;
-	va_list ap;
-	FILE *out;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	if (!(out = open_memstream(&param, &len)))
-		return -1;
-	encode(out, name);
-	fputc('=', out);
-	encode(out, value);
-	if (fclose(out))
-		goto fail;
-	if (!(grown = realloc(q->params, (q->n + 1) * sizeof(*grown))))
-		goto fail;
-	q->params = grown;
-	q->params[q->n++] = param;
-	return 0;
-fail:
-	free(param);
-	return -1;
-}
-
-static void query_clear(struct query *q)
-{
-	for (size_t i = 0; i < q->n; i++)
-		free(q->params[i]);
-	free(q->params);
-	memset(q, 0, sizeof(*q));
-}
-
-static int param_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/*
- * "/?a=1&b=2", sorted as SigV4's canonical query string is, so that the
- * query libcurl signs is the one sent whichever libcurl sorts or not.
- */
-static char *query_path(struct query *q)
-{
-	char *path = NULL;
-	size_t len;
-	FILE *out = open_memstream(&path, &len);
-
-	if (!out)
-		return NULL;
-	qsort(q->params, q->n, sizeof(*q->params), param_cmp);
-	fputs("/?", out);
-	for (size_t i = 0; i < q->n; i++)
-		fprintf(out, "%s%s", i ? "&" : "", q->params[i]);
-	if (fclose(out)) {
-		free(path);
-		return NULL;
-	}
-	return path;
-}
-
-/* ---- answers: AWS's XML, walked by element path ---- */
-
-struct walk {
-	char path[XML_PATH_MAX];	/* below the root: "a/b/c" */
-	size_t ends[XML_DEPTH];
-	int depth;
-	char text[XML_TEXT_MAX];
-	size_t tlen;
-	/* called at each element's end with its path and text */
-	int (*on_end)(void *ctx, const char *path, const char *text);
-	void *ctx;
-	int failed;
-	XML_Parser parser;
-};
-
-static void XMLCALL on_start(void *data, const XML_Char *name, const XML_Char **attrs)
-{
-	struct walk *w = data;
-	size_t len = strlen(w->path);
-
-	(void)attrs;
-	if (w->depth >= XML_DEPTH) {
-		w->failed = 1;
-		XML_StopParser(w->parser, XML_FALSE);
-		return;
-	}
-	w->ends[w->depth++] = len;
-	if (w->depth > 1)	/* the root's name is not part of the path */
-		snprintf(w->path + len, sizeof(w->path) - len, "%s%s", len ? "/" : "", name);
-	w->tlen = 0;
-	w->text[0] = '\0';
-}
-
-static void XMLCALL on_text(void *data, const XML_Char *s, int len)
-{
-	struct walk *w = data;
-	size_t n = (size_t)len;
-
-	if (w->tlen + n >= sizeof(w->text))
-		n = sizeof(w->text) - 1 - w->tlen;
-	memcpy(w->text + w->tlen, s, n);
-	w->tlen += n;
-	w->text[w->tlen] = '\0';
-}
-
-static void XMLCALL on_end(void *data, const XML_Char *name)
-{
-	struct walk *w = data;
-
-	(void)name;
-	if (w->on_end(w->ctx, w->path, w->text)) {
-		w->failed = 1;
-		XML_StopParser(w->parser, XML_FALSE);
-		return;
-	}
-	w->path[w->ends[--w->depth]] = '\0';
-	w->tlen = 0;
-	w->text[0] = '\0';
-}
-
-/* -1 with why filled when body is no XML (or on_end failed). */
-static int walk_xml(const char *body, size_t len, int (*fn)(void *, const char *, const char *),
-		    void *ctx, char *why, size_t size)
-{
-	struct walk w = { .on_end = fn, .ctx = ctx };
-	int rc = 0;
-
-	if (!(w.parser = XML_ParserCreate("UTF-8"))) {
-		snprintf(why, size, "out of memory");
-		return -1;
-	}
-	XML_SetUserData(w.parser, &w);
-	XML_SetElementHandler(w.parser, on_start, on_end);
-	XML_SetCharacterDataHandler(w.parser, on_text);
-	if (XML_Parse(w.parser, body ? body : "", (int)len, XML_TRUE) != XML_STATUS_OK || w.failed) {
-		snprintf(why, size, "EC2's answer is not the XML expected (%s): is Ec2Endpoint= an EC2 endpoint?",
-			 w.failed ? "out of memory or too deep" :
-			 XML_ErrorString(XML_GetErrorCode(w.parser)));
-		rc = -1;
-	}
-	XML_ParserFree(w.parser);
-	return rc;
-}
-
-struct aws_error {
-	char code[128];
-	char message[512];
-};
-
-static int on_error_end(void *ctx, const char *path, const char *text)
-{
-	struct aws_error *ae = ctx;
-
-	if (!strcmp(path, "Errors/Error/Code"))
-		snprintf(ae->code, sizeof(ae->code), "%s", text);
-	else if (!strcmp(path, "Errors/Error/Message"))
-		snprintf(ae->message, sizeof(ae->message), "%s", text);
-	return 0;
-}
-
 /* One request; 0 with the answer's body, or -1 with why naming what to do. */
-static int ec2_get(struct ec2 *e, const char *action, struct query *q, struct http_answer *a,
+static int ec2_get(struct ec2 *e, const char *action, struct aws_query *q, struct http_answer *a,
 		   char *why, size_t size)
 {
-	struct aws_error ae = { "", "" };
+	struct aws_error ae;
 	struct http_error herr;
-	char ignored[8];
 	char *path;
 	int rc;
 
-	if (credentials(e, why, size))
+	if (aws_credentials_apply(&e->credentials, e->http, why, size))
 		return -1;
-	if (query_add(q, action, "Action") || query_add(q, EC2_API_VERSION, "Version") ||
-	    !(path = query_path(q))) {
+	if (aws_query_add(q, action, "Action") || aws_query_add(q, EC2_API_VERSION, "Version") ||
+	    !(path = aws_query_path(q))) {
 		snprintf(why, size, "out of memory");
 		return -1;
 	}
@@ -459,7 +148,7 @@ static int ec2_get(struct ec2 *e, const char *action, struct query *q, struct ht
 	}
 	if (a->status == 200)
 		return 0;
-	walk_xml(a->data, a->len, on_error_end, &ae, ignored, sizeof(ignored));
+	aws_error_read(a->data, a->len, &ae);
 	if (!strcmp(ae.code, "UnauthorizedOperation") || a->status == 403)
 		snprintf(why, size, "EC2 refused %s (%s%s%s): the credentials need the IAM permission ec2:%s",
 			 action, ae.code[0] ? ae.code : "HTTP 403", ae.message[0] ? ": " : "", ae.message,
@@ -482,7 +171,7 @@ struct found {
 	struct ec2_instance *v;
 	size_t n;
 	struct ec2_instance cur;
-	char next[1024];
+	char next[EC2_TOKEN_MAX];
 	size_t nlayers;
 };
 
@@ -529,65 +218,94 @@ static int on_instances_end(void *ctx, const char *path, const char *text)
 	return 0;
 }
 
-/* Pages through the instances at these addresses, into f. */
-static int describe_instances(struct ec2 *e, char *const *addresses, size_t n, struct found *f,
-			      char *why, size_t size)
+/*
+ * Pages through action: each page's query is what params adds (plus the
+ * page's NextToken), and its answer is walked by walk with ctx, which
+ * leaves the next page's token (or "") in next (EC2_TOKEN_MAX bytes).
+ */
+static int page_through(struct ec2 *e, const char *action,
+			int (*params)(struct aws_query *, const void *), const void *pctx,
+			int (*walk)(void *, const char *, const char *), void *ctx, char *next,
+			char *why, size_t size)
 {
 	for (size_t page = 0; page < EC2_PAGES_MAX; page++) {
-		struct query q = { 0 };
+		struct aws_query q = { 0 };
 		struct http_answer a = { 0 };
-		char token[sizeof(f->next)];
-		int rc = query_add(&q, "private-ip-address", "Filter.1.Name") ||
-			 query_add(&q, "instance-state-name", "Filter.2.Name") ||
-			 query_add(&q, "pending", "Filter.2.Value.1") ||
-			 query_add(&q, "running", "Filter.2.Value.2") ||
-			 query_add(&q, "1000", "MaxResults");
+		char token[EC2_TOKEN_MAX];
+		int rc = params(&q, pctx);
 
-		for (size_t i = 0; !rc && i < n; i++)
-			rc = query_add(&q, addresses[i], "Filter.1.Value.%zu", i + 1);
 		if (!rc && page)
-			rc = query_add(&q, f->next, "NextToken");
+			rc = aws_query_add(&q, next, "NextToken");
 		if (rc) {
-			query_clear(&q);
+			aws_query_clear(&q);
 			snprintf(why, size, "out of memory");
 			return -1;
 		}
-		rc = ec2_get(e, "DescribeInstances", &q, &a, why, size);
-		query_clear(&q);
+		rc = ec2_get(e, action, &q, &a, why, size);
+		aws_query_clear(&q);
 		if (rc)
 			return -1;
-		snprintf(token, sizeof(token), "%s", f->next);
-		f->next[0] = '\0';
-		rc = walk_xml(a.data, a.len, on_instances_end, f, why, size);
+		snprintf(token, sizeof(token), "%s", next);
+		next[0] = '\0';
+		rc = aws_xml_walk(a.data, a.len, walk, ctx, "EC2", why, size);
 		free(a.data);
 		if (rc)
 			return -1;
-		if (!f->next[0])
+		if (!next[0])
 			return 0;
-		if (!strcmp(token, f->next)) {
-			snprintf(why, size, "EC2 gave the same NextToken twice for DescribeInstances");
+		if (!strcmp(token, next)) {
+			snprintf(why, size, "EC2 gave the same NextToken twice for %s", action);
 			return -1;
 		}
 	}
-	snprintf(why, size, "DescribeInstances did not end after %d pages", EC2_PAGES_MAX);
+	snprintf(why, size, "%s did not end after %d pages", action, EC2_PAGES_MAX);
 	return -1;
+}
+
+struct addresses {
+	char *const *v;
+	size_t n;
+};
+
+/* The running (or starting) instances at these addresses. */
+static int instances_params(struct aws_query *q, const void *ctx)
+{
+	const struct addresses *ad = ctx;
+	int rc = aws_query_add(q, "private-ip-address", "Filter.1.Name") ||
+		 aws_query_add(q, "instance-state-name", "Filter.2.Name") ||
+		 aws_query_add(q, "pending", "Filter.2.Value.1") ||
+		 aws_query_add(q, "running", "Filter.2.Value.2") || aws_query_add(q, "1000", "MaxResults");
+
+	for (size_t i = 0; !rc && i < ad->n; i++)
+		rc = aws_query_add(q, ad->v[i], "Filter.1.Value.%zu", i + 1);
+	return rc;
+}
+
+static int describe_instances(struct ec2 *e, char *const *addresses, size_t n, struct found *f,
+			      char *why, size_t size)
+{
+	struct addresses ad = { addresses, n };
+
+	return page_through(e, "DescribeInstances", instances_params, &ad, on_instances_end, f,
+			    f->next, why, size);
 }
 
 /* ---- DescribeInstanceTopology: instance -> network layers ---- */
 
 struct topology_page {
 	struct found *f;
+	size_t from, to;	/* the instances asked about */
 	char id[64];
 	char **nodes;		/* the current instance's, top first */
 	size_t nnodes;
-	char next[1024];
+	char next[EC2_TOKEN_MAX];
 };
 
-static struct ec2_instance *by_id(struct found *f, const char *id)
+static struct ec2_instance *by_id(const struct topology_page *t, const char *id)
 {
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].id, id))
-			return &f->v[i];
+	for (size_t i = t->from; i < t->to; i++)
+		if (!strcmp(t->f->v[i].id, id))
+			return &t->f->v[i];
 	return NULL;
 }
 
@@ -604,7 +322,7 @@ static void nodes_clear(struct topology_page *t)
 /* The instance's layers, when EC2 gave at least as many as are kept. */
 static int topology_done(struct topology_page *t)
 {
-	struct ec2_instance *in = by_id(t->f, t->id);
+	struct ec2_instance *in = by_id(t, t->id);
 	size_t nlayers = t->f->nlayers;
 
 	if (in && nlayers && t->nnodes >= nlayers && !in->layers) {
@@ -640,46 +358,31 @@ static int on_topology_end(void *ctx, const char *path, const char *text)
 	return 0;
 }
 
+struct instance_ids {
+	const struct found *f;
+	size_t from, to;
+};
+
+static int topology_params(struct aws_query *q, const void *ctx)
+{
+	const struct instance_ids *ids = ctx;
+	int rc = 0;
+
+	for (size_t i = ids->from; !rc && i < ids->to; i++)
+		rc = aws_query_add(q, ids->f->v[i].id, "InstanceId.%zu", i - ids->from + 1);
+	return rc;
+}
+
 static int describe_topology(struct ec2 *e, struct found *f, size_t from, size_t to, char *why,
 			     size_t size)
 {
-	struct topology_page t = { .f = f };
+	struct instance_ids ids = { f, from, to };
+	struct topology_page t = { .f = f, .from = from, .to = to };
+	int rc = page_through(e, "DescribeInstanceTopology", topology_params, &ids, on_topology_end,
+			      &t, t.next, why, size);
 
-	for (size_t page = 0; page < EC2_PAGES_MAX; page++) {
-		struct query q = { 0 };
-		struct http_answer a = { 0 };
-		char token[sizeof(t.next)];
-		int rc = 0;
-
-		for (size_t i = from; !rc && i < to; i++)
-			rc = query_add(&q, f->v[i].id, "InstanceId.%zu", i - from + 1);
-		if (!rc && page)
-			rc = query_add(&q, t.next, "NextToken");
-		if (rc) {
-			query_clear(&q);
-			snprintf(why, size, "out of memory");
-			return -1;
-		}
-		rc = ec2_get(e, "DescribeInstanceTopology", &q, &a, why, size);
-		query_clear(&q);
-		if (rc)
-			return -1;
-		snprintf(token, sizeof(token), "%s", t.next);
-		t.next[0] = '\0';
-		rc = walk_xml(a.data, a.len, on_topology_end, &t, why, size);
-		nodes_clear(&t);
-		free(a.data);
-		if (rc)
-			return -1;
-		if (!t.next[0])
-			return 0;
-		if (!strcmp(token, t.next)) {
-			snprintf(why, size, "EC2 gave the same NextToken twice for DescribeInstanceTopology");
-			return -1;
-		}
-	}
-	snprintf(why, size, "DescribeInstanceTopology did not end after %d pages", EC2_PAGES_MAX);
-	return -1;
+	nodes_clear(&t);
+	return rc;
 }
 
 /* ---- the cache ---- */

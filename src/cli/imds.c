@@ -117,6 +117,13 @@ static int get(struct imds *m, const char *path, bool whole, char **value, char 
 	return *value ? 0 : -1;
 }
 
+const char *imds_base_url(void)
+{
+	const char *env = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+
+	return env && *env ? env : IMDS_DEFAULT_URL;
+}
+
 int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size)
 {
 	return get(m, path, false, value, why, size);

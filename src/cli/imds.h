@@ -14,6 +14,10 @@
 
 struct imds;
 
+/* $AWS_EC2_METADATA_SERVICE_ENDPOINT, as the AWS SDKs read it, else
+ * IMDS_DEFAULT_URL. */
+const char *imds_base_url(void);
+
 /*
  * Checks base ("http://host[:port]") and asks for a session token.
  * NULL with why filled when the URL is bad (*usage set) or the service

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The AWS Query protocol that EC2 speaks: requests are GETs whose
+ * parameters go in the query string, answers are XML (errors as
+ * Response/Errors/Error with Code and Message).
+ */
+#ifndef EFA_CLI_AWS_QUERY_H
+#define EFA_CLI_AWS_QUERY_H
+
+#include <stddef.h>
+
+struct aws_query {
+	char **params;		/* "name=value", both encoded */
+	size_t n;
+};
+
+/* Adds the parameter named by fmt with value. 0, or -1 (out of memory). */
+int aws_query_add(struct aws_query *q, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void aws_query_clear(struct aws_query *q);
+
+/*
+ * "/?a=1&b=2", sorted and encoded as Signature Version 4's canonical
+ * query string is, so that the query signed is the query sent whether
+ * libcurl sorts it or not. NULL when out of memory.
+ */
+char *aws_query_path(struct aws_query *q);
+
+/*
+ * Walks the XML answer body: at the end of each element, fn(ctx, path,
+ * text), with the path below the root ("instanceSet/item/instanceId")
+ * and the element's own text. fn returns nonzero to stop (out of memory).
+ * 0, or -1 with why filled when body is not XML; service names the server.
+ */
+int aws_xml_walk(const char *body, size_t len, int (*fn)(void *, const char *, const char *),
+		 void *ctx, const char *service, char *why, size_t size);
+
+struct aws_error {
+	char code[128];		/* "" when the answer names none */
+	char message[512];
+};
+
+/* The error an answer carries. */
+void aws_error_read(const char *body, size_t len, struct aws_error *ae);
+
+#endif
