@@ -21,8 +21,9 @@
  * Filter.N.Value.M (other filters are accepted, every instance here is
  * running) and MaxResults (5 to 1000); DescribeInstanceTopology takes up
  * to 100 InstanceId.N, and refuses MaxResults beside them, as EC2 does.
- * Both page with NextToken: FAKEEC2_PAGE items a page at most (default
- * 1000 and 20, EC2's defaults). With FAKEEC2_THROTTLE=1, the first
+ * Both page with NextToken ("pg/N+a=b": a token that must be encoded in
+ * the query and in the signature): FAKEEC2_PAGE items a page at most
+ * (default 1000 and 20, EC2's defaults). With FAKEEC2_THROTTLE=1, the first
  * request of each kind is answered 503 RequestLimitExceeded.
  *
  * Each request is logged to stderr as "ACTION STATUS [ITEMS key=KEY-ID]"
@@ -421,7 +422,7 @@ static void describe(int fd, const struct server *sv, const struct request *r, b
 	static char body[BODY_MAX];
 	size_t n = load(sv->instances, v, sizeof(v) / sizeof(v[0])), len = 0, nids = 0, shown = 0;
 	const char *token = param(r, "NextToken"), *max = param(r, "MaxResults");
-	size_t start = token ? (size_t)atol(token + strlen("page-")) : 0, limit;
+	size_t start = token ? (size_t)atol(token + strlen("pg/")) : 0, limit;
 	size_t matched = 0;
 	char key[256];
 
@@ -488,7 +489,7 @@ static void describe(int fd, const struct server *sv, const struct request *r, b
 	len += (size_t)snprintf(body + len, sizeof(body) - len, "</%s>\n",
 				topology ? "instanceSet" : "reservationSet");
 	if (matched > start + shown)
-		len += (size_t)snprintf(body + len, sizeof(body) - len, "<nextToken>page-%zu</nextToken>\n",
+		len += (size_t)snprintf(body + len, sizeof(body) - len, "<nextToken>pg/%zu+a=b</nextToken>\n",
 					start + shown);
 	snprintf(body + len, sizeof(body) - len, "</%s>\n",
 		 topology ? "DescribeInstanceTopologyResponse" : "DescribeInstancesResponse");
