@@ -54,7 +54,7 @@ ok "$([ "$rc" -ne 0 ]; echo $?)" "  a step refused for a checkpoint directory ou
 restart_daemon "$slurmd_pidfile"
 wait_nodes_idle
 ok $? "  slurmd back without valgrind"
-ours=$(cd "$top_srcdir/src" && ls spank/*.c common/*.c | xargs -n1 basename | sed 's/\.c$//' | paste -sd'|')
+ours=$(cd "$top_srcdir/src" && find spank common -name '*.c' | xargs -n1 basename | sed 's/\.c$//' | paste -sd'|')
 found=$(awk -v ours="\\((${ours})\\.c:[0-9]+\\)" '
 	/^==[0-9]+== $/ { if (block ~ ours) print block; block = ""; next }
 	{ block = block "\n" $0 }
