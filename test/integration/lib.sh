@@ -79,7 +79,9 @@ restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	pid=$(cat "$1")
 	shift
 	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
-	mapfile -d '' -t envv <"/proc/$pid/environ"
+	# A daemon a reconfigure re-executed (23.11 on) has its parent's
+	# listening socket and pipe in SLURMD_RECONF_*: a new one must not.
+	mapfile -d '' -t envv < <(grep -zv '^SLURM\(D\|CTLD\)_RECONF' "/proc/$pid/environ")
 	kill "$pid"
 	for _ in $(seq 150); do
 		kill -0 "$pid" 2>/dev/null || break
