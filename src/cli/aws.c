@@ -41,6 +41,11 @@ int aws_region(const char *configured, const char *key, const struct aws_credent
 		}
 		return 0;
 	}
+	if (imds_disabled()) {
+		snprintf(why, size, "no region: set %s or AWS_REGION (the instance metadata service is off: AWS_EC2_METADATA_DISABLED=true)",
+			 key);
+		return -1;
+	}
 	if (!(m = imds_open(cr->imds_url, IMDS_TIMEOUT_MS, &usage, problem, sizeof(problem)))) {
 		snprintf(why, size, "no region: set %s or AWS_REGION (the instance metadata service: %s)",
 			 key, problem);
@@ -71,9 +76,13 @@ static int role_credentials(struct aws_credentials *cr, struct http_client *http
 	struct http_error herr;
 	json_t *root = NULL;
 	int usage, rc = -1;
-	struct imds *m = imds_open(cr->imds_url, IMDS_TIMEOUT_MS, &usage, problem, sizeof(problem));
+	struct imds *m;
 
-	if (!m) {
+	if (imds_disabled()) {
+		snprintf(why, size, "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the instance metadata service is off (AWS_EC2_METADATA_DISABLED=true)");
+		return -1;
+	}
+	if (!(m = imds_open(cr->imds_url, IMDS_TIMEOUT_MS, &usage, problem, sizeof(problem)))) {
 		snprintf(why, size, "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the instance metadata service cannot be had (%s)",
 			 problem);
 		return -1;

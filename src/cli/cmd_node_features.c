@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
 #include "common/node/node.h"
@@ -44,12 +43,11 @@ struct found {
 
 static int parse(int argc, char **argv, struct request *req)
 {
-	const char *off = getenv("AWS_EC2_METADATA_DISABLED");
 	char *end;
 
 	req->imds_url = imds_base_url();
 	req->timeout_ms = IMDS_TIMEOUT_MS;
-	if (off && !strcasecmp(off, "true")) {
+	if (imds_disabled()) {
 		req->imds_url = NULL;
 		req->why_not = "AWS_EC2_METADATA_DISABLED=true";
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "http/http.h"
 #include "imds.h"
@@ -122,6 +123,13 @@ const char *imds_base_url(void)
 	const char *env = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 
 	return env && *env ? env : IMDS_DEFAULT_URL;
+}
+
+bool imds_disabled(void)
+{
+	const char *off = getenv("AWS_EC2_METADATA_DISABLED");
+
+	return off && !strcasecmp(off, "true");
 }
 
 int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size)

@@ -7,6 +7,7 @@
 #ifndef EFA_CLI_IMDS_H
 #define EFA_CLI_IMDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define IMDS_DEFAULT_URL "http://169.254.169.254"
@@ -17,6 +18,10 @@ struct imds;
 /* $AWS_EC2_METADATA_SERVICE_ENDPOINT, as the AWS SDKs read it, else
  * IMDS_DEFAULT_URL. */
 const char *imds_base_url(void);
+
+/* Whether AWS_EC2_METADATA_DISABLED=true forbids asking it, as it does the
+ * AWS SDKs. */
+bool imds_disabled(void);
 
 /*
  * Checks base ("http://host[:port]") and asks for a session token.

@@ -141,6 +141,10 @@ env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$efa" sync --once --config "$
 is "$rc" 1 "no credentials and no metadata service: exit 1"
 like "$(cat "$tmp/out")" "no AWS credentials: none in the environment \(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY\) and the instance metadata service cannot be had" \
 	"  said"
+AWS_EC2_METADATA_DISABLED=true env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
+	"$efa" sync --once --config "$tmp/efa.conf" >"$tmp/out" 2>&1 && rc=0 || rc=$?
+like "$rc:$(cat "$tmp/out")" "^1:.*the instance metadata service is off \(AWS_EC2_METADATA_DISABLED=true\)" \
+	"  AWS_EC2_METADATA_DISABLED=true: the metadata service is not asked, and sync says so"
 start_server "$tmp/imds.port" "$fakeimds" ok 60 us-west-2c p5.48xlarge 2>/dev/null
 sed -i "/^Ec2Region=/d" "$tmp/efa.conf"
 AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:$port \
