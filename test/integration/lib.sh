@@ -80,8 +80,9 @@ restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	shift
 	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
 	# A daemon a reconfigure re-executed (23.11 on) has its parent's
-	# listening socket and pipe in SLURMD_RECONF_*: a new one must not.
-	mapfile -d '' -t envv < <(grep -zv '^SLURM\(D\|CTLD\)_RECONF' "/proc/$pid/environ")
+	# sockets and pipes in SLURMD_RECONF_*, SLURMCTLD_RECONF_* and
+	# SACK_RECONFIG_FD (auth/slurm): a new one must not.
+	mapfile -d '' -t envv < <(grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ")
 	kill "$pid"
 	for _ in $(seq 150); do
 		kill -0 "$pid" 2>/dev/null || break
