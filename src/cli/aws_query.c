@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "aws_query.h"
+#include "common/base/strutil.h"
 
 #define XML_DEPTH 16
 #define XML_PATH_MAX 512
@@ -59,11 +60,6 @@ void aws_query_clear(struct aws_query *q)
 	memset(q, 0, sizeof(*q));
 }
 
-static int param_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char *aws_query_path(struct aws_query *q)
 {
 	char *path = NULL;
@@ -72,7 +68,7 @@ char *aws_query_path(struct aws_query *q)
 
 	if (!out)
 		return NULL;
-	qsort(q->params, q->n, sizeof(*q->params), param_cmp);
+	qsort(q->params, q->n, sizeof(*q->params), efa_str_ptr_cmp);
 	fputs("/?", out);
 	for (size_t i = 0; i < q->n; i++)
 		fprintf(out, "%s%s", i ? "&" : "", q->params[i]);

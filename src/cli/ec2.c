@@ -8,6 +8,7 @@
 
 #include "aws.h"
 #include "aws_query.h"
+#include "common/base/strutil.h"
 #include "ec2.h"
 #include "http/http.h"
 
@@ -394,11 +395,6 @@ static bool is_ipv4(const char *s)
 	return s && inet_pton(AF_INET, s, &a) == 1;
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static bool type_said(const struct ec2 *e, const char *type)
 {
 	for (size_t i = 0; i < e->ntypes_said; i++)
@@ -441,7 +437,7 @@ int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size
 		if (is_ipv4(addresses[i]))
 			wanted[nwanted++] = addresses[i];
 	if (nwanted)
-		qsort(wanted, nwanted, sizeof(*wanted), str_cmp);
+		qsort(wanted, nwanted, sizeof(*wanted), efa_str_ptr_cmp);
 	for (size_t i = 0; i < nwanted; i++)
 		if ((!i || strcmp(wanted[i], wanted[i - 1])) && !ec2_find(e, wanted[i]))
 			missing[nmissing++] = wanted[i];
@@ -457,7 +453,7 @@ int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size
 	if (!(merged = calloc(e->n + f.n + 1, sizeof(*merged))))
 		goto nomem;
 	for (size_t i = 0; i < e->n; i++) {
-		if (bsearch(&e->v[i].address, wanted, nwanted, sizeof(*wanted), str_cmp))
+		if (bsearch(&e->v[i].address, wanted, nwanted, sizeof(*wanted), efa_str_ptr_cmp))
 			merged[nmerged++] = e->v[i];
 		else
 			instance_clear(&e->v[i], e->nlayers);

@@ -102,11 +102,6 @@ void cli_feature_updates_clear(struct cli_feature_updates *u)
 	memset(u, 0, sizeof(*u));
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Whether two feature lists hold the same features, in any order. */
 static bool same_features(char *const *a, char *const *b)
 {
@@ -123,8 +118,8 @@ static bool same_features(char *const *a, char *const *b)
 		na++;
 	while (sb[nb])
 		nb++;
-	qsort(sa, na, sizeof(*sa), str_cmp);
-	qsort(sb, nb, sizeof(*sb), str_cmp);
+	qsort(sa, na, sizeof(*sa), efa_str_ptr_cmp);
+	qsort(sb, nb, sizeof(*sb), efa_str_ptr_cmp);
 	same = na == nb;
 	for (size_t i = 0; same && i < na; i++)
 		same = !strcmp(sa[i], sb[i]);
@@ -180,6 +175,28 @@ static int ec2_learn(const struct efa_config *cfg, size_t nlayers, const slurmre
 	rc = ec2_refresh(*e, addresses, nodes->count, why, size);
 	free(addresses);
 	return rc;
+}
+
+/* What a source other than the node's features says of it; NULL: nothing
+ * (the features stand). */
+static const char *zone_from(enum efa_source source, const struct kube_placement *pod,
+			     const struct ec2_instance *in)
+{
+	if (source == EFA_SOURCE_KUBERNETES)
+		return pod ? pod->zone : NULL;
+	if (source == EFA_SOURCE_EC2)
+		return in ? in->zone : NULL;
+	return NULL;
+}
+
+static char **layers_from(enum efa_source source, const struct kube_placement *pod,
+			  const struct ec2_instance *in)
+{
+	if (source == EFA_SOURCE_KUBERNETES)
+		return pod ? pod->layers : NULL;
+	if (source == EFA_SOURCE_EC2)
+		return in ? in->layers : NULL;
+	return NULL;
 }
 
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
@@ -238,10 +255,8 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 		char **placed = NULL;
 
 		if (kube || ec2) {
-			const char *zone = cfg->zone_source == EFA_SOURCE_KUBERNETES ? (pod ? pod->zone : NULL) :
-					   cfg->zone_source == EFA_SOURCE_EC2 ? (in ? in->zone : NULL) : NULL;
-			char **layers = cfg->topology_source == EFA_SOURCE_KUBERNETES ? (pod ? pod->layers : NULL) :
-					cfg->topology_source == EFA_SOURCE_EC2 ? (in ? in->layers : NULL) : NULL;
+			const char *zone = zone_from(cfg->zone_source, pod, in);
+			char **layers = layers_from(cfg->topology_source, pod, in);
 
 			unplaced += kube && (!pod || !pod->zone);
 			no_instance += ec2 && !in;

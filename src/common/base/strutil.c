@@ -118,3 +118,8 @@ char **efa_strv_dup(char *const *v)
 	}
 	return copy;
 }
+
+int efa_str_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}

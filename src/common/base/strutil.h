@@ -22,6 +22,9 @@ int efa_read_file(const char *path, size_t max, char **text, size_t *len,
 /* Frees a NULL-terminated list of strings and the list; NULL is fine. */
 void efa_strv_free(char **v);
 
+/* strcmp of two char * elements, for qsort and bsearch over string arrays. */
+int efa_str_ptr_cmp(const void *a, const void *b);
+
 /* A copy of a NULL-terminated list (NULL copies as an empty list). */
 char **efa_strv_dup(char *const *v);
 

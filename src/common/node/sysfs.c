@@ -247,11 +247,6 @@ char *efa_sysfs_resolve(const struct efa_sysfs *fs, const char *fmt, ...)
 	return node;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 {
 	struct dirent *de;
@@ -298,7 +293,7 @@ char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 		list[n] = NULL;
 	}
 	closedir(dir);
-	qsort(list, n, sizeof(*list), name_cmp);
+	qsort(list, n, sizeof(*list), efa_str_ptr_cmp);
 	return list;
 fail:
 	free(p);
