@@ -78,10 +78,28 @@ void cli_feature_updates_clear(struct cli_feature_updates *u);
  * kept there for the next call (ec2_close it at the end).
  */
 struct ec2;
+
+/* Who failed a cluster read: slurmrestd keeps libslurmrest's error (and its
+ * code, which says whether asking again may help); Kubernetes and EC2 are
+ * not slurmrestd and have no libslurmrest code. */
+enum cli_failed_at {
+	CLI_AT_SLURMRESTD,
+	CLI_AT_KUBERNETES,
+	CLI_AT_EC2,
+	CLI_AT_MEMORY,
+};
+
+struct cli_cluster_error {
+	enum cli_failed_at at;
+	slurmrest_error rest;		/* at CLI_AT_SLURMRESTD */
+	char message[SLURMREST_ERROR_MAX];	/* for every source, prefixed with it */
+};
+
+/* Returns 0, or -1 with *err filled. */
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
 		     struct cli_feature_updates *updates, struct ec2 **ec2_cache,
-		     slurmrest_error *err);
+		     struct cli_cluster_error *err);
 
 /* Where zones and topo --cluster read the cluster from. */
 struct cli_source {

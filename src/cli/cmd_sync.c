@@ -134,7 +134,7 @@ static void write_features(struct syncer *s, const struct cli_feature_updates *u
 static int sync_once(struct syncer *s)
 {
 	struct efa_cluster fresh;
-	slurmrest_error rerr;
+	struct cli_cluster_error rerr;
 	struct efa_error err;
 	char summary[1024];
 	struct cli_feature_updates updates = { 0 };
@@ -146,7 +146,8 @@ static int sync_once(struct syncer *s)
 
 	/* slurmrestd 22.05 sometimes fails a conditional request that a plain
 	 * one answers (HTTP 500, "Unspecified error"): ask again in full. */
-	if (rc && s->since > 0 && (rc == SLURMREST_E_SLURM || rc == SLURMREST_E_HTTP)) {
+	if (rc && s->since > 0 && rerr.at == CLI_AT_SLURMRESTD &&
+	    (rerr.rest.code == SLURMREST_E_SLURM || rerr.rest.code == SLURMREST_E_HTTP)) {
 		if (!s->conditional_failed)
 			say("a conditional request failed (%s); asking for everything instead",
 			    rerr.message);

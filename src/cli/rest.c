@@ -144,11 +144,21 @@ static int add_update(struct cli_feature_updates *u, const char *node, char *con
 	return grown->node && grown->from && grown->to ? 0 : -1;
 }
 
-static int source_failed(const char *source, const char *why, slurmrest_error *err)
+static int cluster_failed(struct cli_cluster_error *err, enum cli_failed_at at, const char *why)
 {
-	err->code = SLURMREST_E_TRANSPORT;
-	snprintf(err->message, sizeof(err->message), "%s: %.480s", source, why);
-	return SLURMREST_E_TRANSPORT;
+	static const char *const source[] = {
+		[CLI_AT_SLURMRESTD] = "slurmrestd",
+		[CLI_AT_KUBERNETES] = "kubernetes",
+		[CLI_AT_EC2] = "ec2",
+		[CLI_AT_MEMORY] = "slurm-efa",
+	};
+
+	err->at = at;
+	if (at == CLI_AT_SLURMRESTD)	/* libslurmrest's messages say where already */
+		snprintf(err->message, sizeof(err->message), "%s", why);
+	else
+		snprintf(err->message, sizeof(err->message), "%s: %.480s", source[at], why);
+	return -1;
 }
 
 /* EC2's view of the nodes' addresses, kept in *cache across calls (or
@@ -202,7 +212,7 @@ static char **layers_from(enum efa_source source, const struct kube_placement *p
 int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
 		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
 		     struct cli_feature_updates *updates, struct ec2 **ec2_cache,
-		     slurmrest_error *err)
+		     struct cli_cluster_error *err)
 {
 	bool kube = cfg->zone_source == EFA_SOURCE_KUBERNETES ||
 		    cfg->topology_source == EFA_SOURCE_KUBERNETES;
@@ -217,9 +227,8 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 
 	memset(cluster, 0, sizeof(*cluster));
 	*not_modified = 0;
-	rc = slurmrest_get_nodes(rest, since ? *since : 0, &nodes, err);
-	if (rc)
-		return rc;
+	if (slurmrest_get_nodes(rest, since ? *since : 0, &nodes, &err->rest))
+		return cluster_failed(err, CLI_AT_SLURMRESTD, err->rest.message);
 	cli_rest_warnings(rest);
 	if (nodes->not_modified) {
 		*not_modified = 1;
@@ -237,12 +246,12 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	    efa_cluster_set_layers(cluster, cfg->topology_feature_prefixes))
 		goto nomem;
 	if (kube && kube_read(cfg, cluster->nlayers, &map, why, sizeof(why))) {
-		rc = source_failed("kubernetes", why, err);
+		rc = cluster_failed(err, CLI_AT_KUBERNETES, why);
 		goto fail;
 	}
 	if (ec2 && ec2_learn(cfg, cfg->topology_source == EFA_SOURCE_EC2 ? cluster->nlayers : 0, nodes,
 			     ec2_cache, &instances, why, sizeof(why))) {
-		rc = source_failed("ec2", why, err);
+		rc = cluster_failed(err, CLI_AT_EC2, why);
 		goto fail;
 	}
 	for (size_t i = 0; i < nodes->count; i++) {
@@ -290,9 +299,7 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	slurmrest_nodes_free(nodes);
 	return 0;
 nomem:
-	rc = SLURMREST_E_NOMEM;
-	err->code = SLURMREST_E_NOMEM;
-	snprintf(err->message, sizeof(err->message), "out of memory");
+	rc = cluster_failed(err, CLI_AT_MEMORY, "out of memory");
 fail:
 	kube_map_clear(&map);
 	if (!ec2_cache)
@@ -316,7 +323,7 @@ int cli_source_option(const char *arg, const char *next, struct cli_source *src,
 int cli_cluster_load(const struct cli_common *common, const struct cli_source *src,
 		     struct efa_config **cfg, struct efa_cluster *cluster)
 {
-	slurmrest_error rerr;
+	struct cli_cluster_error rerr;
 	struct efa_error err;
 	slurmrest_t *rest;
 	int not_modified, rc;
