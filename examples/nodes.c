@@ -5,15 +5,23 @@
  *   cc nodes.c $(pkg-config --cflags --libs slurmrest) -o nodes
  *   ./nodes unix:/run/slurmrestd/slurmrestd.sock
  *   SLURM_JWT=$(scontrol token) ./nodes http://127.0.0.1:6820 $USER
+ *   SLURM_JWT=$(scontrol token) ./nodes http://127.0.0.1:6820 --bearer
+ *
+ * --bearer sends the token as "Authorization: Bearer" (slurmrestd of Slurm
+ * 23.11 and later), the way an HTTP proxy in front of slurmrestd expects
+ * it; the user is then the token's own.
  */
 #include <slurmrest.h>
 #include <stdio.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
+	int bearer = argc > 2 && !strcmp(argv[2], "--bearer");
 	slurmrest_options opts = { .url = argc > 1 ? argv[1] : NULL,
-				   .user = argc > 2 ? argv[2] : NULL,
-				   .token_from_env = argc > 2 };
+				   .user = argc > 2 && !bearer ? argv[2] : NULL,
+				   .token_from_env = argc > 2,
+				   .auth_bearer = bearer };
 	slurmrest_nodes *nodes = NULL;
 	slurmrest_error err;
 	slurmrest_t *rest;

@@ -93,6 +93,17 @@ memcheck_prefix=()
 SLURM_JWT=$(sed -n 's/^SLURM_JWT=//p' "$mc_token") \
 	memcheck "examples/nodes over JWT" "$nodes" "$SLURMRESTD_URL" root
 like "$out" "^Slurm ${SLURM_RELEASE//./\\.}, API ${REST_CLIENT_API//./\\.}\$" "  reaches slurmrestd"
+# The token as "Authorization: Bearer" (auth_bearer), no user named: the
+# user is the token's own. slurmrestd reads that header from 23.11 on.
+SLURM_JWT=$(sed -n 's/^SLURM_JWT=//p' "$mc_token") \
+	memcheck "examples/nodes over JWT as a Bearer token" "$nodes" "$SLURMRESTD_URL" --bearer
+case $SLURM_RELEASE in
+2[0-2].* | 23.0[0-5].*)
+	like "$rc $out" "^1 .*refused the credentials \(HTTP 401\)" \
+		"  is refused by Slurm $SLURM_RELEASE, which reads no Bearer token (HTTP 401)" ;;
+*)
+	like "$out" "^n3 idle az-us-west-2b,efa$" "  lists the nodes" ;;
+esac
 
 # Failures from the real server: 22.05 answers a bad JWT with HTTP 500.
 echo "not-a-token" >"$mc/bad.jwt"
