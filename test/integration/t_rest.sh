@@ -146,6 +146,8 @@ echo "batch: $SLURM_EFA_MODE $CHECKPOINT_DIR"
 srun -l bash -c 'echo "$SLURMD_NODENAME $SLURM_EFA_PROFILE $SLURM_EFA_BIND $CUDA_VISIBLE_DEVICES $CHECKPOINT_DIR"' | sort
 JOB
 chmod 755 "$rest_home/versions.sh"
+is "$SLURMRESTD_APIS" "$SLURMRESTD_APIS_INSTALLED" \
+	"slurmrestd answers in every API version whose plugin this Slurm installs (test/cluster/up leaves out one that does not)"
 for api in $SLURMRESTD_APIS; do
 	for via in unix jwt; do
 		if [ "$via" = unix ]; then as=("${as_rest[@]}") creds=(); else as=() creds=("${jwt[@]}"); fi
