@@ -92,7 +92,8 @@ enum cli_failed_at {
 struct cli_cluster_error {
 	enum cli_failed_at at;
 	slurmrest_error rest;		/* at CLI_AT_SLURMRESTD */
-	char message[SLURMREST_ERROR_MAX];	/* for every source, prefixed with it */
+	char message[SLURMREST_ERROR_MAX];	/* what failed; Kubernetes' and EC2's
+						 * prefixed with their name */
 };
 
 /* Returns 0, or -1 with *err filled. */

@@ -146,18 +146,11 @@ static int add_update(struct cli_feature_updates *u, const char *node, char *con
 
 static int cluster_failed(struct cli_cluster_error *err, enum cli_failed_at at, const char *why)
 {
-	static const char *const source[] = {
-		[CLI_AT_SLURMRESTD] = "slurmrestd",
-		[CLI_AT_KUBERNETES] = "kubernetes",
-		[CLI_AT_EC2] = "ec2",
-		[CLI_AT_MEMORY] = "slurm-efa",
-	};
+	/* libslurmrest's messages say where already */
+	const char *source = at == CLI_AT_KUBERNETES ? "kubernetes: " : at == CLI_AT_EC2 ? "ec2: " : "";
 
 	err->at = at;
-	if (at == CLI_AT_SLURMRESTD)	/* libslurmrest's messages say where already */
-		snprintf(err->message, sizeof(err->message), "%s", why);
-	else
-		snprintf(err->message, sizeof(err->message), "%s: %.480s", source[at], why);
+	snprintf(err->message, sizeof(err->message), "%s%.480s", source, why);
 	return -1;
 }
 
