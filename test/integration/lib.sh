@@ -84,7 +84,9 @@ restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	# SACK_RECONFIG_FD (auth/slurm): a new one must not.
 	mapfile -d '' -t envv < <(grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ")
 	kill "$pid"
-	for _ in $(seq 150); do
+	# Its ports and pid file are free only once it is gone (a slurmctld
+	# saves its state first).
+	for _ in $(seq 600); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
