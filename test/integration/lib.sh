@@ -67,8 +67,16 @@ wait_job() {
 
 # The state of a job and why, for a diagnostic.
 job_state() {	# job_state JOBID
-	scontrol -o show job "$1" 2>&1 | grep -o 'JobState=[^ ]* Reason=[^ ]*\|NodeList=[^ ]*\|Invalid job id.*' |
+	scontrol -o show job "$1" 2>&1 |
+		grep -o 'JobState=[^ ]* Reason=[^ ]*\|ExitCode=[^ ]*\|\<NodeList=[^ ]*\|Invalid job id.*' |
 		paste -sd ' '
+}
+
+# What the daemons logged about a job, for the diagnostics of a job that
+# did not do what a check wanted: the cluster's logs go with its directory.
+job_log() {	# job_log JOBID
+	grep -HE "(JobId=|[Jj]ob |StepId=|step |\[)$1([^0-9]|\$)" "$SLURM_EFA_CLUSTER"/log/*.log 2>/dev/null |
+		sed "s|^$SLURM_EFA_CLUSTER/log/||" | tail -n 25
 }
 
 # Stops the daemon of a pid file and starts it again with the same

@@ -54,7 +54,18 @@ printf '%s\n' "$TOPOLOGY_DEFAULT" >"$topo_extra.conf"
 # would: through LUA_PATH/LUA_CPATH and SLURM_EFA_CONF in its environment.
 cluster_dir=$(mktemp -d /tmp/slurm-efa-cluster.XXXXXX)
 chmod 755 "$cluster_dir"
-trap '"$top_srcdir/test/cluster/down" --rm "$cluster_dir" >/dev/null 2>&1 || true; rm -f "$topo_extra" "$topo_extra.conf"' EXIT
+# After a failed check the cluster's logs are kept in the build tree (the
+# previous run's are replaced): the cluster's directory is removed.
+kept_logs=$top_builddir/test/integration/cluster-log
+rm -rf "$kept_logs"
+stop_cluster() {
+	"$top_srcdir/test/cluster/down" "$cluster_dir" >/dev/null 2>&1 || true
+	if [ "${tap_failed:-0}" -gt 0 ] && [ -d "$cluster_dir/log" ]; then
+		cp -r "$cluster_dir/log" "$kept_logs" && echo "# the cluster's logs are kept in $kept_logs"
+	fi
+	rm -rf "$cluster_dir" "$topo_extra" "$topo_extra.conf"
+}
+trap stop_cluster EXIT
 start_cluster() {
 	"$top_srcdir/test/cluster/up" --dir "$cluster_dir" \
 		--slurm "${SLURM_PREFIX:-/usr}" --auth "$AUTH" \

@@ -81,7 +81,8 @@ for job in "jwt:${jwt_job:-0}" "local:${local_job:-0}"; do
 	failed_before=$tap_failed
 	like "$(cat "$mc/${job%%:*}.out" 2>&1)" "^p(5|4d)$" \
 		"  the job submitted over ${job%%:*} ran with its node's EFA profile"
-	[ "$tap_failed" -eq "$failed_before" ] || diag "job ${job#*:}: $(job_state "${job#*:}")"
+	[ "$tap_failed" -eq "$failed_before" ] ||
+		{ diag "job ${job#*:}: $(job_state "${job#*:}")"; diag "$(job_log "${job#*:}")"; }
 done
 
 # The library's example, both ways.
