@@ -17,7 +17,7 @@
  * v0.0.38), rss_input_kib (the answer read), rss_peak_kib (after one
  * sync), snapshot_bytes, nodes, zones; then per
  * round, alternating, "jansson MS" (json_loadb alone, the baseline),
- * "parse MS" (rest_parse_body + rest_parse_nodes), "build MS"
+ * "parse MS" (rest_parse_listing + rest_parse_nodes), "build MS"
  * (efa_cluster_add_node for every node) and "sync MS" (the two); then
  * "load MS" per snapshot read; then "decide US" per batch of decisions
  * (efa_policy_decide for a 2-node --efa job in a SingleZone=yes
@@ -72,7 +72,7 @@ static __attribute__((noinline)) double parse(const char *body, size_t len, slur
 {
 	double t0 = now_ms();
 	slurmrest_error err;
-	json_t *root = rest_parse_body(body, len, "nodes", &err);
+	json_t *root = rest_parse_listing(body, len, "nodes", &rest_nodes_listing, &err);
 
 	if (!root || rest_parse_nodes(root, api, nodes, &err))
 		die("parse", err.message);

@@ -302,10 +302,12 @@ static int negotiate(slurmrest_t *r, slurmrest_error *err)
 /*
  * GET or POST under /slurm/<version>/. Returns 0 with *root (NULL when
  * *not_modified), or an error; Slurm errors in a 2xx answer are left to
- * the parser of each call.
+ * the parser of each call. With a listing, only what its parser reads of
+ * the listed objects is built.
  */
 static int call(slurmrest_t *r, const char *method, const char *rel, const char *body,
-		json_t **root, int *not_modified, slurmrest_error *err)
+		const struct rest_listing *listing, json_t **root, int *not_modified,
+		slurmrest_error *err)
 {
 	struct http_answer resp;
 	char path[512], what[600];
@@ -330,7 +332,10 @@ static int call(slurmrest_t *r, const char *method, const char *rel, const char 
 		free(resp.data);
 		return rc;
 	}
-	*root = rest_parse_body(resp.data ? resp.data : "", resp.len, what, err);
+	if (listing)
+		*root = rest_parse_listing(resp.data ? resp.data : "", resp.len, what, listing, err);
+	else
+		*root = rest_parse_body(resp.data ? resp.data : "", resp.len, what, err);
 	free(resp.data);
 	if (!*root)
 		return SLURMREST_E_PARSE;
@@ -365,7 +370,7 @@ const char *const *slurmrest_warnings(const slurmrest_t *r)
 int slurmrest_ping(slurmrest_t *r, slurmrest_error *err)
 {
 	json_t *root;
-	int rc = call(r, "GET", "ping", NULL, &root, NULL, err);
+	int rc = call(r, "GET", "ping", NULL, NULL, &root, NULL, err);
 
 	if (!rc)
 		rc = rest_parse_errors(root, err);
@@ -379,8 +384,9 @@ int slurmrest_ping(slurmrest_t *r, slurmrest_error *err)
  * does not say when its data changed, so that time (less a second) is a
  * safe lower bound for the next conditional call.
  */
-static int conditional_get(slurmrest_t *r, const char *what, int64_t since, json_t **root,
-			   int *not_modified, int64_t *asked, slurmrest_error *err)
+static int conditional_get(slurmrest_t *r, const char *what, const struct rest_listing *listing,
+			   int64_t since, json_t **root, int *not_modified, int64_t *asked,
+			   slurmrest_error *err)
 {
 	char rel[64];
 	int rc;
@@ -397,7 +403,7 @@ static int conditional_get(slurmrest_t *r, const char *what, int64_t since, json
 			 (long long)since);
 	else
 		snprintf(rel, sizeof(rel), "%s", what);
-	rc = call(r, "GET", rel, NULL, root, not_modified, err);
+	rc = call(r, "GET", rel, NULL, listing, root, not_modified, err);
 	if (!rc && *root && (rc = rest_parse_errors(*root, err))) {
 		json_decref(*root);
 		*root = NULL;
@@ -413,7 +419,7 @@ int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 	json_t *root;
 
 	*out = NULL;
-	if ((rc = conditional_get(r, "nodes", since, &root, &not_modified, &asked, err)))
+	if ((rc = conditional_get(r, "nodes", &rest_nodes_listing, since, &root, &not_modified, &asked, err)))
 		return rc;
 	if (not_modified) {
 		if (!(*out = calloc(1, sizeof(**out))))
@@ -437,7 +443,7 @@ int slurmrest_get_partitions(slurmrest_t *r, int64_t since, slurmrest_partitions
 	json_t *root;
 
 	*out = NULL;
-	if ((rc = conditional_get(r, "partitions", since, &root, &not_modified, &asked, err)))
+	if ((rc = conditional_get(r, "partitions", NULL, since, &root, &not_modified, &asked, err)))
 		return rc;
 	if (not_modified) {
 		if (!(*out = calloc(1, sizeof(**out))))
@@ -470,7 +476,7 @@ int slurmrest_submit(slurmrest_t *r, const slurmrest_job_desc *job, uint32_t *jo
 	json_decref(body);
 	if (!text)
 		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-	rc = call(r, "POST", "job/submit", text, &root, NULL, err);
+	rc = call(r, "POST", "job/submit", text, NULL, &root, NULL, err);
 	free(text);
 	if (rc)
 		return rc;
@@ -488,7 +494,7 @@ int slurmrest_get_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
 
 	*out = NULL;
 	snprintf(rel, sizeof(rel), "job/%u", job_id);
-	if ((rc = call(r, "GET", rel, NULL, &root, NULL, err)))
+	if ((rc = call(r, "GET", rel, NULL, NULL, &root, NULL, err)))
 		return rc;
 	rc = rest_parse_job(root, r->api, out, err);
 	json_decref(root);
@@ -536,7 +542,7 @@ int slurmrest_update_node_features(slurmrest_t *r, const char *node,
 	if (!text)
 		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 	snprintf(rel, sizeof(rel), "node/%s", node);
-	rc = call(r, "POST", rel, text, &root, NULL, err);
+	rc = call(r, "POST", rel, text, NULL, &root, NULL, err);
 	free(text);
 	if (rc)
 		return rc;

@@ -26,6 +26,19 @@ int rest_set_error(slurmrest_error *err, slurmrest_code code, const char *fmt, .
 /* Parses a body as a JSON object; errors say what was expected. */
 json_t *rest_parse_body(const char *body, size_t len, const char *what, slurmrest_error *err);
 
+/*
+ * A listing's answer (GET nodes) parsed as rest_parse_body does, except
+ * that the objects of the top-level array listing->name keep only the
+ * members listing->fields names (NULL-terminated): the others are checked
+ * for JSON's syntax and not built (sparse.c).
+ */
+struct rest_listing {
+	const char *name;
+	const char *const *fields;
+};
+json_t *rest_parse_listing(const char *body, size_t len, const char *what,
+			   const struct rest_listing *listing, slurmrest_error *err);
+
 /* The first entry of "errors", as SLURMREST_E_SLURM; 0 when none. */
 int rest_parse_errors(json_t *root, slurmrest_error *err);
 
@@ -42,6 +55,8 @@ size_t rest_parse_served(json_t *root, int *versions, size_t max);
 /* meta.Slurm.release ("22.05.8"), malloc'd, or NULL. */
 char *rest_parse_release(json_t *root);
 
+/* What rest_parse_nodes reads: "nodes" with the fields it uses. */
+extern const struct rest_listing rest_nodes_listing;
 int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_error *err);
 int rest_parse_partitions(json_t *root, int api, slurmrest_partitions **out,
 			  slurmrest_error *err);

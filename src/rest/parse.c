@@ -304,6 +304,12 @@ static int64_t last_update(json_t *root)
 	return number(json_object_get(root, "last_update"), &t) ? 0 : (int64_t)t;
 }
 
+static const char *const node_fields[] = {
+	"name", "address", "features", "active_features", "state", "state_flags", "partitions",
+	"reason", NULL
+};
+const struct rest_listing rest_nodes_listing = { "nodes", node_fields };
+
 int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_error *err)
 {
 	json_t *array = json_object_get(root, "nodes");

@@ -13,7 +13,8 @@
 /* Answers recorded from real slurmrestd by scripts/capture-rest-fixtures:
  * FIXTURES/rest/<release>/<version>/<call>.json, the versions each release
  * serves in <release>/served. */
-static json_t *load(const char *release, const char *version, const char *name)
+static json_t *load_as(const char *release, const char *version, const char *name,
+		       const struct rest_listing *listing)
 {
 	char path[512], *text = NULL;
 	struct efa_error err;
@@ -26,9 +27,17 @@ static json_t *load(const char *release, const char *version, const char *name)
 		printf("# %s\n", err.msg);
 		return NULL;
 	}
-	root = rest_parse_body(text, len, name, &rerr);
+	root = listing ? rest_parse_listing(text, len, name, listing, &rerr)
+		       : rest_parse_body(text, len, name, &rerr);
+	if (!root)
+		printf("# %s\n", rerr.message);
 	free(text);
 	return root;
+}
+
+static json_t *load(const char *release, const char *version, const char *name)
+{
+	return load_as(release, version, name, NULL);
 }
 
 static bool has(char **list, const char *item)
@@ -42,16 +51,18 @@ static bool has(char **list, const char *item)
 /*
  * What the capture's cluster was, as any version must show it: n1-n4 with
  * zone features (n1, n2 in us-west-2a; n3, n4 in us-west-2b), n4 drained
- * for "disk check", partitions gpu = n[1-4] and cpu = n[1-2].
+ * for "disk check", partitions gpu = n[1-4] and cpu = n[1-2]. Read whole,
+ * and the way GET nodes reads it (only the fields rest_parse_nodes uses).
  */
-static void check_nodes(const char *release, const char *version, int api)
+static void check_nodes(const char *release, const char *version, int api, bool sparse)
 {
 	slurmrest_nodes *nodes = NULL;
 	slurmrest_error err = { 0 };
-	json_t *root = load(release, version, "nodes");
+	json_t *root = load_as(release, version, "nodes", sparse ? &rest_nodes_listing : NULL);
 	const slurmrest_node *n1, *n4;
 
-	require(ok(root && rest_parse_nodes(root, api, &nodes, &err) == 0, "%s %s: nodes parse", release, version));
+	require(ok(root && rest_parse_nodes(root, api, &nodes, &err) == 0, "%s %s: nodes parse%s",
+		   release, version, sparse ? ", sparse" : ""));
 	require(is_int(nodes->count, 4, "  four nodes"));
 	n1 = &nodes->nodes[0];
 	n4 = &nodes->nodes[3];
@@ -179,7 +190,8 @@ static void test_recorded(void)
 			if (!ok(api > 0, "  %s is one libslurmrest speaks", version))
 				continue;
 			seen[api] = true;
-			check_nodes(releases[i], version, api);
+			check_nodes(releases[i], version, api, false);
+			check_nodes(releases[i], version, api, true);
 			check_partitions(releases[i], version, api);
 			check_jobs(releases[i], version, api);
 		}
@@ -333,9 +345,84 @@ static void test_new(void)
 	is_int(rest_api_parse("v0.0.40x"), -1, "junk after the version is refused");
 }
 
+/* What the sparse parse keeps, and the answers it refuses. */
+static void test_sparse(void)
+{
+	static const struct {
+		const char *body, *why;
+	} broken[] = {
+		{ "", "not JSON" },
+		{ "[]", "not a JSON object" },
+		{ "{\"nodes\": [{\"name\": \"n1\", \"x\": [1, 2}]}", "expected ',' or ']' at byte 36" },
+		{ "{\"nodes\": [{\"name\": \"n1\", \"x\": \"a\tb\"}]}", "control character in a string" },
+		{ "{\"nodes\": [{\"x\": \"\\q\"}]}", "invalid escape" },
+		{ "{\"nodes\": [{\"x\": \"\\u12g4\"}]}", "invalid \\u escape" },
+		{ "{\"nodes\": [{\"x\": 01}]}", "expected ',' or '}'" },
+		{ "{\"nodes\": [{\"x\": -}]}", "invalid number" },
+		{ "{\"nodes\": [{\"x\": 1.e5}]}", "invalid number" },
+		{ "{\"nodes\": [{\"x\": nul}]}", "invalid value" },
+		{ "{\"nodes\": [{\"x\" 1}]}", "expected ':'" },
+		{ "{\"nodes\": [{\"name\": \"n1\"}]", "expected ',' or '}'" },
+		{ "{\"nodes\": [{\"name\": \"n1\"}]} x", "end of the answer expected" },
+		{ "{\"nodes\": [{\"x\": \"abc", "the answer ends inside a string" },
+		{ "{\"nodes\": [{\"x\": [[[", "the answer ends inside a value" },
+		/* Kept values are Jansson's to judge. */
+		{ "{\"nodes\": [{\"name\": \"\\u0000\"}]}", "invalid value" },
+		{ "{\"nodes\": [{\"name\": 99999999999999999999}]}", "invalid value" },
+		{ "{\"meta\": \"\xff\"}", "invalid value" },
+		{ "{\"n\\u0000\": 1}", "invalid member name" },
+	};
+	const char *answer =
+		"{\"nodes\": [{\"name\": \"n1\", \"cpus\": 96, \"gres\": \"gpu:8\", "
+		"\"energy\": {\"a\": [1, -2.5e3, true, false, null, {}, []]}, \"st\\u0061te\": [\"IDLE\"], "
+		"\"reason\": \"\\u00e9t\\u00e9 \\\"x\\\"\"}, 7, {}],\n"
+		" \"last_update\": {\"set\": true, \"number\": 1700000001}, \"warnings\": [], "
+		"\"errors\": [], \"meta\": {\"slurm\": {\"release\": \"26.05.3\"}}}\n";
+	slurmrest_nodes *nodes = NULL;
+	slurmrest_error err;
+	json_t *root, *n1;
+	char nested[3 * 2100 + 64];
+	size_t len = 0;
+
+	root = rest_parse_listing(answer, strlen(answer), "GET nodes", &rest_nodes_listing, &err);
+	require(ok(root != NULL, "a nodes answer parses sparse (%s)", root ? "" : err.message));
+	n1 = json_array_get(json_object_get(root, "nodes"), 0);
+	is_int(json_object_size(n1), 3, "  a node keeps only the fields read (name, state, reason)");
+	ok(json_object_get(n1, "state") != NULL, "  an escaped field name is matched");
+	is_int(json_array_size(json_object_get(root, "nodes")), 3, "  items that are not nodes stay");
+	is_int(json_object_size(root), 5, "  every top-level member is kept");
+	ok(rest_parse_nodes(root, 45, &nodes, &err) == 0 && nodes->count == 1, "  and gives the one node");
+	if (nodes) {
+		is_str(nodes->nodes[0].reason, "\xc3\xa9t\xc3\xa9 \"x\"", "  escapes decoded");
+		is_int(nodes->update_time, 1700000001, "  with the update time");
+		is_str(nodes->nodes[0].state[0], "idle", "  and the state");
+	}
+	slurmrest_nodes_free(nodes);
+	json_decref(root);
+
+	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
+		err.message[0] = '\0';
+		root = rest_parse_listing(broken[i].body, strlen(broken[i].body), "GET nodes",
+					  &rest_nodes_listing, &err);
+		ok(!root && err.code == SLURMREST_E_PARSE, "refused: %s", broken[i].body);
+		has_str(err.message, broken[i].why, "  %s", broken[i].why);
+		json_decref(root);
+	}
+
+	/* Deeper than Jansson goes, inside a skipped field. */
+	len += (size_t)sprintf(nested, "{\"nodes\": [{\"x\": ");
+	for (int i = 0; i < 2049; i++)
+		nested[len++] = '[';
+	nested[len] = '\0';
+	root = rest_parse_listing(nested, len, "GET nodes", &rest_nodes_listing, &err);
+	ok(!root, "2049 levels of nesting are refused");
+	has_str(err.message, "nesting too deep", "  as too deep");
+}
+
 int main(void)
 {
 	test_recorded();
+	test_sparse();
 	test_served();
 	test_build_submit();
 	test_new();
