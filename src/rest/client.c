@@ -311,6 +311,7 @@ static int call(slurmrest_t *r, const char *method, const char *rel, const char 
 {
 	struct http_answer resp;
 	char path[512], what[600];
+	const char *text;
 	int rc;
 
 	*root = NULL;
@@ -332,10 +333,9 @@ static int call(slurmrest_t *r, const char *method, const char *rel, const char 
 		free(resp.data);
 		return rc;
 	}
-	if (listing)
-		*root = rest_parse_listing(resp.data ? resp.data : "", resp.len, what, listing, err);
-	else
-		*root = rest_parse_body(resp.data ? resp.data : "", resp.len, what, err);
+	text = resp.data ? resp.data : "";
+	*root = listing ? rest_parse_listing(text, resp.len, what, listing, err)
+			: rest_parse_body(text, resp.len, what, err);
 	free(resp.data);
 	if (!*root)
 		return SLURMREST_E_PARSE;

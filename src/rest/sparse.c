@@ -157,6 +157,22 @@ static int member_name(struct cursor *c, struct name *name)
 	return 0;
 }
 
+/* After a member or an item: 1 when a comma says another follows, 0 past
+ * the closing bracket. */
+static int another(struct cursor *c, char closing)
+{
+	skip_space(c);
+	if (c->p < c->end && *c->p == ',') {
+		c->p++;
+		return 1;
+	}
+	if (c->p < c->end && *c->p == closing) {
+		c->p++;
+		return 0;
+	}
+	return fail(c, closing == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+}
+
 /* Any value, checked and passed over; iterative, so depth costs no stack. */
 static int skip_value(struct cursor *c)
 {
@@ -188,16 +204,16 @@ static int skip_value(struct cursor *c)
 			if (skip_scalar(c))
 				return -1;
 			need_value = 0;
-		} else if (*c->p == ',') {
-			c->p++;
-			if (closing[depth - 1] == '}' && member_name(c, &name))
-				return -1;
-			need_value = 1;
-		} else if (*c->p == closing[depth - 1]) {
-			c->p++;
-			depth--;
 		} else {
-			return fail(c, closing[depth - 1] == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+			int more = another(c, closing[depth - 1]);
+
+			if (more < 0)
+				return -1;
+			if (!more)
+				depth--;
+			else if (closing[depth - 1] == '}' && member_name(c, &name))
+				return -1;
+			need_value = more;
 		}
 	}
 }
@@ -244,22 +260,6 @@ static char *name_text(struct cursor *c, const struct name *name)
 	return text;
 }
 
-/* After a member or an item: 1 when a comma says another follows, 0 past
- * the closing bracket. */
-static int another(struct cursor *c, char closing)
-{
-	skip_space(c);
-	if (c->p < c->end && *c->p == ',') {
-		c->p++;
-		return 1;
-	}
-	if (c->p < c->end && *c->p == closing) {
-		c->p++;
-		return 0;
-	}
-	return fail(c, closing == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-}
-
 /*
  * Members up to the closing brace, the opening one passed, each handed to
  * take(c, obj, name, arg) with c at its value: it stores or skips it.
@@ -296,19 +296,19 @@ static int store(struct cursor *c, json_t *obj, const char *key, json_t *value)
 
 static int take_field(struct cursor *c, json_t *obj, const struct name *name, const void *arg)
 {
+	const char *const *field;
 	char *text = NULL;
-	int rc = 1;
+	int rc;
 
 	if (name->escaped && !(text = name_text(c, name)))
 		return -1;
-	for (const char *const *field = arg; *field && rc > 0; field++) {
-		if (text ? strcmp(text, *field)
-			 : name->len != strlen(*field) || memcmp(name->text, *field, name->len))
-			continue;
-		rc = store(c, obj, *field, load_value(c));
-	}
+	for (field = arg; *field; field++)
+		if (text ? !strcmp(text, *field)
+			 : name->len == strlen(*field) && !memcmp(name->text, *field, name->len))
+			break;
+	rc = *field ? store(c, obj, *field, load_value(c)) : skip_value(c);
 	free(text);
-	return rc > 0 ? skip_value(c) : rc;
+	return rc;
 }
 
 /* An object of the listing with the named fields only; others whole. */
@@ -391,10 +391,8 @@ json_t *rest_parse_listing(const char *body, size_t len, const char *what,
 		return rest_parse_body(body, len, what, err);
 	c.p++;
 	if (!(root = json_object())) {
-		rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-		return NULL;
-	}
-	if (!members(&c, root, take_top, listing)) {
+		fail(&c, out_of_memory);
+	} else if (!members(&c, root, take_top, listing)) {
 		skip_space(&c);
 		if (c.p == c.end)
 			return root;
