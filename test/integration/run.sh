@@ -109,15 +109,52 @@ ln -s "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 # shellcheck source=lib.sh
 . "$top_srcdir/test/integration/lib.sh"
 
+# The container tests (t_container.sh) run NVIDIA's pyxis and enroot, which
+# scripts/build-containers builds: SLURM_EFA_PYXIS is the spank_pyxis.so
+# built against this Slurm (enroot is installed in /usr). Without it they
+# are not run, never skipped: "# containers: not tested: WHY" says why
+# (SLURM_EFA_CONTAINERS_MISSING, from scripts/test). When they run,
+# "# containers: pyxis X + enroot Y: N checks" counts the checks they made;
+# scripts/test's summary reads either line.
+SLURM_EFA_PYXIS=${SLURM_EFA_PYXIS:-}
+SLURM_EFA_PYXIS_VERSION=${SLURM_EFA_PYXIS_VERSION:-unknown}
+SLURM_EFA_ENROOT_VERSION=${SLURM_EFA_ENROOT_VERSION:-$(enroot version 2>/dev/null || echo unknown)}
+export SLURM_EFA_PYXIS SLURM_EFA_PYXIS_VERSION SLURM_EFA_ENROOT_VERSION
+containers_said=0
+containers() {
+	echo "# containers: $*"
+	containers_said=1
+}
+
 # SLURM_EFA_TESTS="t_env.sh t_bind.sh" runs only those (for development).
 for t in "$top_srcdir"/test/integration/t_*.sh; do
-	[ -z "${SLURM_EFA_TESTS:-}" ] || [[ " $SLURM_EFA_TESTS " == *" $(basename "$t") "* ]] || continue
-	echo "# $(basename "$t")"
+	t_name=$(basename "$t")
+	if [ -n "${SLURM_EFA_TESTS:-}" ] && [[ " $SLURM_EFA_TESTS " != *" $t_name "* ]]; then
+		[ "$t_name" != t_container.sh ] || containers "not tested: SLURM_EFA_TESTS leaves t_container.sh out"
+		continue
+	fi
+	if [ "$t_name" = t_container.sh ]; then
+		if [ -z "$SLURM_EFA_PYXIS" ]; then
+			containers "not tested: ${SLURM_EFA_CONTAINERS_MISSING:-SLURM_EFA_PYXIS is not set}"
+			continue
+		fi
+		if [ ! -f "$SLURM_EFA_PYXIS" ]; then
+			ok 1 "SLURM_EFA_PYXIS is a file: $SLURM_EFA_PYXIS"
+			containers "not tested: SLURM_EFA_PYXIS=$SLURM_EFA_PYXIS does not exist"
+			continue
+		fi
+	fi
+	echo "# $t_name"
 	t_start=$SECONDS
+	t_checks=$tap_n
 	# shellcheck source=/dev/null
 	. "$t"
-	echo "# $(basename "$t") took $((SECONDS - t_start)) s"
+	echo "# $t_name took $((SECONDS - t_start)) s"
+	if [ "$t_name" = t_container.sh ]; then
+		containers "pyxis $SLURM_EFA_PYXIS_VERSION + enroot $SLURM_EFA_ENROOT_VERSION: $((tap_n - t_checks)) checks"
+	fi
 done
+[ "$containers_said" -eq 1 ] || containers "not tested: there is no test/integration/t_container.sh"
 
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]
