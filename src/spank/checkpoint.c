@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +43,8 @@ static struct {
 	uid_t uid;
 	gid_t gid;
 	char node[NODE_NAME_MAX];
+	dev_t dev;		/* the directory as created on the node */
+	ino_t ino;
 } ckpt;
 
 static int user_name(uid_t uid, char *buf, size_t size)
@@ -107,11 +111,15 @@ void efa_ckpt_prepare(spank_t sp, const struct efa_config *cfg,
 	ckpt.active = true;
 }
 
-void efa_ckpt_create(void)
+void efa_ckpt_create(spank_t sp)
 {
 	struct efa_error err;
+	struct stat st;
+	spank_err_t rc;
 	int fd;
 
+	/* enroot's hook mounts what this names: only a directory made here. */
+	spank_unsetenv(sp, EFA_CKPT_ENV_VAR);
 	if (!ckpt.active)
 		return;
 	if (efa_checkpoint_fs_check(ckpt.root, ckpt.fs, NULL, &err)) {
@@ -124,8 +132,29 @@ void efa_ckpt_create(void)
 			      ckpt.node, ckpt.dir, err.msg);
 		return;
 	}
+	if (fstat(fd, &st)) {
+		efa_step_fail("efa: node %s cannot stat checkpoint directory %s: %s",
+			      ckpt.node, ckpt.dir, strerror(errno));
+		close(fd);
+		return;
+	}
 	close(fd);
+	ckpt.dev = st.st_dev;
+	ckpt.ino = st.st_ino;
 	ckpt.ready = true;
+	/* For enroot's hook, which pyxis runs with the job's environment
+	 * when it starts the container, after every plugin's user_init. */
+	rc = spank_setenv(sp, EFA_CKPT_ENV_VAR, ckpt.dir, 1);
+	if (rc != ESPANK_SUCCESS)
+		slurm_error("efa: cannot set %s: %s", EFA_CKPT_ENV_VAR, spank_strerror(rc));
+}
+
+bool efa_ckpt_reaches_container(void)
+{
+	struct stat st;
+
+	return !ckpt.ready ||
+	       (!stat(ckpt.dir, &st) && st.st_dev == ckpt.dev && st.st_ino == ckpt.ino);
 }
 
 const char *efa_ckpt_dir(void)

@@ -9,6 +9,8 @@
 #ifndef SPANK_EFA_CHECKPOINT_H
 #define SPANK_EFA_CHECKPOINT_H
 
+#include <stdbool.h>
+
 #include <slurm/spank.h>
 
 #include "common/config/efa_conf.h"
@@ -22,8 +24,13 @@ void efa_ckpt_prepare(spank_t sp, const struct efa_config *cfg,
 		      const struct efa_partition *part, const struct efa_options *opts,
 		      const char *node_name);
 
-/* In user_init: checks the root's file system, creates the directory. */
-void efa_ckpt_create(void);
+/* In user_init: checks the root's file system, creates the directory
+ * and names it in the job's environment (EFA_CKPT_ENV_VAR). */
+void efa_ckpt_create(spank_t sp);
+
+/* In a container's task: whether the directory there is the node's (a
+ * bind mount), not one in the container's own layer. */
+bool efa_ckpt_reaches_container(void);
 
 /* The directory every task gets, or NULL. */
 const char *efa_ckpt_dir(void);

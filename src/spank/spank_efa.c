@@ -64,10 +64,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 /* Runs in slurmstepd with the job user's effective uid and groups. */
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	(void)sp;
 	(void)ac;
 	(void)av;
-	efa_ckpt_create();
+	efa_ckpt_create(sp);
 	return 0;
 }
 

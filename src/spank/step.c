@@ -10,6 +10,9 @@
 #include <slurm/slurm.h>
 
 #include "common/node/bind.h"
+#include "common/node/image.h"
+#include "common/node/stack.h"
+#include "common/node/sysfs.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/config/efa_conf.h"
 #include "common/env/env.h"
@@ -18,6 +21,7 @@
 #include "common/env/profile.h"
 #include "common/base/strutil.h"
 #include "checkpoint.h"
+#include "container.h"
 #include "step.h"
 
 #define NODE_NAME_MAX 256
@@ -26,6 +30,8 @@
 #define GPUS_MAX 256
 #define LIST_MAX 2048
 #define TASK_VARS (EFA_LAUNCH_VARS + 5)
+#define IMAGE_MAX 1024
+#define LIBPATH_MAX 65536
 
 static struct {
 	enum efa_mode mode;
@@ -35,6 +41,8 @@ static struct {
 	struct efa_config *cfg;
 	struct efa_node *node;		/* kept for per-task bindings */
 	struct efa_env_plan *plan;	/* NULL: set nothing */
+	struct efa_profiles *profiles;	/* kept for a container's own plan */
+	char image[IMAGE_MAX];		/* the task's container image, or "" */
 	/* The step's GPUs as Slurm gave them, before any per-task binding. */
 	char gres_gpus[LIST_MAX];
 	char cuda_visible[LIST_MAX];
@@ -138,6 +146,8 @@ static void prepare_plan(const struct efa_args *args)
 		slurm_error("efa: %s", err.msg);
 	else
 		log_plan_warnings(node);
+	step.profiles = profiles;
+	profiles = NULL;
 	/* Each task binds in its own process: work out closeness once. */
 	if (step.bind == EFA_BIND_CLOSEST && efa_bind_index(node))
 		slurm_error("efa: out of memory indexing the node's topology");
@@ -166,6 +176,7 @@ void efa_step_prepare(spank_t sp, const struct efa_args *args,
 	struct efa_error err;
 
 	step.bind = opts->bind;
+	efa_container_note_host();
 	find_node_name(sp);
 	if (load_config(args, &err)) {
 		slurm_error("efa: %s", err.msg);
@@ -190,6 +201,8 @@ void efa_step_prepare(spank_t sp, const struct efa_args *args,
 	prepare_plan(args);
 }
 
+static int task_id(spank_t sp);
+
 static int get_task_env(void *ctx, const char *name, char *buf, size_t size)
 {
 	return job_env(ctx, name, buf, size) ? 1 : 0;
@@ -200,7 +213,9 @@ static int put_task_env(void *ctx, const char *name, const char *value,
 {
 	spank_err_t rc;
 
-	(void)reason;
+	if (decision == EFA_ENV_USER && value && step.image[0] && task_id(ctx) == 0)
+		slurm_info("efa: node %s, image %s: %s kept as the image or the job set it (%s)",
+			   step.node_name, step.image, name, reason);
 	if (decision == EFA_ENV_REMOVED) {
 		rc = spank_unsetenv(ctx, name);
 		if (rc != ESPANK_SUCCESS)
@@ -400,26 +415,120 @@ out:
 	return rc;
 }
 
+/*
+ * Inside a container the plan is built again from the image's software,
+ * with the node's hardware: the image's libfabric and aws-ofi-nccl are
+ * what the task loads.
+ */
+static int plan_for_image(struct efa_sysfs *fs, struct efa_node *view)
+{
+	struct efa_env_plan *plan = NULL;
+	struct efa_error err;
+
+	*view = *step.node;
+	if (efa_image_stack(fs, &step.node->stack, &view->stack))
+		return -1;
+	if (efa_env_plan_build(view, step.profiles, &plan, &err))
+		return -1;
+	efa_env_plan_free(step.plan);
+	step.plan = plan;
+	plan->image = step.image;
+	plan->task_fs = fs;
+	return 0;
+}
+
+/*
+ * The task's own checks, where its file system is known: in a container
+ * the image must bring EFA's user space and the node's devices; on the
+ * node, aws-ofi-nccl must load. --efa=required fails the step, auto sets
+ * nothing EFA-specific. Returns -1 when the step must fail (the message
+ * is in step.failure).
+ */
+static int check_task(spank_t sp, struct efa_sysfs *fs)
+{
+	static char ld_path[LIBPATH_MAX];
+	bool container = efa_container_entered();
+	struct efa_node view = { 0 };
+	char problem[1024];
+
+	if (container && efa_ckpt_dir() && !efa_ckpt_reaches_container())
+		efa_step_fail("efa: checkpoint directory %s on node %s is not the node's inside container image %s: what the job writes there would be lost with the container. Install slurm-efa's enroot hook (50-slurm-efa-checkpoint.sh in enroot's hooks.d) or add --container-mounts=%s",
+			      efa_ckpt_dir(), step.node_name, step.image, efa_ckpt_dir());
+	if (step.failure[0])
+		return -1;
+	if (!step.plan)
+		return 0;
+	if (!container && step.image[0] && task_id(sp) == 0)
+		slurm_info("efa: node %s: spank_efa runs before pyxis in plugstack.conf, so container image %s gets the node's EFA settings and its own variables override them: list spank_efa after pyxis (the shipped plugstack.conf.d/slurm-efa.conf sorts after pyxis.conf)",
+			   step.node_name, step.image);
+	if (!job_env(sp, "LD_LIBRARY_PATH", ld_path, sizeof(ld_path)))
+		ld_path[0] = '\0';
+	if (container && plan_for_image(fs, &view)) {
+		efa_stack_clear(&view.stack);
+		efa_step_fail("efa: node %s cannot read container image %s: out of memory",
+			      step.node_name, step.image);
+		return -1;
+	}
+	efa_task_missing(container ? &view : step.node, fs, ld_path, container, problem, sizeof(problem));
+	efa_stack_clear(&view.stack);
+	if (problem[0] && step.mode == EFA_MODE_REQUIRED) {
+		if (container)
+			efa_step_fail("efa: --efa=required but container image %s on node %s cannot use EFA: %s. Use an image with EFA's user space (the EFA installer with --skip-kmod, or AWS's deep-learning containers), keep ENROOT_RESTRICT_DEV=n, or submit with --efa=auto",
+				      step.image, step.node_name, problem);
+		else
+			efa_step_fail("efa: --efa=required but node %s cannot use EFA: %s. Install aws-ofi-nccl (the EFA installer does), put it on LD_LIBRARY_PATH, or submit with --efa=auto",
+				      step.node_name, problem);
+		return -1;
+	}
+	if (problem[0]) {
+		if (task_id(sp) == 0)
+			slurm_info("efa: node %s%s%s has %s: --efa=auto sets nothing EFA-specific",
+				   step.node_name, container ? ", container image " : "", step.image,
+				   problem);
+		efa_env_plan_free(step.plan);
+		step.plan = NULL;
+	} else if (step.mode == EFA_MODE_REQUIRED && efa_node_has_gpus(step.node) &&
+		   efa_env_plan_pin_nccl_net(step.plan)) {
+		efa_step_fail("efa: node %s: out of memory", step.node_name);
+		return -1;
+	}
+	return 0;
+}
+
 int efa_step_task_init(spank_t sp)
 {
-	if (step.failure[0]) {
+	struct efa_sysfs fs;
+	int rc;
+
+	if (!efa_container_image(sp, step.image, sizeof(step.image)))
+		step.image[0] = '\0';
+	if (efa_sysfs_open(&fs, "/")) {
+		slurm_error("efa: cannot open the task's root directory");
+		return -1;
+	}
+	if (check_task(sp, &fs)) {
+		efa_sysfs_close(&fs);
 		slurm_error("%s", step.failure);
 		return -1;
 	}
 	if (step.mode != EFA_MODE_UNSET) {
-		if (set_own(sp, "SLURM_EFA_MODE", efa_mode_name(step.mode)))
+		if (set_own(sp, "SLURM_EFA_MODE", efa_mode_name(step.mode)) ||
+		    (step.bind != EFA_BIND_UNSET &&
+		     set_own(sp, "SLURM_EFA_BIND", efa_bind_name(step.bind)))) {
+			efa_sysfs_close(&fs);
 			return -1;
-		if (step.bind != EFA_BIND_UNSET &&
-		    set_own(sp, "SLURM_EFA_BIND", efa_bind_name(step.bind)))
-			return -1;
+		}
 	}
-	return apply_task(sp);
+	rc = apply_task(sp);
+	efa_sysfs_close(&fs);
+	return rc;
 }
 
 void efa_step_release(void)
 {
 	efa_node_free(step.node);
 	efa_env_plan_free(step.plan);
+	efa_profiles_free(step.profiles);
 	efa_config_free(step.cfg);
 	memset(&step, 0, sizeof(step));
 }

@@ -27,14 +27,20 @@ int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 int efa_read_file(const char *path, size_t max, char **text, size_t *len,
 		  struct efa_error *err)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return efa_error_set(err, "cannot open %s: %s", path, strerror(errno));
+	return efa_read_fd(fd, path, max, text, len, err);
+}
+
+int efa_read_fd(int fd, const char *path, size_t max, char **text, size_t *len,
+		struct efa_error *err)
+{
 	struct stat st;
 	char *buf = NULL;
 	size_t got = 0, cap;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return efa_error_set(err, "cannot open %s: %s", path, strerror(errno));
 	if (fstat(fd, &st)) {
 		efa_error_set(err, "cannot stat %s: %s", path, strerror(errno));
 		goto fail;

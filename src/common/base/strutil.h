@@ -19,6 +19,11 @@ int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 int efa_read_file(const char *path, size_t max, char **text, size_t *len,
 		  struct efa_error *err);
 
+/* The same for a file already open (read only, closed here); path names
+ * it in errors. */
+int efa_read_fd(int fd, const char *path, size_t max, char **text, size_t *len,
+		struct efa_error *err);
+
 /* Frees a NULL-terminated list of strings and the list; NULL is fine. */
 void efa_strv_free(char **v);
 

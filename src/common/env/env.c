@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +6,7 @@
 #include <string.h>
 
 #include "common/env/env.h"
+#include "common/node/libpath.h"
 #include "common/node/stack.h"
 #include "common/base/strutil.h"
 
@@ -167,6 +167,19 @@ fail:
 	return -1;
 }
 
+int efa_env_plan_pin_nccl_net(struct efa_env_plan *plan)
+{
+	struct efa_env_entry *e = entry_for(plan, EFA_ENV_NCCL_NET_VAR);
+
+	if (!e)
+		return -1;
+	free(e->value);
+	free(e->reason);
+	e->value = strdup(EFA_ENV_NCCL_NET);
+	e->reason = strdup("--efa=required on NVIDIA GPUs: NCCL fails at start-up instead of falling back to its socket transport when aws-ofi-nccl does not load");
+	return e->value && e->reason ? 0 : -1;
+}
+
 /*
  * What aws-ofi-nccl tunes per platform (src/platform-aws.cpp: the platform
  * table's NCCL_BUFFSIZE, NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLS*,
@@ -267,22 +280,6 @@ static bool forced(const struct efa_config *cfg, const char *name)
 	return false;
 }
 
-/* Whether item (len bytes) is one of the sep-separated entries of list. */
-static bool list_has(const char *list, char sep, const char *item, size_t len)
-{
-	for (const char *p = list; p && *p;) {
-		const char *end = strchr(p, sep);
-		size_t plen = end ? (size_t)(end - p) : strlen(p);
-
-		if (plen == len && !strncmp(p, item, len))
-			return true;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	return false;
-}
-
 /* Appends the entries of list that are not in skip to out. */
 static int append_entries(char *out, size_t size, const char *list, const char *skip)
 {
@@ -290,45 +287,12 @@ static int append_entries(char *out, size_t size, const char *list, const char *
 		const char *end = strchr(p, ':');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 
-		if (len && !list_has(skip, ':', p, len) &&
+		if (len && !efa_list_has(skip, ':', p, len) &&
 		    efa_strlcatf(out, size, "%s%.*s", out[0] ? ":" : "", (int)len, p))
 			return -1;
 		p += len + (end ? 1 : 0);
 	}
 	return 0;
-}
-
-/* Whether dir holds an aws-ofi-nccl (libnccl-net*.so*) or a libfabric. */
-static bool has_own_stack(const char *dir)
-{
-	struct dirent *e;
-	bool found = false;
-	DIR *d = opendir(dir);
-
-	while (d && !found && (e = readdir(d)))
-		found = (!strncmp(e->d_name, "libnccl-net", 11) && strstr(e->d_name, ".so")) ||
-			!strncmp(e->d_name, "libfabric.so", 12);
-	if (d)
-		closedir(d);
-	return found;
-}
-
-/* The first directory of list, not in skip, that holds a stack of its own. */
-static bool find_own_stack(const char *list, const char *skip, char *dir, size_t size)
-{
-	for (const char *p = list; *p;) {
-		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len && len < size && p[0] == '/' && !list_has(skip, ':', p, len)) {
-			memcpy(dir, p, len);
-			dir[len] = '\0';
-			if (has_own_stack(dir))
-				return true;
-		}
-		p += len + (end ? 1 : 0);
-	}
-	return false;
 }
 
 /*
@@ -339,6 +303,23 @@ static bool find_own_stack(const char *list, const char *skip, char *dir, size_t
  * its own aws-ofi-nccl or libfabric (a container's, a conda
  * environment's) keeps its path: the node's would be loaded instead.
  */
+static bool find_own_stack(const struct efa_env_plan *plan, const char *list, const char *skip,
+			   char *dir, size_t size)
+{
+	struct efa_sysfs root;
+	bool found;
+
+	if (plan->task_fs)
+		return efa_libpath_find(plan->task_fs, list, skip, EFA_LIB_NET_PLUGIN, dir, size) ||
+		       efa_libpath_find(plan->task_fs, list, skip, EFA_LIB_FABRIC, dir, size);
+	if (efa_sysfs_open(&root, "/"))
+		return false;
+	found = efa_libpath_find(&root, list, skip, EFA_LIB_NET_PLUGIN, dir, size) ||
+		efa_libpath_find(&root, list, skip, EFA_LIB_FABRIC, dir, size);
+	efa_sysfs_close(&root);
+	return found;
+}
+
 static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 			 efa_env_put_fn put, void *ctx)
 {
@@ -350,7 +331,7 @@ static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 		current[0] = '\0';
 	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(added)) != 1)
 		added[0] = '\0';
-	if (find_own_stack(current, added, own, sizeof(own))) {
+	if (find_own_stack(plan, current, added, own, sizeof(own))) {
 		if (append_entries(value, sizeof(value), current, added))
 			return 0;
 		snprintf(reason, sizeof(reason),
@@ -366,7 +347,8 @@ static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 	    append_entries(value, sizeof(value), current, added))
 		return 0;	/* too long to rewrite: leave the user's path */
 	rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, EFA_ENV_PREPENDED,
-		 "EFA and aws-ofi-nccl libraries found on this node");
+		 plan->image ? "EFA and aws-ofi-nccl libraries found in the container image" :
+			       "EFA and aws-ofi-nccl libraries found on this node");
 	return rc ? rc : put(ctx, EFA_ENV_LIBDIRS_VAR, plan->libdirs, EFA_ENV_SET,
 			     "what slurm-efa added to LD_LIBRARY_PATH");
 }
@@ -427,6 +409,7 @@ static bool still_ours(enum recorded r, const char *recorded_digest, const char 
 
 struct apply {
 	const struct efa_config *cfg;
+	const char *image;
 	efa_env_get_fn get;
 	efa_env_put_fn put;
 	void *ctx;
@@ -467,8 +450,9 @@ static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 		return rc;
 	} else {
 		d = EFA_ENV_USER;
-		reason = r == NOT_RECORDED ? "already set in this environment: the job's value wins" :
-					     "changed by the job after slurm-efa set it: the job's value wins";
+		reason = r != NOT_RECORDED ? "changed by the job after slurm-efa set it: the job's value wins" :
+			 a->image ? "set by the container image or the job: its value wins (ForceEnv= overrides)" :
+				    "already set in this environment: the job's value wins";
 	}
 	rc = a->put(a->ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, reason);
 	if (rc || (d != EFA_ENV_SET && d != EFA_ENV_FORCED) || e->slurm_var)
@@ -515,7 +499,8 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 		  size_t ntask, const struct efa_config *cfg,
 		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
 {
-	struct apply a = { .cfg = cfg, .get = get, .put = put, .ctx = ctx };
+	struct apply a = { .cfg = cfg, .image = plan ? plan->image : NULL,
+			   .get = get, .put = put, .ctx = ctx };
 	int rc;
 
 	if (get(ctx, EFA_ENV_OWNED_VAR, a.owned_before, sizeof(a.owned_before)) != 1)

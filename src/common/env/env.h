@@ -13,12 +13,21 @@
 #include "common/config/efa_conf.h"
 #include "common/base/error.h"
 #include "common/node/node.h"
+#include "common/node/sysfs.h"
 #include "common/env/profile.h"
 
 #define EFA_ENV_PROFILE_VAR "SLURM_EFA_PROFILE"
 #define EFA_ENV_LIBPATH_VAR "LD_LIBRARY_PATH"
 #define EFA_ENV_LIBDIRS_VAR "SLURM_EFA_LIBDIRS"
 #define EFA_ENV_OWNED_VAR "SLURM_EFA_SET"
+#define EFA_ENV_NCCL_NET_VAR "NCCL_NET"
+/*
+ * The network aws-ofi-nccl registers: "AWS Libfabric" up to 1.12; from 1.13
+ * "Libfabric", renamed "AWS Libfabric" when NCCL_NET asks for that name
+ * (src/nccl_ofi_interface_nvidia.cpp, nvidia_plugin_name_fixup): this name
+ * works with every version.
+ */
+#define EFA_ENV_NCCL_NET "AWS Libfabric"
 
 struct efa_env_entry {
 	char *name;
@@ -34,6 +43,11 @@ struct efa_env_plan {
 	struct efa_env_entry *v;
 	size_t n;
 	char *libdirs;		/* ":"-joined directories to prepend, or NULL */
+	/* A container step's: the image (named in reasons) and the task's
+	 * file system, where LD_LIBRARY_PATH's directories are looked at
+	 * (NULL: "/"). Set by the caller, not owned. */
+	const char *image;
+	const struct efa_sysfs *task_fs;
 };
 
 /* Variables no profile may set and no site may force. */
@@ -50,6 +64,15 @@ bool efa_env_reserved(const char *name);
 int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *profiles,
 		       struct efa_env_plan **out, struct efa_error *err);
 void efa_env_plan_free(struct efa_env_plan *plan);
+
+/*
+ * NCCL on NVIDIA GPUs falls back to its socket transport, without an
+ * error, when no net plugin loads: NCCL_NET set to aws-ofi-nccl's network
+ * makes it fail at start-up instead. Added to the plan as a profile
+ * variable would be, so a job's (or an image's) own NCCL_NET wins. For
+ * --efa=required steps whose net plugin was found (efa_task_missing).
+ */
+int efa_env_plan_pin_nccl_net(struct efa_env_plan *plan);
 
 /*
  * Warnings about a plan and efa.conf: a profile line or ForceEnv= that sets

@@ -50,6 +50,8 @@ struct efa_stack {
 	char *efa_driver;
 	char *kernel;			/* /proc/sys/kernel/osrelease */
 	char **libdirs;			/* node paths, NULL-terminated */
+	bool has_libfabric;		/* in one of libdirs */
+	bool has_net_plugin;		/* aws-ofi-nccl's libnccl-net*.so, in libdirs */
 };
 
 struct efa_node {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/node/libpath.h"
 #include "common/node/stack.h"
 #include "common/base/strutil.h"
 
@@ -135,7 +136,8 @@ static bool has_libraries(const struct efa_sysfs *fs, const char *dir)
 	return found;
 }
 
-static int add_libdir(struct efa_stack *stack, size_t *n, const char *dir)
+static int add_libdir(const struct efa_sysfs *fs, struct efa_stack *stack, size_t *n,
+		      const char *dir)
 {
 	if (*n == LIBDIRS_MAX)
 		return 0;
@@ -143,6 +145,8 @@ static int add_libdir(struct efa_stack *stack, size_t *n, const char *dir)
 	if (!stack->libdirs[*n])
 		return -1;
 	(*n)++;
+	stack->has_libfabric = stack->has_libfabric || efa_lib_in_dir(fs, dir, EFA_LIB_FABRIC);
+	stack->has_net_plugin = stack->has_net_plugin || efa_lib_in_dir(fs, dir, EFA_LIB_NET_PLUGIN);
 	return 0;
 }
 
@@ -167,7 +171,7 @@ static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
 	if (!stack->libdirs)
 		return -1;
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if (has_libraries(fs, fixed[i]) && add_libdir(stack, &n, fixed[i]))
+		if (has_libraries(fs, fixed[i]) && add_libdir(fs, stack, &n, fixed[i]))
 			return -1;
 	for (size_t i = 0; i < sizeof(plugin_roots) / sizeof(plugin_roots[0]); i++) {
 		char **entries = efa_sysfs_list(fs, "%s", plugin_roots[i]);
@@ -185,7 +189,7 @@ static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
 				efa_strv_free(entries);
 				return -1;
 			}
-			if (has_libraries(fs, dir) && add_libdir(stack, &n, dir)) {
+			if (has_libraries(fs, dir) && add_libdir(fs, stack, &n, dir)) {
 				free(dir);
 				efa_strv_free(entries);
 				return -1;
@@ -193,39 +197,43 @@ static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
 			free(dir);
 		}
 		efa_strv_free(entries);
-		if (has_libraries(fs, plugin_roots[i]) && add_libdir(stack, &n, plugin_roots[i]))
+		if (has_libraries(fs, plugin_roots[i]) && add_libdir(fs, stack, &n, plugin_roots[i]))
 			return -1;
 	}
 	return 0;
 }
 
-int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack)
+int efa_stack_discover_software(const struct efa_sysfs *fs, struct efa_stack *stack)
 {
-	char *path = efa_sysfs_path(fs, "/opt/amazon/efa_installed_packages");
-	char release[256];
 	struct efa_error err;
 	char *text = NULL;
 	size_t len;
 	int rc;
 
 	memset(stack, 0, sizeof(*stack));
-	if (!path)
-		return -1;
-	/* A missing or unreadable record leaves every version unknown. */
-	if (!efa_read_file(path, INSTALLED_MAX, &text, &len, &err)) {
+	/* A missing, unreadable or oversized record leaves every version
+	 * unknown. */
+	if (!efa_sysfs_read_file(fs, INSTALLED_MAX, &text, &len, &err,
+				 "/opt/amazon/efa_installed_packages")) {
 		rc = efa_stack_parse_installed(text, stack);
 		free(text);
-		if (rc) {
-			free(path);
+		if (rc)
 			return -1;
-		}
 	}
-	free(path);
+	return discover_libdirs(fs, stack);
+}
+
+int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack)
+{
+	char release[256];
+
+	if (efa_stack_discover_software(fs, stack))
+		return -1;
 	/* The kernel the steps run on: a container sees its host's. */
 	if (!efa_sysfs_read(fs, release, sizeof(release), "/proc/sys/kernel/osrelease") && release[0] &&
 	    !(stack->kernel = strdup(release)))
 		return -1;
-	return discover_libdirs(fs, stack);
+	return 0;
 }
 
 const char *efa_stack_version(const struct efa_stack *stack, const char *component,

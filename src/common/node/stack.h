@@ -11,6 +11,13 @@
 #include "common/node/sysfs.h"
 
 int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack);
+
+/*
+ * The software alone (installer record, libraries), without the kernel:
+ * what a container image brings. The same layouts are looked for under
+ * any root, the node's or an image's.
+ */
+int efa_stack_discover_software(const struct efa_sysfs *fs, struct efa_stack *stack);
 void efa_stack_clear(struct efa_stack *stack);
 
 /* Parses efa_installed_packages text into stack's versions. */

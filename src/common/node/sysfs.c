@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "common/base/strutil.h"
 #include "common/node/sysfs.h"
@@ -33,6 +35,14 @@ int efa_sysfs_open(struct efa_sysfs *fs, const char *root)
 	}
 	if (!strcmp(fs->real_root, "/"))
 		fs->real_root[0] = '\0';
+	return 0;
+}
+
+int efa_sysfs_open_confined(struct efa_sysfs *fs, const char *root)
+{
+	if (efa_sysfs_open(fs, root))
+		return -1;
+	fs->confined = true;
 	return 0;
 }
 
@@ -95,13 +105,28 @@ static char *vrel(const char *fmt, va_list ap)
 	return path;
 }
 
-static int read_small(int dirfd, const char *rel, char *buf, size_t size)
+/* Every lookup under the root goes through here. */
+static int fs_open(const struct efa_sysfs *fs, const char *rel, int flags)
+{
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+
+	if (!rel)
+		return -1;
+	if (!fs->confined)
+		return openat(fs->dirfd, rel, flags | O_CLOEXEC);
+	return (int)syscall(SYS_openat2, fs->dirfd, rel, &how, sizeof(how));
+}
+
+static int read_small(const struct efa_sysfs *fs, const char *rel, char *buf, size_t size)
 {
 	size_t got = 0;
 	int fd;
 
 	buf[0] = '\0';
-	if (!rel || (fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = fs_open(fs, rel, O_RDONLY)) < 0)
 		return -1;
 	/* sysfs and small regular files come whole in one read; a short read
 	 * is the end. */
@@ -135,7 +160,7 @@ int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
 	va_start(ap, fmt);
 	rel = vrel(fmt, ap);
 	va_end(ap);
-	rc = read_small(fs->dirfd, rel, buf, size);
+	rc = read_small(fs, rel, buf, size);
 	free(rel);
 	return rc;
 }
@@ -151,7 +176,7 @@ int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
 	va_start(ap, fmt);
 	rel = vrel(fmt, ap);
 	va_end(ap);
-	rc = read_small(fs->dirfd, rel, buf, sizeof(buf));
+	rc = read_small(fs, rel, buf, sizeof(buf));
 	free(rel);
 	if (rc || !buf[0])
 		return -1;
@@ -160,17 +185,47 @@ int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
 	return (errno || *end) ? -1 : 0;
 }
 
+int efa_sysfs_read_file(const struct efa_sysfs *fs, size_t max, char **text, size_t *len,
+			struct efa_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	char *rel;
+	int fd;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	if (!rel)
+		return efa_error_set(err, "out of memory");
+	fd = fs_open(fs, rel, O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		efa_error_set(err, "cannot open %s/%s: %s", fs->root, rel, strerror(errno));
+		free(rel);
+		return -1;
+	}
+	free(rel);
+	/* O_NONBLOCK: a FIFO planted in an image must not hang the reader;
+	 * efa_read_fd refuses anything but a regular file. */
+	return efa_read_fd(fd, fs->root[0] ? fs->root : "/", max, text, len, err);
+}
+
 bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
 {
 	struct stat st;
 	va_list ap;
 	char *rel;
-	bool found;
+	bool found = false;
+	int fd;
 
 	va_start(ap, fmt);
 	rel = vrel(fmt, ap);
 	va_end(ap);
-	found = rel && fstatat(fs->dirfd, rel, &st, 0) == 0;
+	if (!fs->confined) {
+		found = rel && fstatat(fs->dirfd, rel, &st, 0) == 0;
+	} else if ((fd = fs_open(fs, rel, O_PATH)) >= 0) {
+		found = true;
+		close(fd);
+	}
 	free(rel);
 	return found;
 }
@@ -187,7 +242,15 @@ int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
 	va_start(ap, fmt);
 	rel = vrel(fmt, ap);
 	va_end(ap);
-	n = rel ? readlinkat(fs->dirfd, rel, target, sizeof(target) - 1) : -1;
+	if (!fs->confined) {
+		n = rel ? readlinkat(fs->dirfd, rel, target, sizeof(target) - 1) : -1;
+	} else {
+		int fd = fs_open(fs, rel, O_PATH | O_NOFOLLOW);
+
+		n = fd >= 0 ? readlinkat(fd, "", target, sizeof(target) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+	}
 	free(rel);
 	buf[0] = '\0';
 	if (n < 0)
@@ -210,7 +273,7 @@ static char *real_path(const struct efa_sysfs *fs, const char *rel)
 	ssize_t n = -1;
 	int fd;
 
-	fd = openat(fs->dirfd, rel, O_PATH | O_CLOEXEC);
+	fd = fs_open(fs, rel, O_PATH);
 	if (fd < 0)
 		return NULL;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -220,6 +283,8 @@ static char *real_path(const struct efa_sysfs *fs, const char *rel)
 		target[n] = '\0';
 		return strdup(target);
 	}
+	if (fs->confined)
+		return NULL;	/* realpath() would follow links out of the root */
 	if (asprintf(&full, "%s/%s", fs->root, rel) < 0)
 		return NULL;
 	real = realpath(full, NULL);
@@ -263,7 +328,7 @@ char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 	list = calloc(cap + 1, sizeof(*list));
 	if (!p || !list)
 		goto fail;
-	fd = openat(fs->dirfd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = fs_open(fs, p, O_RDONLY | O_DIRECTORY);
 	free(p);
 	p = NULL;
 	if (fd < 0)

@@ -11,13 +11,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/base/error.h"
+
 struct efa_sysfs {
 	char *root;		/* "" for "/", else without trailing slash */
 	char *real_root;	/* realpath(root), to strip resolved links */
 	int dirfd;		/* the root, opened O_PATH: lookups start there */
+	bool confined;		/* links resolve inside root, as in a chroot */
 };
 
 int efa_sysfs_open(struct efa_sysfs *fs, const char *root);
+
+/*
+ * The same for a tree someone else made, an unpacked container image:
+ * every lookup resolves "..", and links absolute or relative, as if root
+ * were "/" (openat2's RESOLVE_IN_ROOT), so the image cannot make slurm-efa
+ * read a file of the host. Where the kernel cannot (before 5.6), nothing
+ * under the root can be read.
+ */
+int efa_sysfs_open_confined(struct efa_sysfs *fs, const char *root);
 void efa_sysfs_close(struct efa_sysfs *fs);
 
 /* root + path, malloc'd; NULL on ENOMEM. */
@@ -32,6 +44,11 @@ int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
 /* An attribute as an integer (base 0: "0x10de" and "-1" both work). */
 int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
 			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A whole regular file of at most max bytes, as efa_read_file. */
+int efa_sysfs_read_file(const struct efa_sysfs *fs, size_t max, char **text, size_t *len,
+			struct efa_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
 bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

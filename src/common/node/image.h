@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A task in a container image on this node: the image's EFA software,
+ * read from the image's root by the same discovery as the node's, with
+ * the node's hardware; and what such a task could not reach (libraries
+ * its loader would not find, EFA devices its /dev does not show). The
+ * same questions are asked of a task on the node itself.
+ */
+#ifndef EFA_IMAGE_H
+#define EFA_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/node/libpath.h"
+#include "common/node/node.h"
+#include "common/node/sysfs.h"
+
+/* The software under image (a container's "/" from inside it, or an
+ * unpacked image), with the node's kernel, into *out (efa_stack_clear). */
+int efa_image_stack(const struct efa_sysfs *image, const struct efa_stack *node,
+		    struct efa_stack *out);
+
+/*
+ * Whether a task whose file system is fs and whose library path is
+ * ld_path loads lib: from the stack's directories (slurm-efa puts them
+ * first), from ld_path, or through the loader's cache.
+ */
+bool efa_task_finds(const struct efa_stack *stack, const struct efa_sysfs *fs,
+		    const char *ld_path, enum efa_lib lib);
+
+/* Whether the node has NVIDIA GPUs, whose NCCL needs the net plugin. */
+bool efa_node_has_gpus(const struct efa_node *node);
+
+/*
+ * What such a task of an EFA step lacks, for a message ("" when nothing):
+ * on NVIDIA GPUs the net plugin, without which NCCL silently uses its
+ * socket transport; in a container also libfabric and the node's EFA
+ * devices (/dev/infiniband/uverbsN under fs), which the node's own
+ * discovery has already checked on the node.
+ */
+void efa_task_missing(const struct efa_node *node, const struct efa_sysfs *fs,
+		      const char *ld_path, bool container, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Steps in containers started by pyxis. pyxis's task_init enters the
+ * container's namespaces, so when spank_efa is listed after pyxis (the
+ * supported order) its own task_init runs inside the container, with the
+ * image's variables in place, and reads the image's software from "/".
+ */
+#ifndef SPANK_EFA_CONTAINER_H
+#define SPANK_EFA_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <slurm/spank.h>
+
+/* In init_post_opt: remembers slurmstepd's own mount namespace. */
+void efa_container_note_host(void);
+
+/* In task_init: whether the task has entered another mount namespace
+ * (a plugin listed earlier started a container). */
+bool efa_container_entered(void);
+
+/*
+ * The image pyxis was asked to run (--container-image, or
+ * PYXIS_CONTAINER_IMAGE in the job's environment), copied into buf;
+ * false when the step asked for none. In user_init and task_init only.
+ */
+bool efa_container_image(spank_t sp, char *buf, size_t size);
+
+#endif
