@@ -8,30 +8,51 @@
 #include "cli.h"
 #include "common/config/efa_conf.h"
 #include "common/env/env.h"
+#include "common/node/image.h"
 #include "common/node/node.h"
+#include "common/node/stack.h"
 #include "common/env/profile.h"
 #include "common/base/strutil.h"
+#include "image.h"
+
+#define LIBPATH_MAX 65536
+
+static const char usage[] =
+	"usage: slurm-efa env [--image FILE.sqsh|DIR] [--config FILE] [--root DIR] [--json]\n";
 
 struct printer {
 	int json;
 	json_t *vars;
 };
 
-static int get_own_env(void *ctx, const char *name, char *buf, size_t size)
+/* The calling shell's environment is the job's; in a container, pyxis
+ * puts the image's /etc/environment over it. */
+static int own_env(const struct cli_image *img, const char *name, char *buf, size_t size)
 {
-	const char *v = getenv(name);
+	const char *v = img ? cli_image_getenv(img, name) : NULL;
 
-	(void)ctx;
+	if (!v)
+		v = getenv(name);
 	if (!v)
 		return 0;
 	snprintf(buf, size, "%s", v);
 	return 1;
 }
 
+struct applied {
+	const struct cli_image *img;
+	struct printer *pr;
+};
+
+static int get_applied_env(void *ctx, const char *name, char *buf, size_t size)
+{
+	return own_env(((struct applied *)ctx)->img, name, buf, size);
+}
+
 static int print_var(void *ctx, const char *name, const char *value,
 		     enum efa_env_decision decision, const char *reason)
 {
-	struct printer *pr = ctx;
+	struct printer *pr = ((struct applied *)ctx)->pr;
 
 	if (pr->json) {
 		json_t *v = json_pack("{s:s, s:s?, s:s, s:s}", "name", name,
@@ -70,7 +91,7 @@ static json_t *stack_json(const struct efa_stack *s)
 			 "library_dirs", dirs);
 }
 
-static void print_node_text(const struct efa_node *node, const char *problem)
+static void print_node_text(const struct efa_node *node, const char *image, const char *problem)
 {
 	const struct efa_stack *s = &node->stack;
 
@@ -79,53 +100,107 @@ static void print_node_text(const struct efa_node *node, const char *problem)
 	       node->instance_type_configured ? "InstanceType= in efa.conf" : "DMI",
 	       node->nnics, node->nnics == 1 ? "" : "s", efa_node_usable_nics(node),
 	       count_accels(node, EFA_ACCEL_GPU), count_accels(node, EFA_ACCEL_NEURON));
+	if (image)
+		printf("image: %s: its own EFA software, this node's hardware\n", image);
 	printf("stack: installer %s, libfabric %s, aws-ofi-nccl %s, rdma-core %s\n",
 	       s->installer ? s->installer : "unknown", s->libfabric ? s->libfabric : "unknown",
 	       s->ofi_nccl ? s->ofi_nccl : "unknown", s->rdma_core ? s->rdma_core : "unknown");
 	if (problem[0])
-		printf("EFA: not usable: %s\n  a step with --efa=required fails here; --efa=auto sets nothing\n",
-		       problem);
+		printf("EFA: not usable%s: %s\n  a step with --efa=required fails here; --efa=auto sets nothing\n",
+		       image ? " in this image" : "", problem);
+}
+
+/* The image's software in place of the node's, with the node's hardware. */
+static int image_view(const struct efa_node *node, const struct cli_image *img,
+		      struct efa_node *view, struct efa_error *err)
+{
+	*view = *node;
+	if (efa_image_stack(&img->fs, &node->stack, &view->stack))
+		return efa_error_set(err, "out of memory reading the image");
+	return 0;
 }
 
 int cmd_env(int argc, char **argv, const struct cli_common *common)
 {
+	static char ld_path[LIBPATH_MAX];
 	struct efa_profiles *profiles = NULL;
 	struct efa_env_plan *plan = NULL;
 	struct efa_config *cfg = NULL;
-	struct efa_node *node = NULL;
+	struct efa_node *node = NULL, view = { 0 };
 	struct printer pr = { .json = common->json };
+	struct cli_image img = { .fs = { .dirfd = -1 } };
+	struct applied ap = { .pr = &pr };
+	struct efa_sysfs task_root = { .dirfd = -1 };
+	const struct efa_sysfs *task_fs;
+	const char *image = NULL;
 	struct efa_error err;
 	json_t *doc = NULL;
-	char problem[512], **warnings = NULL;
+	char problem[1024], **warnings = NULL;
 	int rc = EXIT_USAGE;
 
-	if (argc > 1) {
-		fprintf(stderr, "slurm-efa env: unexpected argument '%s'\nusage: slurm-efa env [--config FILE] [--root DIR] [--json]\n",
-			argv[1]);
-		return EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--image") && i + 1 < argc && !image) {
+			image = argv[++i];
+		} else if (!strncmp(argv[i], "--image=", 8) && argv[i][8] && !image) {
+			image = argv[i] + 8;
+		} else {
+			fprintf(stderr, "slurm-efa env: unexpected argument '%s'\n%s", argv[i], usage);
+			return EXIT_USAGE;
+		}
 	}
 	if (efa_config_find_and_load(common->config, &cfg, &err) ||
-	    efa_node_discover(common->root, cfg->instance_type, &node, &err)) {
+	    efa_node_discover(common->root, cfg->instance_type, &node, &err) ||
+	    (image && cli_image_open(image, &img, &err)) ||
+	    (image && image_view(node, &img, &view, &err))) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
-	efa_node_efa_problem(node, problem, sizeof(problem));
+	if (!image)
+		view = *node;
+	ap.img = image ? &img : NULL;
+	if (image) {
+		task_fs = &img.fs;
+	} else if (!efa_sysfs_open(&task_root, "/")) {
+		task_fs = &task_root;
+	} else {
+		fprintf(stderr, "slurm-efa: cannot open /\n");
+		goto out;
+	}
+	efa_node_efa_problem(&view, problem, sizeof(problem));
 	if (!problem[0] &&
 	    (efa_profiles_load(cfg->profile_dir, &profiles, &err) ||
-	     efa_env_plan_build(node, profiles, &plan, &err))) {
+	     efa_env_plan_build(&view, profiles, &plan, &err))) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
+	}
+	if (plan) {
+		plan->image = image;
+		plan->task_fs = task_fs;
+		if (!own_env(ap.img, "LD_LIBRARY_PATH", ld_path, sizeof(ld_path)))
+			ld_path[0] = '\0';
+		/* A container's /dev is the node's unless the site restricts
+		 * it: the node's devices were checked above. */
+		if (efa_env_plan_for_task(plan, &view, task_fs, ld_path,
+					  image ? EFA_CHECK_LIBFABRIC : 0, true, problem, sizeof(problem))) {
+			fprintf(stderr, "slurm-efa: out of memory\n");
+			goto out;
+		}
+		if (problem[0]) {
+			efa_env_plan_free(plan);
+			plan = NULL;
+		}
 	}
 	if (pr.json) {
 		pr.vars = json_array();
-		doc = json_pack("{s:{s:s?, s:s, s:i, s:i, s:i, s:i}, s:o, s:b, s:s?, s:s?}",
-				"node", "instance_type", node->instance_type,
-				"instance_type_source", node->instance_type_configured ? "efa.conf" : "dmi",
-				"efa_devices", (int)node->nnics,
-				"usable_efa_devices", (int)efa_node_usable_nics(node),
-				"gpus", (int)count_accels(node, EFA_ACCEL_GPU),
-				"neuron_devices", (int)count_accels(node, EFA_ACCEL_NEURON),
-				"stack", stack_json(&node->stack),
+		doc = json_pack("{s:{s:s?, s:s, s:i, s:i, s:i, s:i}, s:s?, s:o, s:b, s:s?, s:s?}",
+				"node", "instance_type", view.instance_type,
+				"instance_type_source", view.instance_type_configured ? "efa.conf" : "dmi",
+				"efa_devices", (int)view.nnics,
+				"usable_efa_devices", (int)efa_node_usable_nics(&view),
+				"gpus", (int)count_accels(&view, EFA_ACCEL_GPU),
+				"neuron_devices", (int)count_accels(&view, EFA_ACCEL_NEURON),
+				"image", image,
+				"stack", stack_json(&view.stack),
 				"usable", !problem[0], "problem", problem[0] ? problem : NULL,
 				"profile", plan ? plan->profile : NULL);
 		if (!doc || !pr.vars) {
@@ -133,16 +208,17 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 			goto out;
 		}
 	} else {
-		print_node_text(node, problem);
+		print_node_text(&view, image, problem);
 		if (plan)
-			printf("profile: %s\nenvironment of a step with --efa:\n",
-			       plan->profile ? plan->profile : "none (no profile matches this instance type)");
+			printf("profile: %s\nenvironment of a step with --efa%s:\n",
+			       plan->profile ? plan->profile : "none (no profile matches this instance type)",
+			       image ? " in this image" : "");
 	}
-	if (plan && efa_env_plan_warnings(plan, cfg, node, &warnings)) {
+	if (plan && efa_env_plan_warnings(plan, cfg, &view, &warnings)) {
 		fprintf(stderr, "slurm-efa: out of memory\n");
 		goto out;
 	}
-	if (plan && efa_env_apply(plan, NULL, 0, cfg, get_own_env, print_var, &pr)) {
+	if (plan && efa_env_apply(plan, NULL, 0, cfg, get_applied_env, print_var, &ap)) {
 		fprintf(stderr, "slurm-efa: out of memory\n");
 		goto out;
 	}
@@ -166,6 +242,10 @@ out:
 	json_decref(doc);
 	efa_env_plan_free(plan);
 	efa_profiles_free(profiles);
+	if (image)
+		efa_stack_clear(&view.stack);
+	cli_image_close(&img);
+	efa_sysfs_close(&task_root);
 	efa_node_free(node);
 	efa_config_free(cfg);
 	return rc;

@@ -469,7 +469,13 @@ static int check_task(spank_t sp, struct efa_sysfs *fs)
 			      step.node_name, step.image);
 		return -1;
 	}
-	efa_task_missing(container ? &view : step.node, fs, ld_path, container, problem, sizeof(problem));
+	if (efa_env_plan_for_task(step.plan, container ? &view : step.node, fs, ld_path,
+				  container ? EFA_CHECK_CONTAINER : 0, step.mode == EFA_MODE_REQUIRED,
+				  problem, sizeof(problem))) {
+		efa_stack_clear(&view.stack);
+		efa_step_fail("efa: node %s: out of memory", step.node_name);
+		return -1;
+	}
 	efa_stack_clear(&view.stack);
 	if (problem[0] && step.mode == EFA_MODE_REQUIRED) {
 		if (container)
@@ -487,10 +493,6 @@ static int check_task(spank_t sp, struct efa_sysfs *fs)
 				   problem);
 		efa_env_plan_free(step.plan);
 		step.plan = NULL;
-	} else if (step.mode == EFA_MODE_REQUIRED && efa_node_has_gpus(step.node) &&
-		   efa_env_plan_pin_nccl_net(step.plan)) {
-		efa_step_fail("efa: node %s: out of memory", step.node_name);
-		return -1;
 	}
 	return 0;
 }

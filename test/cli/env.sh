@@ -100,6 +100,59 @@ like "$out" "slurm-efa: $tmp/bad.conf:1: invalid SnapshotMaxAge=soon" "  naming 
 run env SLURM_EFA_CONF="$conf" "$efa" env --root "$fixtures/p5en.48xlarge"
 like "$out" "^profile: p5en$" "efa.conf found through \$SLURM_EFA_CONF"
 
+# On NVIDIA GPUs a step with --efa pins NCCL to aws-ofi-nccl's network.
+run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge"
+like "$out" "^  set +NCCL_NET=AWS Libfabric$" "NCCL_NET is pinned on a p5, so NCCL fails instead of using sockets"
+run "$efa" env --config "$conf" --root "$fixtures/trn1.32xlarge"
+unlike "$out" "NCCL_NET" "  not on a trn1"
+
+# --image: what a container step would get, the image's stack on the
+# node's hardware; a directory or a squashfs file (mksquashfs, when this
+# machine has it: scripts/install-deps installs squashfs-tools).
+img=$tmp/image
+mkdir -p "$img/etc" "$img/opt" "$img/usr/lib/app"
+cp -a "$fixtures/p4d.24xlarge/opt/." "$img/opt/"
+echo 'LD_LIBRARY_PATH=/usr/lib/app' >"$img/etc/environment"
+run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$img"
+is "$rc" 0 "env --image DIR with an older stack than the p5's exits 0"
+like "$out" "^image: $img: its own EFA software, this node's hardware$" "  naming the image"
+like "$out" "^stack: installer 1\.21\.0, libfabric 1\.16\.1amzn3\.0" "  with the image's versions"
+like "$out" "^  set +FI_EFA_USE_DEVICE_RDMA=1$" "  and the rule for the image's libfabric"
+like "$out" "^  prepended +LD_LIBRARY_PATH=/opt/amazon/efa/lib64:/opt/aws-ofi-nccl/lib:/usr/lib/app$" \
+	"  the image's directories first, its own LD_LIBRARY_PATH kept"
+run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$img" --json
+is "$(jq -r '.image, .stack.libfabric, (.env[] | select(.name == "FI_EFA_USE_DEVICE_RDMA") | .value)' <<<"$out" | paste -sd' ')" \
+	"$img 1.16.1amzn3.0 1" "  --json says the same"
+if command -v mksquashfs >/dev/null; then
+	mksquashfs "$img" "$tmp/image.sqsh" -quiet -noappend >/dev/null
+	run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/image.sqsh"
+	like "$out" "^  prepended +LD_LIBRARY_PATH=/opt/amazon/efa/lib64:/opt/aws-ofi-nccl/lib:/usr/lib/app$" \
+		"env --image FILE.sqsh reads the squashfs image as the directory"
+	is "$(find /tmp -maxdepth 1 -name 'slurm-efa-image.*' -newer "$tmp/image.sqsh" | wc -l)" 0 \
+		"  and leaves no unpacked copy behind"
+	head -c 4096 /dev/urandom >"$tmp/bad.sqsh"
+	printf 'hsqs' | dd of="$tmp/bad.sqsh" conv=notrunc status=none
+	run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/bad.sqsh"
+	is "$rc" 2 "a corrupt squashfs image exits 2"
+	like "$out" "unsquashfs cannot read $tmp/bad.sqsh: a corrupt image\?" "  saying so"
+else
+	ok 1 "mksquashfs (squashfs-tools) is installed for env --image FILE.sqsh"
+fi
+mkdir -p "$tmp/bare/etc"
+run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/bare"
+is "$rc" 1 "an image without EFA's libraries exits 1"
+like "$out" "^EFA: not usable in this image: no libfabric .*; no aws-ofi-nccl" "  saying what it lacks"
+# An image whose /opt is a link out of it, to the node's stack: not followed.
+mkdir -p "$tmp/escape/etc"
+ln -s "$fixtures/p4d.24xlarge/opt" "$tmp/escape/opt"
+run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/escape"
+like "$out" "^stack: installer unknown, libfabric unknown" "an image's link out of it leads nowhere"
+run "$efa" env --config "$conf" --image "$tmp/nothing-here"
+is "$rc" 2 "a missing image exits 2"
+: >"$tmp/not-an-image"
+run "$efa" env --config "$conf" --image "$tmp/not-an-image"
+like "$out" "is neither a squashfs image nor a directory" "a file that is not an image is refused"
+
 run "$efa" frobnicate
 is "$rc" 2 "an unknown command exits 2"
 like "$out" "unknown command 'frobnicate'" "  and says so"

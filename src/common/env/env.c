@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/env/env.h"
+#include "common/node/image.h"
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
 #include "common/base/strutil.h"
@@ -167,7 +168,7 @@ fail:
 	return -1;
 }
 
-int efa_env_plan_pin_nccl_net(struct efa_env_plan *plan)
+static int pin_nccl_net(struct efa_env_plan *plan)
 {
 	struct efa_env_entry *e = entry_for(plan, EFA_ENV_NCCL_NET_VAR);
 
@@ -178,6 +179,16 @@ int efa_env_plan_pin_nccl_net(struct efa_env_plan *plan)
 	e->value = strdup(EFA_ENV_NCCL_NET);
 	e->reason = strdup("--efa=required on NVIDIA GPUs: NCCL fails at start-up instead of falling back to its socket transport when aws-ofi-nccl does not load");
 	return e->value && e->reason ? 0 : -1;
+}
+
+int efa_env_plan_for_task(struct efa_env_plan *plan, const struct efa_node *node,
+			  const struct efa_sysfs *fs, const char *ld_path, unsigned checks,
+			  bool required, char *problem, size_t size)
+{
+	efa_task_missing(node, fs, ld_path, checks, problem, size);
+	if (problem[0] || !required || !efa_node_has_gpus(node))
+		return 0;
+	return pin_nccl_net(plan);
 }
 
 /*

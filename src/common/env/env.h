@@ -66,13 +66,20 @@ int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *p
 void efa_env_plan_free(struct efa_env_plan *plan);
 
 /*
- * NCCL on NVIDIA GPUs falls back to its socket transport, without an
- * error, when no net plugin loads: NCCL_NET set to aws-ofi-nccl's network
- * makes it fail at start-up instead. Added to the plan as a profile
- * variable would be, so a job's (or an image's) own NCCL_NET wins. For
- * --efa=required steps whose net plugin was found (efa_task_missing).
+ * The checks of one task, where its file system (fs: "/" on the node or
+ * inside its container, or an unpacked image) and library path are known:
+ * what it lacks goes to problem (efa_task_missing with checks, enum
+ * efa_task_checks; "" when nothing), and
+ * the step must then fail (required) or set nothing EFA-specific (auto).
+ * Otherwise, under --efa=required on NVIDIA GPUs, NCCL_NET is set to
+ * aws-ofi-nccl's network in the plan, as a profile variable would be (the
+ * job's or the image's own NCCL_NET wins): NCCL falls back to its socket
+ * transport without an error when no net plugin loads, and fails at
+ * start-up instead when NCCL_NET names one. -1 on ENOMEM.
  */
-int efa_env_plan_pin_nccl_net(struct efa_env_plan *plan);
+int efa_env_plan_for_task(struct efa_env_plan *plan, const struct efa_node *node,
+			  const struct efa_sysfs *fs, const char *ld_path, unsigned checks,
+			  bool required, char *problem, size_t size);
 
 /*
  * Warnings about a plan and efa.conf: a profile line or ForceEnv= that sets

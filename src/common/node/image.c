@@ -56,18 +56,18 @@ static bool devices_visible(const struct efa_node *node, const struct efa_sysfs 
 }
 
 void efa_task_missing(const struct efa_node *node, const struct efa_sysfs *fs,
-		      const char *ld_path, bool container, char *buf, size_t size)
+		      const char *ld_path, unsigned checks, char *buf, size_t size)
 {
 	size_t n;
 
 	buf[0] = '\0';
-	if (container && !efa_task_finds(&node->stack, fs, ld_path, EFA_LIB_FABRIC))
+	if ((checks & EFA_CHECK_LIBFABRIC) && !efa_task_finds(&node->stack, fs, ld_path, EFA_LIB_FABRIC))
 		efa_strlcatf(buf, size, "no %s (looked in /opt/amazon/efa, LD_LIBRARY_PATH and /etc/ld.so.cache)",
 			     efa_lib_name(EFA_LIB_FABRIC));
 	if (efa_node_has_gpus(node) && !efa_task_finds(&node->stack, fs, ld_path, EFA_LIB_NET_PLUGIN))
 		efa_strlcatf(buf, size, "%sno %s (looked in /opt/amazon/ofi-nccl, /opt/aws-ofi-nccl, LD_LIBRARY_PATH and /etc/ld.so.cache)",
 			     buf[0] ? "; " : "", efa_lib_name(EFA_LIB_NET_PLUGIN));
-	if (container && !devices_visible(node, fs, &n))
+	if ((checks & EFA_CHECK_DEVICES) && !devices_visible(node, fs, &n))
 		efa_strlcatf(buf, size, "%snone of the node's %zu EFA devices in its /dev/infiniband (enroot's ENROOT_RESTRICT_DEV=y hides them)",
 			     buf[0] ? "; " : "", n);
 }

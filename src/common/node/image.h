@@ -32,14 +32,22 @@ bool efa_task_finds(const struct efa_stack *stack, const struct efa_sysfs *fs,
 /* Whether the node has NVIDIA GPUs, whose NCCL needs the net plugin. */
 bool efa_node_has_gpus(const struct efa_node *node);
 
+/* What efa_task_missing checks beyond the net plugin: on the node itself,
+ * its discovery has already seen libfabric's directories and the devices. */
+enum efa_task_checks {
+	EFA_CHECK_LIBFABRIC = 1,	/* an image's libfabric */
+	EFA_CHECK_DEVICES = 2,		/* the node's EFA devices in a container's /dev */
+	EFA_CHECK_CONTAINER = EFA_CHECK_LIBFABRIC | EFA_CHECK_DEVICES,
+};
+
 /*
  * What such a task of an EFA step lacks, for a message ("" when nothing):
  * on NVIDIA GPUs the net plugin, without which NCCL silently uses its
- * socket transport; in a container also libfabric and the node's EFA
- * devices (/dev/infiniband/uverbsN under fs), which the node's own
- * discovery has already checked on the node.
+ * socket transport, and what checks (enum efa_task_checks) asks for:
+ * libfabric, and one of the node's usable EFA devices as
+ * /dev/infiniband/uverbsN under fs.
  */
 void efa_task_missing(const struct efa_node *node, const struct efa_sysfs *fs,
-		      const char *ld_path, bool container, char *buf, size_t size);
+		      const char *ld_path, unsigned checks, char *buf, size_t size);
 
 #endif

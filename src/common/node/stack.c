@@ -12,6 +12,8 @@
 #define LIBDIRS_MAX 8
 #define MULTIARCH_SUFFIX "-linux-gnu"
 
+const char *const efa_stack_roots[] = { "/opt/amazon", "/opt/aws-ofi-nccl", NULL };
+
 void efa_stack_clear(struct efa_stack *stack)
 {
 	free(stack->installer);

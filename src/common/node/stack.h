@@ -10,6 +10,10 @@
 #include "common/node/node.h"
 #include "common/node/sysfs.h"
 
+/* Every file the discovery reads lies under one of these (NULL-terminated):
+ * what must be copied out of an image to read its stack. */
+extern const char *const efa_stack_roots[];
+
 int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack);
 
 /*

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/base/strutil.h"
+#include "common/node/libpath.h"
+#include "common/node/stack.h"
+#include "image.h"
+
+#define ENVIRONMENT_MAX 65536
+#define ENVIRONMENT_VARS_MAX 1024
+#define SQUASHFS_MAGIC "hsqs"
+/* unsquashfs's arguments: the fixed ones, the stack's roots, and two
+ * patterns for each of the LD_LIBRARY_PATH entries looked at. */
+#define UNSQUASHFS_ARGS_MAX (16 + 2 * EFA_LIBPATH_DIRS_MAX)
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void cli_image_close(struct cli_image *img)
+{
+	efa_sysfs_close(&img->fs);
+	if (img->tmp) {
+		nftw(img->tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(img->tmp);
+	}
+	efa_strv_free(img->env);
+	img->tmp = NULL;
+	img->env = NULL;
+}
+
+const char *cli_image_getenv(const struct cli_image *img, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (char **e = img->env; e && *e; e++)
+		if (!strncmp(*e, name, len) && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+/* NAME=VALUE lines; "export " and quotes around the value as a shell would. */
+static int parse_environment(const char *text, char ***out)
+{
+	char **env = calloc(ENVIRONMENT_VARS_MAX + 1, sizeof(*env));
+	size_t n = 0;
+
+	if (!env)
+		return -1;
+	for (const char *p = text; *p && n < ENVIRONMENT_VARS_MAX;) {
+		size_t len = strcspn(p, "\n"), vlen;
+		const char *line = p, *eq, *value;
+
+		p += len + (p[len] ? 1 : 0);
+		while (len && (*line == ' ' || *line == '\t'))
+			line++, len--;
+		if (len > 7 && !strncmp(line, "export ", 7))
+			line += 7, len -= 7;
+		eq = memchr(line, '=', len);
+		if (!len || *line == '#' || !eq || eq == line)
+			continue;
+		value = eq + 1;
+		vlen = len - (size_t)(value - line);
+		if (vlen >= 2 && (*value == '"' || *value == '\'') && value[vlen - 1] == *value)
+			value++, vlen -= 2;
+		if (asprintf(&env[n], "%.*s=%.*s", (int)(eq - line), line, (int)vlen, value) < 0) {
+			env[n] = NULL;
+			efa_strv_free(env);
+			return -1;
+		}
+		n++;
+	}
+	*out = env;
+	return 0;
+}
+
+static int unsquashfs(const char *file, const char *dest, char **patterns,
+		      struct efa_error *err)
+{
+	const char *argv[UNSQUASHFS_ARGS_MAX + 8] = {
+		"unsquashfs", "-no-progress", "-quiet", "-f", "-d", dest, file,
+	};
+	size_t n = 7;
+	int status, devnull;
+	pid_t pid;
+
+	for (char **p = patterns; *p && n < UNSQUASHFS_ARGS_MAX; p++)
+		argv[n++] = *p;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return efa_error_set(err, "cannot start unsquashfs: %s", strerror(errno));
+	if (pid == 0) {
+		devnull = open("/dev/null", O_RDWR);
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDOUT_FILENO);
+			dup2(devnull, STDERR_FILENO);
+		}
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return efa_error_set(err, "cannot wait for unsquashfs: %s", strerror(errno));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return efa_error_set(err, "cannot run unsquashfs (squashfs-tools) to read %s", file);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return efa_error_set(err, "unsquashfs cannot read %s: a corrupt image?", file);
+	return 0;
+}
+
+/* Adds the pattern a followed by b. */
+static int add_pattern(char **patterns, size_t *n, const char *a, const char *b)
+{
+	if (*n == UNSQUASHFS_ARGS_MAX)
+		return 0;
+	if (asprintf(&patterns[*n], "%s%s", a, b) < 0) {
+		patterns[*n] = NULL;
+		return -1;
+	}
+	(*n)++;
+	return 0;
+}
+
+/* The second pass: the libraries of the directories LD_LIBRARY_PATH names. */
+static int library_patterns(const char *ld_path, char **patterns, size_t *n)
+{
+	unsigned looked = 0;
+
+	for (const char *p = ld_path; p && *p && looked < EFA_LIBPATH_DIRS_MAX;) {
+		size_t len = strcspn(p, ":");
+		char dir[4096];
+
+		if (len && len < sizeof(dir) && p[0] == '/') {
+			snprintf(dir, sizeof(dir), "%.*s/", (int)len - 1, p + 1);
+			looked++;
+			if (add_pattern(patterns, n, dir, "libfabric.so*") ||
+			    add_pattern(patterns, n, dir, "libnccl-net*"))
+				return -1;
+		}
+		p += len + (p[len] ? 1 : 0);
+	}
+	return 0;
+}
+
+static int read_environment(struct cli_image *img, struct efa_error *err)
+{
+	char *text = NULL;
+	size_t len;
+	struct efa_error ignored;
+	int rc;
+
+	if (efa_sysfs_read_file(&img->fs, ENVIRONMENT_MAX, &text, &len, &ignored, "/etc/environment"))
+		text = NULL;	/* an image without one has no variables of its own */
+	rc = parse_environment(text ? text : "", &img->env);
+	free(text);
+	return rc ? efa_error_set(err, "out of memory") : 0;
+}
+
+static void free_patterns(char **patterns, size_t *n)
+{
+	while (*n)
+		free(patterns[--*n]);
+	patterns[0] = NULL;
+}
+
+static int unpack(const char *file, struct cli_image *img, struct efa_error *err)
+{
+	char *patterns[UNSQUASHFS_ARGS_MAX + 1] = { 0 }, root[4096];
+	size_t n = 0;
+	int rc = -1;
+
+	img->tmp = strdup("/tmp/slurm-efa-image.XXXXXX");
+	if (!img->tmp || !mkdtemp(img->tmp)) {
+		free(img->tmp);
+		img->tmp = NULL;
+		return efa_error_set(err, "cannot make a temporary directory: %s", strerror(errno));
+	}
+	snprintf(root, sizeof(root), "%s/root", img->tmp);
+	if (add_pattern(patterns, &n, "etc/environment", "") ||
+	    add_pattern(patterns, &n, "etc/ld.so.cache", ""))
+		goto nomem;
+	for (const char *const *r = efa_stack_roots; *r; r++)
+		if (add_pattern(patterns, &n, *r + 1, ""))
+			goto nomem;
+	if (unsquashfs(file, root, patterns, err))
+		goto out;
+	if (efa_sysfs_open_confined(&img->fs, root)) {
+		efa_error_set(err, "cannot read %s unpacked in %s", file, root);
+		goto out;
+	}
+	if (read_environment(img, err))
+		goto out;
+	free_patterns(patterns, &n);
+	if (library_patterns(cli_image_getenv(img, "LD_LIBRARY_PATH"), patterns, &n))
+		goto nomem;
+	rc = n ? unsquashfs(file, root, patterns, err) : 0;
+	goto out;
+nomem:
+	efa_error_set(err, "out of memory");
+out:
+	free_patterns(patterns, &n);
+	return rc;
+}
+
+int cli_image_open(const char *path, struct cli_image *img, struct efa_error *err)
+{
+	char magic[4];
+	struct stat st;
+	int fd;
+
+	memset(img, 0, sizeof(*img));
+	img->fs.dirfd = -1;
+	if (stat(path, &st))
+		return efa_error_set(err, "cannot read image %s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		if (efa_sysfs_open_confined(&img->fs, path))
+			return efa_error_set(err, "cannot open image directory %s", path);
+		if (read_environment(img, err))
+			goto fail;
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return efa_error_set(err, "cannot read image %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || read(fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic) ||
+	    memcmp(magic, SQUASHFS_MAGIC, sizeof(magic))) {
+		close(fd);
+		return efa_error_set(err, "%s is neither a squashfs image nor a directory", path);
+	}
+	close(fd);
+	if (unpack(path, img, err))
+		goto fail;
+	return 0;
+fail:
+	cli_image_close(img);
+	return -1;
+}
