@@ -3,9 +3,12 @@
  * slurm-efa submit: sbatch through slurmrestd. The SPANK options travel in
  * the job's environment exactly as sbatch carries them
  * (SLURM_SPANK__SLURM_SPANK_OPTION_efa_<option>), so the plugin and the
- * job_submit bridge treat both paths the same.
+ * job_submit bridge treat both paths the same. pyxis's options travel as
+ * the PYXIS_* variables pyxis 0.21 and later read from a job's
+ * environment (slurmrestd has no other way to give them: pyxis#115).
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,8 @@ extern char **environ;
 static const char usage[] =
 	"usage: slurm-efa submit [--efa[=auto|required|off]] [--efa-bind=none|closest]\n"
 	"                        [--checkpoint-dir=PATH] [--checkpoint-keep=N]\n"
+	"                        [--container-image=IMAGE] [--container-mounts=SRC:DST[,...]]\n"
+	"                        [--container-workdir=DIR] [--container-name=NAME]\n"
 	"                        [-p PARTITION] [-N NODES] [-n TASKS] [--ntasks-per-node=N]\n"
 	"                        [--gpus-per-node=G] [-J NAME] [-t TIME] [-o FILE] [-e FILE]\n"
 	"                        [-D DIR] [-C CONSTRAINT] [--exclusive] [--field KEY=JSON]\n"
@@ -62,6 +67,18 @@ static const struct {
 	{ "checkpoint-keep", 0 },
 };
 
+/* pyxis's options (sbatch --container-image ...) and the variables pyxis
+ * reads them from. */
+static const struct {
+	const char *name;	/* without "--" */
+	const char *var;
+} pyxis_options[] = {
+	{ "container-image", "PYXIS_CONTAINER_IMAGE" },
+	{ "container-mounts", "PYXIS_CONTAINER_MOUNTS" },
+	{ "container-workdir", "PYXIS_CONTAINER_WORKDIR" },
+	{ "container-name", "PYXIS_CONTAINER_NAME" },
+};
+
 struct submit {
 	json_t *fields;
 	char **env_extra;	/* NAME=VALUE of SPANK options */
@@ -69,18 +86,50 @@ struct submit {
 	const char *script_path;
 };
 
-static int add_env(struct submit *s, const char *option, const char *value)
+static int add_env(struct submit *s, const char *name, const char *value)
 {
 	char **grown = realloc(s->env_extra, (s->nextra + 2) * sizeof(*grown));
-	char name[128];
 
 	if (!grown)
 		return -1;
 	s->env_extra = grown;
-	if (efa_spank_env_name(option, name, sizeof(name)) ||
-	    asprintf(&grown[s->nextra], "%s=%s", name, value) < 0)
+	if (asprintf(&grown[s->nextra], "%s=%s", name, value) < 0)
 		return -1;
 	grown[++s->nextra] = NULL;
+	return 0;
+}
+
+static int add_spank_env(struct submit *s, const char *option, const char *value)
+{
+	char name[128];
+
+	return efa_spank_env_name(option, name, sizeof(name)) ? -1 : add_env(s, name, value);
+}
+
+/* Returns 1 when argv[*i] was one of pyxis's options, 0 when not, -1 on error. */
+static int take_pyxis_option(struct submit *s, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+
+	if (strncmp(arg, "--", 2))
+		return 0;
+	for (size_t k = 0; k < sizeof(pyxis_options) / sizeof(pyxis_options[0]); k++) {
+		size_t len = strlen(pyxis_options[k].name);
+		const char *value;
+
+		if (strncmp(arg + 2, pyxis_options[k].name, len) || (arg[2 + len] && arg[2 + len] != '='))
+			continue;
+		if (arg[2 + len] == '=')
+			value = arg + 3 + len;
+		else if (argv[*i + 1])
+			value = argv[++*i];
+		else
+			return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
+		if (!value[0] || strchr(value, '\n'))
+			return fprintf(stderr, "slurm-efa submit: --%s: give a value on one line\n",
+				       pyxis_options[k].name), -1;
+		return add_env(s, pyxis_options[k].var, value) ? -1 : 1;
+	}
 	return 0;
 }
 
@@ -132,7 +181,7 @@ static int take_spank_option(struct submit *s, char **argv, int *i)
 			return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
 		if (check_spank_value(spank_options[k].name, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL))
 			return -1;
-		return add_env(s, spank_options[k].name, value) ? -1 : 1;
+		return add_spank_env(s, spank_options[k].name, value) ? -1 : 1;
 	}
 	return 0;
 }
@@ -256,6 +305,17 @@ static int take_job_option(struct submit *s, char **argv, int *i)
 	return 0;
 }
 
+/* Whether the command line gives the variable of a NAME=VALUE entry. */
+static bool given(const struct submit *s, const char *entry)
+{
+	size_t len = strcspn(entry, "=");
+
+	for (size_t i = 0; i < s->nextra; i++)
+		if (!strncmp(s->env_extra[i], entry, len + 1))
+			return true;
+	return false;
+}
+
 /* The submitting environment, as sbatch exports it, without the token. */
 static char **job_environment(const struct submit *s)
 {
@@ -268,7 +328,8 @@ static char **job_environment(const struct submit *s)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!strncmp(environ[i], "SLURM_JWT=", 10) ||
-		    !strncmp(environ[i], EFA_SPANK_ENV_PREFIX, strlen(EFA_SPANK_ENV_PREFIX)))
+		    !strncmp(environ[i], EFA_SPANK_ENV_PREFIX, strlen(EFA_SPANK_ENV_PREFIX)) ||
+		    given(s, environ[i]))
 			continue;
 		env[k++] = environ[i];
 	}
@@ -303,6 +364,7 @@ int cmd_submit(int argc, char **argv, const struct cli_common *common)
 			continue;
 		}
 		if ((taken = take_spank_option(&s, argv, &i)) < 0 ||
+		    (!taken && (taken = take_pyxis_option(&s, argv, &i)) < 0) ||
 		    (!taken && (taken = take_job_option(&s, argv, &i)) < 0))
 			goto out;
 		if (taken)

@@ -14,7 +14,8 @@
 images=$SLURM_EFA_CLUSTER/images
 enroot_dir=$SLURM_EFA_CLUSTER/enroot
 ck_user=$SLURM_EFA_TEST_USER
-enroot_conf=/etc/enroot/enroot.conf.d/zz-slurm-efa-test.conf
+# enroot keeps the first value a setting is given: this drop-in sorts first.
+enroot_conf=/etc/enroot/enroot.conf.d/00-slurm-efa-test.conf
 device_hook=/etc/enroot/hooks.d/90-slurm-efa-test-devices.sh
 efa_hook=/etc/enroot/hooks.d/50-slurm-efa-checkpoint.sh
 pyxis_line="required $SLURM_EFA_PYXIS runtime_path=$SLURM_EFA_CLUSTER/pyxis"
@@ -192,6 +193,31 @@ run "${as_user[@]}" env SLURM_EFA_CHECKPOINT_DIR="$forged" srun -D /tmp -N1 -w n
 is "$out" "$ckroot/$ck_user/forged"$'\n'"absent" "a job with checkpoints gets the directory spank_efa created mounted, not the one its environment named"
 rm -f "$efa_hook"
 write_efa_conf
+
+# Through slurmrestd: slurm-efa submit carries pyxis's options as the
+# PYXIS_* variables pyxis reads, and the batch script runs in the image
+# with the image's EFA environment.
+rest_client_setup "$SLURM_EFA_CLUSTER/rest-container"
+mkdir -p "$SLURM_EFA_CLUSTER/data"
+echo "from the node" >"$SLURM_EFA_CLUSTER/data/marker"
+cat >"$SLURM_EFA_CLUSTER/rest-container/job.sh" <<'JOB'
+#!/bin/sh
+echo "batch: $SLURM_EFA_PROFILE rdma=${FI_EFA_USE_DEVICE_RDMA-} net=${NCCL_NET-} ld=$LD_LIBRARY_PATH"
+cat /data/marker
+JOB
+chmod 755 "$SLURM_EFA_CLUSTER/rest-container/job.sh"
+out_file=$SLURM_EFA_CLUSTER/out/submit-container.out
+run "$top_builddir/slurm-efa" submit --config "$rest_conf" "${jwt[@]}" --efa -p cpu -N1 \
+	--container-image="$images/older.sqsh" --container-mounts="$SLURM_EFA_CLUSTER/data:/data" \
+	-o "$out_file" "$SLURM_EFA_CLUSTER/rest-container/job.sh"
+is "$rc" 0 "slurm-efa submit --container-image --container-mounts through slurmrestd"
+wait_job "$(grep -o '[0-9]*$' <<<"$out")"
+like "$(cat "$out_file" 2>&1)" "^batch: (p5|p4d) rdma=1 net=AWS Libfabric ld=/opt/amazon/efa/lib64:/opt/aws-ofi-nccl/lib:/usr/local/lib$" \
+	"  the batch script runs in the image, with the environment of the image's stack"
+like "$(cat "$out_file" 2>&1)" "^from the node$" "  and the mount pyxis was asked for"
+run "$top_builddir/slurm-efa" submit --config "$rest_conf" "${jwt[@]}" --container-image= \
+	"$SLURM_EFA_CLUSTER/rest-container/job.sh"
+is "$rc" 2 "an empty --container-image is refused before submitting"
 
 # The other order: spank_efa before pyxis. The image's variables win over
 # slurm-efa's (pyxis imports them after), and the node's log says how to
