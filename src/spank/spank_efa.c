@@ -67,6 +67,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	efa_ckpt_create(sp);
+	efa_step_user_init(sp);
 	return 0;
 }
 

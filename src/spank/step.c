@@ -43,6 +43,7 @@ static struct {
 	struct efa_env_plan *plan;	/* NULL: set nothing */
 	struct efa_profiles *profiles;	/* kept for a container's own plan */
 	char image[IMAGE_MAX];		/* the task's container image, or "" */
+	char root[PATH_ARG_MAX];	/* root= with the node's name */
 	/* The step's GPUs as Slurm gave them, before any per-task binding. */
 	char gres_gpus[LIST_MAX];
 	char cuda_visible[LIST_MAX];
@@ -115,13 +116,13 @@ static void prepare_plan(const struct efa_args *args)
 	struct efa_profiles *profiles = NULL;
 	struct efa_node *node = NULL;
 	struct efa_error err;
-	char root[PATH_ARG_MAX], problem[512];
+	char problem[512];
 
-	if (efa_expand_node_name(args->root, step.node_name, root, sizeof(root))) {
+	if (efa_expand_node_name(args->root, step.node_name, step.root, sizeof(step.root))) {
 		slurm_error("efa: root=%s is too long", args->root);
 		return;
 	}
-	if (efa_node_discover(root, step.cfg->instance_type, &node, &err)) {
+	if (efa_node_discover(step.root, step.cfg->instance_type, &node, &err)) {
 		slurm_error("efa: %s", err.msg);
 		if (step.mode == EFA_MODE_REQUIRED)
 			efa_step_fail("efa: --efa=required but node %s cannot read its devices: %s",
@@ -415,6 +416,26 @@ out:
 	return rc;
 }
 
+void efa_step_user_init(spank_t sp)
+{
+	char mounts[LIST_MAX], image[IMAGE_MAX];
+	spank_err_t rc;
+
+	/* enroot's hook mounts what this names: only what is decided here. */
+	spank_unsetenv(sp, EFA_ENV_HOST_MOUNTS_VAR);
+	if (!step.plan || step.cfg->container_host_libraries != EFA_YES ||
+	    !efa_container_image(sp, image, sizeof(image)))
+		return;
+	if (efa_image_host_mounts(step.node, step.root, mounts, sizeof(mounts))) {
+		slurm_error("efa: node %s: the node's EFA libraries are too many to mount into containers",
+			    step.node_name);
+		return;
+	}
+	rc = spank_setenv(sp, EFA_ENV_HOST_MOUNTS_VAR, mounts, 1);
+	if (rc != ESPANK_SUCCESS)
+		slurm_error("efa: cannot set %s: %s", EFA_ENV_HOST_MOUNTS_VAR, spank_strerror(rc));
+}
+
 /*
  * Inside a container the plan is built again from the image's software,
  * with the node's hardware: the image's libfabric and aws-ofi-nccl are
@@ -452,7 +473,7 @@ static int check_task(spank_t sp, struct efa_sysfs *fs)
 	char problem[1024];
 
 	if (container && efa_ckpt_dir() && !efa_ckpt_reaches_container())
-		efa_step_fail("efa: checkpoint directory %s on node %s is not the node's inside container image %s: what the job writes there would be lost with the container. Install slurm-efa's enroot hook (50-slurm-efa-checkpoint.sh in enroot's hooks.d) or add --container-mounts=%s",
+		efa_step_fail("efa: checkpoint directory %s on node %s is not the node's inside container image %s: what the job writes there would be lost with the container. Install slurm-efa's enroot hook (50-slurm-efa.sh in enroot's hooks.d) or add --container-mounts=%s",
 			      efa_ckpt_dir(), step.node_name, step.image, efa_ckpt_dir());
 	if (step.failure[0])
 		return -1;

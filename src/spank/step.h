@@ -16,6 +16,11 @@
 void efa_step_prepare(spank_t sp, const struct efa_args *args,
 		      const struct efa_options *opts);
 
+/* In user_init, before pyxis starts the container: names the node's EFA
+ * libraries for enroot's hook when efa.conf says ContainerHostLibraries=yes
+ * (EFA_ENV_HOST_MOUNTS_VAR). */
+void efa_step_user_init(spank_t sp);
+
 /* Makes every task of the step fail with this message (the first one
  * given wins): how user_init and init_post_opt report a problem. */
 void efa_step_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

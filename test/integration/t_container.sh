@@ -17,7 +17,7 @@ ck_user=$SLURM_EFA_TEST_USER
 # enroot keeps the first value a setting is given: this drop-in sorts first.
 enroot_conf=/etc/enroot/enroot.conf.d/00-slurm-efa-test.conf
 device_hook=/etc/enroot/hooks.d/90-slurm-efa-test-devices.sh
-efa_hook=/etc/enroot/hooks.d/50-slurm-efa-checkpoint.sh
+efa_hook=/etc/enroot/hooks.d/50-slurm-efa.sh
 pyxis_line="required $SLURM_EFA_PYXIS runtime_path=$SLURM_EFA_CLUSTER/pyxis"
 efa_line=$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")
 
@@ -165,14 +165,14 @@ as_user=(runuser -u "$ck_user" -- env SLURM_CONF="$SLURM_CONF" SLURM_EFA_CONF="$
 write_ckpt='echo "$CHECKPOINT_DIR" && echo saved >"$CHECKPOINT_DIR/step-1"'
 run "${as_user[@]}" srun -D /tmp -N1 -w n1 -J ck-nohook --container-image="$images/newer.sqsh" sh -c "$write_ckpt"
 ok $((rc == 0)) "without the enroot hook, a container step with a checkpoint directory fails"
-like "$out" "checkpoint directory $ckroot/$ck_user/ck-nohook on node n1 is not the node's inside container image .*50-slurm-efa-checkpoint.sh.*--container-mounts=$ckroot/$ck_user/ck-nohook" \
+like "$out" "checkpoint directory $ckroot/$ck_user/ck-nohook on node n1 is not the node's inside container image .*50-slurm-efa.sh.*--container-mounts=$ckroot/$ck_user/ck-nohook" \
 	"  naming the hook and --container-mounts"
 run "${as_user[@]}" srun -D /tmp -N1 -w n1 -J ck-mounts --container-mounts="$ckroot/$ck_user/ck-mounts:$ckroot/$ck_user/ck-mounts" \
 	--container-image="$images/newer.sqsh" sh -c "$write_ckpt"
 is "$out" "$ckroot/$ck_user/ck-mounts" "with --container-mounts of the directory the step runs"
 is "$(cat "$ckroot/$ck_user/ck-mounts/step-1" 2>&1)" saved "  and what it wrote is on the node"
 
-sed "s|@bindir[@]|$top_builddir|g" "$top_srcdir/etc/enroot/hooks.d/50-slurm-efa-checkpoint.sh.in" >"$efa_hook"
+sed "s|@bindir[@]|$top_builddir|g" "$top_srcdir/etc/enroot/hooks.d/50-slurm-efa.sh.in" >"$efa_hook"
 chmod 755 "$efa_hook"
 run "${as_user[@]}" srun -D /tmp -N2 -w n1,n2 -J ck-hook --container-image="$images/newer.sqsh" sh -c "$write_ckpt"
 is "$out" "$ckroot/$ck_user/ck-hook"$'\n'"$ckroot/$ck_user/ck-hook" "with slurm-efa's enroot hook a 2-node container step gets its checkpoint directory"
@@ -191,7 +191,21 @@ run "${as_user[@]}" env SLURM_EFA_CHECKPOINT_DIR="$forged" srun -D /tmp -N1 -w n
 	--checkpoint-dir="$ckroot/$ck_user/x/../forged" --container-image="$images/newer.sqsh" \
 	sh -c "echo \$CHECKPOINT_DIR; cat $forged/marker 2>/dev/null || echo absent"
 is "$out" "$ckroot/$ck_user/forged"$'\n'"absent" "a job with checkpoints gets the directory spank_efa created mounted, not the one its environment named"
+
+# ContainerHostLibraries=yes: the hook mounts the node's EFA libraries into
+# an image that has none; an image's own always wins.
+write_efa_conf "ContainerHostLibraries=yes"
+in_image bare -N2 -w n1,n2 --efa -l
+is "$(sort <<<"$out")" "0: n1 profile=p5 rdma= memops= net=AWS Libfabric ifname=^docker,lo,veth ld=/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib
+1: n2 profile=p4d rdma=1 memops=0 net=AWS Libfabric ifname=^docker,lo,veth ld=/opt/amazon/efa/lib64:/opt/aws-ofi-nccl/lib:/usr/local/lib" \
+	"ContainerHostLibraries=yes: an image without EFA's software runs with each node's, versions and all"
+in_image newer -N1 -w n2 --efa
+is "$out" "n2 profile=p4d rdma= memops= net=AWS Libfabric ifname=^docker,lo,veth ld=/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib" \
+	"  an image with its own keeps it"
 rm -f "$efa_hook"
+in_image bare -N1 -w n1 --efa
+like "$out" "container image $images/bare.sqsh on node n1 cannot use EFA: no libfabric" \
+	"  without the hook, nothing is mounted and the step fails as before"
 write_efa_conf
 
 # Through slurmrestd: slurm-efa submit carries pyxis's options as the

@@ -110,6 +110,27 @@ srun_on_variants "$p5_ofi16" "$trn1_k61" 'echo "$SLURM_EFA_PROFILE rdma=${FI_EFA
 is "$out" $'0: p5 rdma=1 fork=\n1: trn1 rdma=1 fork=' \
 	"p5 with aws-ofi-nccl 1.6.0 gets FI_EFA_USE_DEVICE_RDMA=1; trn1 on kernel 6.1 gets no FI_EFA_FORK_SAFE"
 
+# NCCL's socket fallback: on NVIDIA GPUs, --efa=required pins NCCL_NET to
+# aws-ofi-nccl's network; without the plugin where the task's loader looks,
+# required fails and auto warns without pinning.
+run srun -N1 -w n1 --efa bash -c 'echo "$NCCL_NET"'
+is "$out" "AWS Libfabric" "--efa=required on a p5 sets NCCL_NET=\"AWS Libfabric\": NCCL fails instead of using sockets"
+run env NCCL_NET=Socket srun -N1 -w n1 --efa bash -c 'echo "$NCCL_NET"'
+is "$out" "Socket" "  the job's own NCCL_NET wins"
+run srun -N1 -w n4 --efa bash -c 'echo "[${NCCL_NET-}]"'
+is "$out" "[]" "  not on a trn1 (no NVIDIA GPUs)"
+p5_noplugin=$(variant p5.48xlarge p5-noplugin)
+rm -rf "$p5_noplugin/opt/amazon/ofi-nccl"
+srun_on_variants "$p5_noplugin" "$FIXTURES/trn1.32xlarge" 'echo "$SLURM_EFA_PROFILE"'
+like "$out" "efa: --efa=required but node n1 cannot use EFA: no aws-ofi-nccl .*Install aws-ofi-nccl" \
+	"--efa=required on a p5 whose aws-ofi-nccl is missing fails, naming the fix"
+ln -sfn "$p5_noplugin" "$ROOTS/n1"
+run srun -N1 -w n1 --efa=auto bash -c 'echo "[${NCCL_NET-}] [${SLURM_EFA_PROFILE-}]"'
+is "$out" "[] []" "  --efa=auto there sets nothing EFA-specific"
+run env LD_LIBRARY_PATH="$own_ofi" srun -N1 -w n1 --efa bash -c 'echo "$NCCL_NET"'
+is "$out" "AWS Libfabric" "  a job that brings its own aws-ofi-nccl on LD_LIBRARY_PATH runs there, pinned"
+ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+
 # n3 has no EFA.
 run srun -N1 -w n3 --efa=required true
 ok $((rc == 0)) "srun --efa=required on a node without EFA fails"

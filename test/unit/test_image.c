@@ -185,6 +185,25 @@ static void test_missing(void)
 	efa_sysfs_close(&fs);
 }
 
+static void test_host_mounts(void)
+{
+	char *dirs[] = { (char *)"/opt/amazon/efa/lib", (char *)"/opt/odd:dir", (char *)"/opt/amazon/ofi-nccl/lib", NULL };
+	struct efa_node node = { .stack = { .libdirs = dirs, .installer = (char *)"1.43.2" } };
+	char buf[512], tiny[16];
+
+	ok(efa_image_host_mounts(&node, "/roots/n1/", buf, sizeof(buf)) == 0, "the node's libraries as mounts");
+	is_str(buf, "/roots/n1/opt/amazon/efa/lib:/opt/amazon/efa/lib,"
+		    "/roots/n1/opt/amazon/ofi-nccl/lib:/opt/amazon/ofi-nccl/lib,"
+		    "/roots/n1/opt/amazon/efa_installed_packages:/opt/amazon/efa_installed_packages",
+	       "  from under root to the node's path, a path with ':' left out, the record last");
+	ok(efa_image_host_mounts(&node, "/", buf, sizeof(buf)) == 0 &&
+	   !strncmp(buf, "/opt/amazon/efa/lib:/opt/amazon/efa/lib,", 40), "  root / adds nothing (%s)", buf);
+	ok(efa_image_host_mounts(&node, "/", tiny, sizeof(tiny)) == -1, "  too many for the buffer is an error");
+	node.stack.installer = NULL;
+	ok(efa_image_host_mounts(&node, "/", buf, sizeof(buf)) == 0 && !strstr(buf, "installed_packages"),
+	   "  a node without the record mounts none");
+}
+
 int main(void)
 {
 	if (tmp_open())
@@ -194,6 +213,7 @@ int main(void)
 	test_ldcache();
 	test_confined();
 	test_missing();
+	test_host_mounts();
 	tmp_close();
 	return done_testing();
 }

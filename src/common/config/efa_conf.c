@@ -123,6 +123,7 @@ static const struct key global_keys[] = {
 	GKEY("WriteFeatures", V_CHOICE, write_features, yes_no_choices),
 	GKEY("ForceEnv", V_LIST, force_env, NULL),
 	GKEY("DistributedEnv", V_CHOICE, distributed_env, yes_no_choices),
+	GKEY("ContainerHostLibraries", V_CHOICE, container_host_libraries, yes_no_choices),
 	GKEY("MasterPortRange", V_PORTS, master_ports, NULL),
 	GKEY("CheckpointMode", V_MODE, checkpoint_mode, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
@@ -236,6 +237,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->topology = EFA_TOPOLOGY_NONE;
 	cfg->distributed_env = EFA_YES;
 	cfg->write_features = EFA_NO;
+	cfg->container_host_libraries = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;

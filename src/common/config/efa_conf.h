@@ -96,6 +96,7 @@ struct efa_config {
 	enum efa_tristate write_features;	/* sync sets the sources' features in Slurm */
 	char **force_env;		/* variables set over the user's value */
 	enum efa_tristate distributed_env;	/* RANK, MASTER_ADDR, ... */
+	enum efa_tristate container_host_libraries;	/* the node's EFA libraries in images without */
 	struct efa_range master_ports;	/* MasterPortRange=LO-HI */
 	unsigned int checkpoint_mode;	/* permission bits of created directories */
 	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */

@@ -21,6 +21,8 @@
 #define EFA_ENV_LIBDIRS_VAR "SLURM_EFA_LIBDIRS"
 #define EFA_ENV_OWNED_VAR "SLURM_EFA_SET"
 #define EFA_ENV_NCCL_NET_VAR "NCCL_NET"
+/* For enroot's hook: the node's EFA libraries to mount (efa_image_host_mounts). */
+#define EFA_ENV_HOST_MOUNTS_VAR "SLURM_EFA_HOST_MOUNTS"
 /*
  * The network aws-ofi-nccl registers: "AWS Libfabric" up to 1.12; from 1.13
  * "Libfabric", renamed "AWS Libfabric" when NCCL_NET asks for that name

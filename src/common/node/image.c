@@ -71,3 +71,26 @@ void efa_task_missing(const struct efa_node *node, const struct efa_sysfs *fs,
 		efa_strlcatf(buf, size, "%snone of the node's %zu EFA devices in its /dev/infiniband (enroot's ENROOT_RESTRICT_DEV=y hides them)",
 			     buf[0] ? "; " : "", n);
 }
+
+static int add_mount(const char *root, const char *path, char *buf, size_t size)
+{
+	size_t rlen = strlen(root);
+
+	while (rlen && root[rlen - 1] == '/')
+		rlen--;
+	if (strpbrk(path, ":,") || strpbrk(root, ":,"))
+		return 0;
+	return efa_strlcatf(buf, size, "%s%.*s%s:%s", buf[0] ? "," : "", (int)rlen, root, path, path);
+}
+
+int efa_image_host_mounts(const struct efa_node *node, const char *root, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	for (char **d = node->stack.libdirs; d && *d; d++)
+		if (add_mount(root, *d, buf, size))
+			return -1;
+	if (node->stack.installer &&
+	    add_mount(root, "/opt/amazon/efa_installed_packages", buf, size))
+		return -1;
+	return 0;
+}

@@ -50,4 +50,14 @@ enum efa_task_checks {
 void efa_task_missing(const struct efa_node *node, const struct efa_sysfs *fs,
 		      const char *ld_path, unsigned checks, char *buf, size_t size);
 
+/*
+ * The node's EFA software as bind mounts for containers whose image has
+ * none of its own (ContainerHostLibraries=yes; enroot's hook mounts them
+ * where the image has nothing at the path): "SRC:DST,..." with SRC under
+ * root (the node's view; root= in tests), DST the path on the node: the
+ * stack's library directories and the installer's record. A path holding
+ * ':' or ',' is left out. -1 when they do not fit in size.
+ */
+int efa_image_host_mounts(const struct efa_node *node, const char *root, char *buf, size_t size);
+
 #endif
