@@ -35,8 +35,7 @@ static int own_env(const struct cli_image *img, const char *name, char *buf, siz
 		v = getenv(name);
 	if (!v)
 		return 0;
-	snprintf(buf, size, "%s", v);
-	return 1;
+	return snprintf(buf, size, "%s", v) < (int)size ? 1 : -1;
 }
 
 struct applied {

@@ -206,7 +206,11 @@ static int task_id(spank_t sp);
 
 static int get_task_env(void *ctx, const char *name, char *buf, size_t size)
 {
-	return job_env(ctx, name, buf, size) ? 1 : 0;
+	spank_err_t rc = spank_getenv(ctx, name, buf, (int)size);
+
+	if (rc == ESPANK_SUCCESS)
+		return 1;
+	return rc == ESPANK_NOSPACE ? -1 : 0;
 }
 
 static int put_task_env(void *ctx, const char *name, const char *value,

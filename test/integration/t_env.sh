@@ -28,6 +28,16 @@ run env LD_LIBRARY_PATH=/usr/local/lib srun -N1 -w n1 --efa bash -c 'echo "$LD_L
 is "$out" "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib" \
 	"LD_LIBRARY_PATH: the stack's directories first, the user's entries kept"
 
+# A library path longer than slurm-efa reads whole (8 KiB) is the job's:
+# kept as it is, never taken for unset.
+for size in 12 64; do
+	long=$(printf '/opt/app/lib%04d:' $(seq $((size * 1024 / 17))))
+	long=${long%:}
+	run env LD_LIBRARY_PATH="$long" srun -N1 -w n1 --efa bash -c 'echo "${#LD_LIBRARY_PATH} $(printf %s "$LD_LIBRARY_PATH" | md5sum)"'
+	is "$out" "${#long} $(printf %s "$long" | md5sum)" \
+		"a ${size} KiB LD_LIBRARY_PATH reaches the task whole"
+done
+
 # A job that brings its own aws-ofi-nccl (a container's or a conda
 # environment's) keeps its library path: the node's would shadow it.
 own_ofi=$SLURM_EFA_CLUSTER/own-ofi/lib

@@ -338,8 +338,16 @@ static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 	char value[ENV_VALUE_MAX] = "", own[ENV_VALUE_MAX], reason[ENV_VALUE_MAX + 128];
 	int rc;
 
-	if (get(ctx, EFA_ENV_LIBPATH_VAR, current, sizeof(current)) != 1)
+	switch (get(ctx, EFA_ENV_LIBPATH_VAR, current, sizeof(current))) {
+	case 1:
+		break;
+	case 0:
 		current[0] = '\0';
+		break;
+	default:
+		/* Not read whole: what it holds cannot be told, nor kept. */
+		return 0;
+	}
 	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(added)) != 1)
 		added[0] = '\0';
 	if (find_own_stack(plan, current, added, own, sizeof(own))) {
@@ -439,8 +447,8 @@ static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 {
 	char current[ENV_VALUE_MAX], recorded_digest[DIGEST_LEN + 1], digest[DIGEST_LEN + 1];
 	enum recorded r = record_find(a->owned_before, e->name, strlen(e->name), recorded_digest);
-	bool present = e->value && !e->slurm_var &&
-		       a->get(a->ctx, e->name, current, sizeof(current)) == 1;
+	int got = e->value && !e->slurm_var ? a->get(a->ctx, e->name, current, sizeof(current)) : 0;
+	bool present = got != 0;	/* -1: longer than current, the job's */
 	const char *reason = e->reason;
 	enum efa_env_decision d;
 	int rc;
@@ -448,7 +456,7 @@ static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 	if (!e->value) {
 		d = EFA_ENV_SKIPPED;
 	} else if (e->slurm_var || (!present && r != RECORDED_WITH_DIGEST) ||
-		   (present && r != NOT_RECORDED && still_ours(r, recorded_digest, current))) {
+		   (got == 1 && r != NOT_RECORDED && still_ours(r, recorded_digest, current))) {
 		d = EFA_ENV_SET;
 	} else if (forced(a->cfg, e->name)) {
 		d = EFA_ENV_FORCED;

@@ -105,7 +105,9 @@ enum efa_env_decision {
 
 const char *efa_env_decision_name(enum efa_env_decision d);
 
-/* Returns 1 and the value when name is set in the target environment. */
+/* Returns 1 and the value when name is set in the target environment, 0
+ * when it is not, -1 when its value is longer than size: then it is the
+ * job's, never replaced or rewritten. */
 typedef int (*efa_env_get_fn)(void *ctx, const char *name, char *buf, size_t size);
 /* Told every decision; sets name=value where the decision is to set. */
 typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
