@@ -134,14 +134,15 @@ is "$(cat "$conc"/* | sort | uniq -c | sed 's/^ *//')" "8 0 ok ok " \
 	"8 concurrent 2-node jobs creating the same directory all succeed"
 is "$(stat -c '%U %a' "$conc_root/$user/together")" "$user 700" "  and it is the user's"
 
-# Retention: --checkpoint-keep=3 of 6, mtimes set apart; links and other
-# files are not checkpoints.
+# Retention: --checkpoint-keep=3 of 4 checkpoint directories, mtimes set
+# apart; links, files named like checkpoints (checkpoint-200, iter_500,
+# step_log.txt) and other files are not checkpoints.
 write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
 keep=$ckroot/$user/keep-test
 outside=$ckroot/$user/outside
 mkdir -p "$keep/checkpoint-100/shard" "$keep/step_300" "$keep/global_step400" "$keep/checkpoint-600" "$outside"
 touch "$keep/checkpoint-100/shard/rank0.pt" "$keep/checkpoint-200" "$keep/iter_500" \
-	"$keep/notes.txt" "$keep/latest" "$outside/keep.txt"
+	"$keep/notes.txt" "$keep/latest" "$keep/step_log.txt" "$outside/keep.txt"
 ln -s "$outside" "$keep/checkpoint-100/escape"
 ln -s checkpoint-600 "$keep/checkpoint-latest"
 ln -s "$outside" "$keep/iter_0"
@@ -150,14 +151,15 @@ for e in checkpoint-100 checkpoint-200 step_300 global_step400 iter_500 checkpoi
 	touch -d "2024-01-0$day 12:00" "$keep/$e"
 	day=$((day + 1))
 done
-touch -h -d "2023-01-01" "$keep/checkpoint-latest" "$keep/iter_0" "$keep/notes.txt" "$keep/latest"
+touch -h -d "2023-01-01" "$keep/checkpoint-latest" "$keep/iter_0" "$keep/notes.txt" "$keep/latest" \
+	"$keep/step_log.txt"
 chown -R -h "$user:" "$keep" "$outside"
 # slurmstepd runs the plugin's exit before it reports the batch script
 # done (seen), so sbatch --wait returns after retention.
 BATCH_USER=$user batch -N1 -w n2 -J keep-test --checkpoint-keep=3 "${cd_opt[@]}" 'true'
 is "$rc" 0 "a job with --checkpoint-keep=3 runs"
-is "$(ls "$keep" | tr '\n' ' ')" "checkpoint-600 checkpoint-latest global_step400 iter_0 iter_500 latest notes.txt " \
-	"when it ends, the 3 newest checkpoints are left, with links and other files"
+is "$(ls "$keep" | tr '\n' ' ')" "checkpoint-200 checkpoint-600 checkpoint-latest global_step400 iter_0 iter_500 latest notes.txt step_300 step_log.txt " \
+	"when it ends, the 3 newest checkpoint directories are left, with links and files, those named like checkpoints too"
 ok "$([ -f "$outside/keep.txt" ]; echo $?)" "  a link inside a deleted checkpoint was not followed"
 log_n2=$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n2.log")
 like "$log_n2" "efa: checkpoint retention in $keep \(keeping the 3 newest\): removed checkpoint-100" \

@@ -150,6 +150,12 @@ is "$out" "n1 profile= rdma= memops= net= ifname= ld=/usr/local/lib" "--efa=auto
 run srun --container-image="$images/missing.sqsh" -N1 -w n1 --efa true
 ok $((rc == 0)) "a missing image fails the step"
 like "$out" "pyxis: .*$images/missing.sqsh" "  with pyxis's message passed through"
+head -c 65536 /dev/urandom >"$images/corrupt.sqsh"
+printf 'hsqs' | dd of="$images/corrupt.sqsh" conv=notrunc status=none
+chmod 644 "$images/corrupt.sqsh"
+run srun --container-image="$images/corrupt.sqsh" -N1 -w n2 --efa true
+ok $((rc == 0)) "a corrupt image fails the step"
+like "$out" "pyxis: .*$images/corrupt.sqsh" "  with pyxis's message passed through"
 is "$(node_states | grep -c drain || true)" 0 "  and no node is drained"
 
 # Checkpoints: the directory spank_efa creates must be the node's inside

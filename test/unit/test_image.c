@@ -152,6 +152,15 @@ static void test_confined(void)
 	ok(efa_image_stack(&confined, &host, &image) == 0 && !image.installer && image.has_libfabric,
 	   "an oversized installer record is not read; the libraries still are");
 	efa_stack_clear(&image);
+	/* A binary record: NULs, control bytes, no newline at the end. */
+	for (size_t i = 0; i < 4096; i++)
+		big[i] = (char)(i * 7919 % 256);
+	memcpy(big + 100, "libfabric-aws-9.9.9", 19);
+	tmp_setup(write_file(tmp_at("img/real/amazon/efa_installed_packages"), big, 4096),
+		  "a binary record");
+	ok(efa_image_stack(&confined, &host, &image) == 0 && image.has_libfabric,
+	   "a binary installer record is read without harm");
+	efa_stack_clear(&image);
 	free(big);
 	efa_sysfs_close(&open_fs);
 	efa_sysfs_close(&confined);

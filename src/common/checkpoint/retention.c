@@ -27,7 +27,7 @@ bool efa_retention_match(const char *name)
 
 static bool candidate(const struct efa_retention_entry *e)
 {
-	return !e->is_link && efa_retention_match(e->name);
+	return e->is_dir && !e->is_link && efa_retention_match(e->name);
 }
 
 static bool newer(const struct efa_retention_entry *a, const struct efa_retention_entry *b)
@@ -77,6 +77,7 @@ static int add_entry(struct efa_retention_entry **v, size_t *n, const char *name
 		.name = strdup(name),
 		.mtime = st->st_mtim,
 		.is_link = S_ISLNK(st->st_mode),
+		.is_dir = S_ISDIR(st->st_mode),
 	};
 	if (!grown[*n].name)
 		return -1;
@@ -181,8 +182,13 @@ int efa_retention_remove(int dirfd, const char *name, struct efa_error *err)
 {
 	struct stat st;
 
-	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 :
+		       efa_error_set(err, "cannot stat %s: %s", name, strerror(errno));
+	if (S_ISLNK(st.st_mode))
 		return efa_error_set(err, "%s became a symbolic link: left alone", name);
+	if (!S_ISDIR(st.st_mode))
+		return efa_error_set(err, "%s is not a directory: left alone", name);
 	return remove_tree(dirfd, name, 0, err);
 }
 

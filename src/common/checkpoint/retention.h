@@ -8,8 +8,11 @@
  * give them (Hugging Face checkpoint-N, DeepSpeed global_stepN, Megatron
  * iter_N, torchtitan step-N). Newest
  * means the latest modification time, ties broken by the name in version
- * order (step_10 is newer than step_9). Symbolic links are never
- * candidates: not counted, not followed, not deleted.
+ * order (step_10 is newer than step_9). Only directories are
+ * checkpoints: a file with such a name (step_log.txt, checkpoint_notes.md)
+ * and a symbolic link are never counted, followed or deleted. With N >= 1
+ * the most recently modified checkpoint, which may still be being
+ * written, is always kept.
  */
 #ifndef EFA_RETENTION_H
 #define EFA_RETENTION_H
@@ -24,6 +27,7 @@ struct efa_retention_entry {
 	char *name;
 	struct timespec mtime;
 	bool is_link;
+	bool is_dir;
 	bool remove;		/* set by efa_retention_select */
 };
 
@@ -44,7 +48,8 @@ void efa_retention_free(struct efa_retention_entry *v, size_t n);
 /*
  * Deletes name from dirfd: a directory with all it holds, never following
  * a link inside it (links are removed, not their targets). A name that
- * has become a link since the scan is left alone.
+ * is no longer a directory (a link or a file since the scan) is left
+ * alone.
  */
 int efa_retention_remove(int dirfd, const char *name, struct efa_error *err);
 
