@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
 #include "common/cluster/zones.h"
@@ -62,6 +64,14 @@ static void read_back(const char *path)
 	efa_cluster_clear(&back);
 }
 
+/* An allocator of Jansson's whose fail_at-th allocation fails. */
+static size_t allocs, fail_at;
+
+static void *counted_malloc(size_t size)
+{
+	return ++allocs == fail_at ? NULL : malloc(size);
+}
+
 static void test_snapshot(void)
 {
 	char dir[] = "/tmp/efa-snap.XXXXXX", path[256], bad[256];
@@ -74,6 +84,7 @@ static void test_snapshot(void)
 	char *gpu[] = { "gpu", NULL }, *both[] = { "gpu", "cpu", NULL };
 	struct stat st;
 	FILE *f;
+	int rc;
 
 	ok(!efa_cluster_add_node(&c, "n1", f1, idle, both, &err), "node added");
 	efa_cluster_add_node(&c, "n2", f1, drain, gpu, &err);
@@ -120,6 +131,35 @@ static void test_snapshot(void)
 	fputs("{\"format\": 1, \"generated\": 5, \"nodes\": [{\"name\": \"x\", \"state\": \"idle\"}]}", f);
 	fclose(f);
 	ok(efa_snapshot_read(bad, &back, &err) == -1, "a node without partitions is refused");
+	/* Every allocation in turn fails: the write is an error, or the file
+	 * is the whole snapshot, never a part reported as written. */
+	{
+		size_t fails = 0, whole = 0;
+
+		for (fail_at = 1; fail_at < 2000; fail_at++) {
+			allocs = 0;
+			unlink(path);
+			json_set_alloc_funcs(counted_malloc, free);
+			rc = efa_snapshot_write(&c, path, &err);
+			json_set_alloc_funcs(malloc, free);
+			if (rc) {
+				fails++;
+				continue;
+			}
+			if (efa_snapshot_read(path, &back, &err) || back.nnodes != c.nnodes ||
+			    back.nzones != c.nzones) {
+				printf("# allocation %zu failed, yet the write succeeded: %s\n", fail_at, err.msg);
+				break;
+			}
+			efa_cluster_clear(&back);
+			whole++;
+			if (allocs < fail_at)
+				break;	/* no allocation failed: done */
+		}
+		ok(fails > 0 && whole > 0 && allocs < fail_at,
+		   "an allocation failure at any point fails the write: %zu failed, the rest whole", fails);
+		fail_at = 0;
+	}
 	snprintf(bad, sizeof(bad), "%s/missing/snapshot.json", dir);
 	ok(efa_snapshot_write(&c, bad, &err) == -1, "writing into a missing directory fails");
 	has_str(err.msg, "does the directory exist", "  saying what to check");

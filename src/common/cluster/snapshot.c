@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,14 +38,20 @@ static json_t *layers_json(const struct efa_cluster_node *n, size_t nlayers)
 	return a;
 }
 
+/*
+ * Every value is required ("s:o"): a part that could not be built (an
+ * allocation failed) makes the whole document NULL, never a snapshot
+ * without it. Optional strings are "s:s?"; a node's layers are optional
+ * only when it has none.
+ */
 static json_t *to_json(const struct efa_cluster *c)
 {
-	json_t *zones = json_array(), *nodes = json_array();
+	json_t *zones = json_array(), *nodes = json_array(), *prefixes = NULL;
 
 	for (size_t i = 0; zones && i < c->nzones; i++) {
 		const struct efa_cluster_zone *z = &c->zones[i];
 
-		if (json_array_append_new(zones, json_pack("{s:s, s:s, s:I, s:I, s:o*}", "name", z->name,
+		if (json_array_append_new(zones, json_pack("{s:s, s:s, s:I, s:I, s:o}", "name", z->name,
 							   "feature", z->feature, "nodes", (json_int_t)z->nodes,
 							   "usable", (json_int_t)z->usable,
 							   "partitions", strv_json(z->partitions)))) {
@@ -54,37 +61,80 @@ static json_t *to_json(const struct efa_cluster *c)
 	}
 	for (size_t i = 0; nodes && i < c->nnodes; i++) {
 		const struct efa_cluster_node *n = &c->nodes[i];
+		json_t *layers = layers_json(n, c->nlayers);
 
-		if (json_array_append_new(nodes, json_pack("{s:s, s:s?, s:s?, s:s, s:b, s:o*, s:o*}",
+		if ((n->layers && !layers) ||
+		    json_array_append_new(nodes, json_pack("{s:s, s:s?, s:s?, s:s, s:b, s:o, s:o*}",
 							   "name", n->name, "zone", n->zone,
 							   "feature", n->zone_feature, "state", n->state,
 							   "usable", n->usable,
 							   "partitions", strv_json(n->partitions),
-							   "layers", layers_json(n, c->nlayers)))) {
+							   "layers", layers))) {
 			json_decref(nodes);
 			nodes = NULL;
 		}
 	}
-	return json_pack("{s:i, s:I, s:s?, s:s?, s:s?, s:s?, s:o*, s:o*, s:o*}",
+	if (c->layer_prefixes && !(prefixes = strv_json(c->layer_prefixes))) {
+		json_decref(zones);
+		json_decref(nodes);
+		return NULL;
+	}
+	return json_pack("{s:i, s:I, s:s?, s:s?, s:s?, s:s?, s:o*, s:o, s:o}",
 			 "format", EFA_SNAPSHOT_FORMAT, "generated", (json_int_t)c->generated,
 			 "source", c->source, "slurm_version", c->slurm_version,
 			 "api_version", c->api_version, "zone_prefix", c->zone_prefix,
-			 "layer_prefixes", c->layer_prefixes ? strv_json(c->layer_prefixes) : NULL,
-			 "zones", zones, "nodes", nodes);
+			 "layer_prefixes", prefixes, "zones", zones, "nodes", nodes);
+}
+
+/*
+ * The text of a document, built through a callback of our own: Jansson
+ * 2.14 does not check every write it makes while dumping (an object's
+ * keys), so a failure inside its own buffer could yield a document with a
+ * key missing; here any failed write is remembered.
+ */
+struct text {
+	char *buf;
+	size_t len, cap;
+	bool failed;
+};
+
+static int append_text(const char *data, size_t size, void *ctx)
+{
+	struct text *t = ctx;
+
+	if (!t->failed && t->len + size + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		char *grown;
+
+		while (cap < t->len + size + 1)
+			cap *= 2;
+		grown = realloc(t->buf, cap);
+		if (!grown)
+			t->failed = true;
+		else
+			t->buf = grown, t->cap = cap;
+	}
+	if (t->failed)
+		return -1;
+	memcpy(t->buf + t->len, data, size);
+	t->len += size;
+	t->buf[t->len] = '\0';
+	return 0;
 }
 
 int efa_snapshot_write(const struct efa_cluster *c, const char *path, struct efa_error *err)
 {
 	json_t *doc = to_json(c);
-	char *text = NULL;
+	struct text t = { 0 };
 	int rc = -1;
 
-	if (!doc || !(text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER)))
+	if (!doc || json_dump_callback(doc, append_text, &t, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ||
+	    t.failed || !t.buf)
 		efa_error_set(err, "out of memory");
 	else
 		/* Readers (slurmctld) are another user: 0644. */
-		rc = efa_write_atomic(path, text, strlen(text), 0644, err);
-	free(text);
+		rc = efa_write_atomic(path, t.buf, t.len, 0644, err);
+	free(t.buf);
 	json_decref(doc);
 	return rc;
 }

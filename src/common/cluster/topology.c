@@ -532,10 +532,13 @@ static int render_tree(const struct efa_topo_tree *t, const struct writer *w)
 }
 
 /* The text of out once closed (open_memstream sets *text then), or NULL
- * when writing it failed (rc). */
+ * when writing it failed (rc, or a write the stream could not grow for:
+ * a part of a topology is never one). */
 static char *closed(FILE *out, char **text, int rc)
 {
-	if (fclose(out) || rc) {
+	bool failed = ferror(out);
+
+	if (fclose(out) || rc || failed) {
 		free(*text);
 		return NULL;
 	}
