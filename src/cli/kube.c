@@ -258,6 +258,8 @@ int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map
 		 * are mode 0644 by default. */
 		.token_file = cfg->kubernetes_token_file ? cfg->kubernetes_token_file :
 			      KUBE_SERVICE_ACCOUNT "/token",
+		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
+		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
 	struct pod_reader pr = { .r = { .nlayers = nlayers, .why = why, .size = size }, .map = map };
 	struct http_error err;

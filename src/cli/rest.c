@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "http/http.h"
 #include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
 #include "ec2.h"
@@ -57,6 +58,7 @@ slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *
 		.ca_file = cfg->rest_ca_file,
 		.api_version = o->api_version ? o->api_version : cfg->rest_api_version,
 		.token_from_env = 1,
+		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
 	};
 	slurmrest_error err;
 	slurmrest_t *rest;
@@ -231,7 +233,7 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	if (since)
 		*since = nodes->update_time;
 	cluster->generated = (int64_t)time(NULL);
-	cluster->source = strdup(url);
+	cluster->source = http_url_public(url);
 	cluster->zone_prefix = strdup(cfg->zone_feature_prefix);
 	cluster->api_version = slurmrest_api_version(rest) ? strdup(slurmrest_api_version(rest)) : NULL;
 	cluster->slurm_version = slurmrest_slurm_version(rest) ? strdup(slurmrest_slurm_version(rest)) : NULL;

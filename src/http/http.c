@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP layer: one libcurl handle per client, set up in one place. */
+#include <arpa/inet.h>
 #include <ctype.h>
-#include <stdint.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +102,16 @@ static char *trimmed(const struct http_client *c, const char *s)
 	return strndup(s, len);
 }
 
+/* A token goes into a header line: nothing that could end it or start
+ * another. */
+static bool one_line(const char *token)
+{
+	for (const unsigned char *p = (const unsigned char *)token; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
 static int read_token_file(const struct http_client *c, char **token, struct stat *st_out,
 			   struct http_error *err)
 {
@@ -128,13 +140,20 @@ static int read_token_file(const struct http_client *c, char **token, struct sta
 	fclose(f);
 	buf[n] = '\0';
 	*token = trimmed(c, buf);
-	memset(buf, 0, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 	if (!*token)
 		return fail(err, HTTP_E_NOMEM, "out of memory");
 	if (!**token) {
 		free(*token);
 		*token = NULL;
 		return fail(err, HTTP_E_TOKEN, "token file %s is empty", path);
+	}
+	if (!one_line(*token)) {
+		http_wipe_free(*token);
+		*token = NULL;
+		return fail(err, HTTP_E_TOKEN,
+			    "token file %s holds more than one line (or control characters): put the token alone in it",
+			    path);
 	}
 	*st_out = st;
 	return 0;
@@ -159,6 +178,52 @@ static int refresh_token(struct http_client *c, struct http_error *err)
 	c->token = token;
 	c->token_st = st;
 	return 0;
+}
+
+char *http_url_public(const char *url)
+{
+	const char *host = strstr(url, "://"), *at;
+	char *out;
+
+	if (!host)
+		return strdup(url);
+	host += 3;
+	at = memrchr(host, '@', strcspn(host, "/?#"));
+	if (!at)
+		return strdup(url);
+	out = malloc(strlen(url) + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, url, (size_t)(host - url));
+	strcpy(out + (host - url), at + 1);
+	return out;
+}
+
+/* Whether the URL's host is this machine: its loopback names. */
+static bool loopback(const char *url)
+{
+	const char *host = strstr(url, "://"), *at;
+	char name[256];
+	size_t len;
+	struct in_addr a4;
+
+	if (!host)
+		return false;
+	host += 3;
+	len = strcspn(host, "/?#");
+	at = memrchr(host, '@', len);
+	if (at)
+		host = at + 1;
+	if (*host == '[')
+		return !strncmp(host, "[::1]", 5);
+	len = strcspn(host, ":/?#");
+	if (len >= sizeof(name))
+		return false;
+	memcpy(name, host, len);
+	name[len] = '\0';
+	if (!strcasecmp(name, "localhost"))
+		return true;
+	return inet_pton(AF_INET, name, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
 }
 
 static int set_url(struct http_client *c, const char *url, int allow_unix, struct http_error *err)
@@ -277,8 +342,12 @@ struct http_client *http_new(const struct http_options *o, struct http_error *er
 	c->retries = o->retries;
 	c->retry_ms = o->retry_ms;
 	c->token_private = o->token_private;
+	if (o->url && !(c->url = http_url_public(o->url))) {
+		fail(err, HTTP_E_NOMEM, "out of memory");
+		goto fail;
+	}
 	if (dup_opt(&c->service, o->service ? o->service : "the server") ||
-	    dup_opt(&c->url, o->url) || dup_opt(&c->url_key, o->url_key) ||
+	    dup_opt(&c->url_key, o->url_key) ||
 	    dup_opt(&c->ca_key, o->ca_key) || dup_opt(&c->ca_file, o->ca_file) ||
 	    dup_opt(&c->token_prefix, o->token_prefix) || dup_opt(&c->aws_sigv4, o->aws_sigv4) ||
 	    dup_opt(&c->token_header, o->token_header ? o->token_header : "Authorization: Bearer ")) {
@@ -304,6 +373,19 @@ struct http_client *http_new(const struct http_options *o, struct http_error *er
 		}
 		if (read_token_file(c, &c->token, &c->token_st, err))
 			goto fail;
+	}
+	if (c->token && !one_line(c->token)) {
+		fail(err, HTTP_E_TOKEN, "the token for %s holds more than one line (or control characters)",
+		     c->service);
+		goto fail;
+	}
+	if (c->token && !c->unix_path && !strncmp(c->base, "http://", 7) && !loopback(c->base) &&
+	    !o->allow_plain_http) {
+		fail(err, HTTP_E_USAGE,
+		     "%s at %s is plain http:// on another host: its token would cross the network in clear. Use https://%s%s",
+		     c->service, c->url, o->plain_http_key ? ", or allow it with " : "",
+		     o->plain_http_key ? o->plain_http_key : "");
+		goto fail;
 	}
 	if (!(c->curl = curl_easy_init())) {
 		fail(err, HTTP_E_NOMEM, "out of memory (curl_easy_init)");

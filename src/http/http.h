@@ -24,7 +24,7 @@ enum http_code {
 	HTTP_OK = 0,
 	HTTP_E_USAGE,		/* bad URL or options */
 	HTTP_E_NOMEM,
-	HTTP_E_TOKEN,		/* token file unreadable, empty or not private */
+	HTTP_E_TOKEN,		/* token file unreadable, empty, not private or not one line */
 	HTTP_E_CONNECT,		/* no connection (refused, unresolvable) */
 	HTTP_E_TLS,		/* certificate or CA file */
 	HTTP_E_TIMEOUT,
@@ -71,6 +71,13 @@ struct http_options {
 	const char *token_prefix;
 	const char *token_header;
 	/*
+	 * A token is never sent over plain http:// to a host other than this
+	 * one (localhost, 127.0.0.0/8, ::1) unless allow_plain_http says so;
+	 * plain_http_key names how to allow it, for the message.
+	 */
+	int allow_plain_http;
+	const char *plain_http_key;
+	/*
 	 * AWS Signature Version 4 ("aws:amz:REGION:SERVICE"), by libcurl,
 	 * with the credentials of http_set_aws_credentials(); the session
 	 * token goes in X-Amz-Security-Token, which is signed too.
@@ -92,7 +99,12 @@ struct http_answer {
 struct http_client *http_new(const struct http_options *o, struct http_error *err);
 void http_free(struct http_client *c);
 
-const char *http_url(const struct http_client *c);	/* as given */
+/* The URL as given, less any user-info (scheme://user:password@host):
+ * what messages and stored records show. */
+const char *http_url(const struct http_client *c);
+
+/* url without the user-info it may carry; malloc'd, NULL on ENOMEM. */
+char *http_url_public(const char *url);
 int http_is_unix(const struct http_client *c);
 int http_has_token(const struct http_client *c);
 

@@ -106,6 +106,8 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 	ho.connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEFAULT_CONNECT_MS;
 	ho.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
 	ho.max_response = o->max_response ? o->max_response : DEFAULT_MAX_RESPONSE;
+	ho.allow_plain_http = o->allow_plain_http;
+	ho.plain_http_key = "AllowPlainHTTP=yes in efa.conf (allow_plain_http in slurmrest_options)";
 	if (o->token)
 		ho.token = o->token;
 	else if (o->token_file)

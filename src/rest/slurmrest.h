@@ -96,6 +96,10 @@ typedef struct {
 	long connect_timeout_ms;	/* default 2000 */
 	long timeout_ms;		/* whole request; default 10000 */
 	size_t max_response;		/* bytes; default 64 MiB */
+	int allow_plain_http;		/* send the token over http:// to another
+					 * host than this one (loopback); refused
+					 * by default (SLURMREST_E_USAGE): it would
+					 * cross the network in clear */
 } slurmrest_options;
 
 /*

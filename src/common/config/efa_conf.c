@@ -121,6 +121,7 @@ static const struct key global_keys[] = {
 	GKEY("KubernetesCAFile", V_PATH, kubernetes_ca_file, NULL),
 	GKEY("KubernetesNamespace", V_STRING, kubernetes_namespace, NULL),
 	GKEY("WriteFeatures", V_CHOICE, write_features, yes_no_choices),
+	GKEY("AllowPlainHTTP", V_CHOICE, allow_plain_http, yes_no_choices),
 	GKEY("ForceEnv", V_LIST, force_env, NULL),
 	GKEY("DistributedEnv", V_CHOICE, distributed_env, yes_no_choices),
 	GKEY("ContainerHostLibraries", V_CHOICE, container_host_libraries, yes_no_choices),
@@ -238,6 +239,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->distributed_env = EFA_YES;
 	cfg->write_features = EFA_NO;
 	cfg->container_host_libraries = EFA_NO;
+	cfg->allow_plain_http = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;

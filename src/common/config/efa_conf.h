@@ -94,6 +94,7 @@ struct efa_config {
 	char *kubernetes_ca_file;
 	char *kubernetes_namespace;
 	enum efa_tristate write_features;	/* sync sets the sources' features in Slurm */
+	enum efa_tristate allow_plain_http;	/* tokens over http:// to another host */
 	char **force_env;		/* variables set over the user's value */
 	enum efa_tristate distributed_env;	/* RANK, MASTER_ADDR, ... */
 	enum efa_tristate container_host_libraries;	/* the node's EFA libraries in images without */
