@@ -103,10 +103,9 @@ local function count(v)
 end
 
 local function request(job_desc, part_list, job_rec)
+	-- A list (sbatch -p free,train) goes whole: the job may run in any
+	-- of them, so each one's policy holds.
 	local partition = job_desc.partition or (job_rec and job_rec.partition) or default_partition(part_list)
-	if partition then
-		partition = partition:match("^[^,]+")	-- the first of a list decides
-	end
 	return {
 		partition = partition,
 		min_nodes = count(job_desc.min_nodes),

@@ -38,6 +38,15 @@ like "$(scontrol show job "$job" | grep -o 'Features=[^ ]*')" \
 like "$(scontrol show job "$job")" "AdminComment=slurm-efa: checkpoints in $SLURM_EFA_CLUSTER/ckpt/root/zone-test" \
 	"  and recorded the checkpoint directory"
 
+# A partition list: the job may run in either, so gpu's policy holds even
+# though cpu, listed first, has none.
+batch -p cpu,gpu -N2 --efa=auto -J list-test "echo nodes=\$SLURM_JOB_NODELIST"
+is "$rc" 0 "sbatch -p cpu,gpu -N2 runs"
+job=$(squeue -h -t all -n list-test -o %i | tail -n 1)
+like "$(scontrol show job "$job" | grep -o 'Features=[^ ]*')" \
+	'Features=\[az-us-west-2(a|b)\|az-us-west-2(a|b)\]' "  the bridge set gpu's zone constraint on it"
+is "$(zone_of "$(sed -n 's/^nodes=//p' <<<"$out")" | wc -l)" 1 "  and its nodes are in one zone"
+
 run sbatch -N3 --efa --wrap true
 ok $((rc == 0)) "sbatch -N3 is refused"
 like "$out" "efa: no Availability Zone in partition gpu has 3 usable nodes, and EFA jobs cannot span zones: the largest, us-west-2(a|b), has 2" \

@@ -115,6 +115,12 @@ like(user_msgs[#user_msgs], "partition gpu requires EFA", "  saying why")
 j = job({ partition = "cpu", min_nodes = 1, max_nodes = 1 }, { EFA .. "auto" })
 is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "--efa in an EFA=off partition is refused")
 
+j = job({ partition = "free,gpu", min_nodes = 2, max_nodes = 2, name = "listed" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "-p free,gpu is accepted")
+is(j.features, "[az-us-west-2b|az-us-west-2a]", "  with gpu's zone constraint, though free comes first")
+j = job({ partition = "gpu,cpu", min_nodes = 1, max_nodes = 1 }, { EFA .. "auto" })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "-p gpu,cpu --efa is refused: cpu has no EFA")
+
 j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1 }, { "_SLURM_SPANK_OPTION_efa_checkpoint_dir=/elsewhere/ckpt" })
 is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "--checkpoint-dir outside CheckpointRoot is refused")
 like(user_msgs[#user_msgs], "/fsx/ckpt", "  naming the allowed root")

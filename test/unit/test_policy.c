@@ -178,9 +178,66 @@ static void test_policy(void)
 	efa_config_free(cfg);
 }
 
+/* sbatch -p a,b: the job may run in either, so each one's policy holds. */
+static void test_partition_lists(void)
+{
+	struct efa_config *cfg = config(
+		"SnapshotMaxAge=60\n"
+		"PartitionName=train SingleZone=yes CheckpointRoot=/fsx/ckpt\n"
+		"PartitionName=big SingleZone=yes CheckpointRoot=/fsx/other\n"
+		"PartitionName=cpu EFA=off\n");
+	struct efa_cluster c = { .zone_prefix = strdup("az-"), .generated = 1000 };
+	struct efa_job_request req = { .partition = "free,train", .min_nodes = 2, .max_nodes = 2,
+				       .user = "alice", .job_name = "llama" };
+	struct efa_decision d;
+
+	require(ok(cfg != NULL, "efa.conf with partitions train, big and cpu parses"));
+	add(&c, "n1", "az-a", "idle", "train");
+	add(&c, "n2", "az-a", "idle", "train");
+	add(&c, "n3", "az-b", "idle", "big");
+	add(&c, "n4", "az-b", "idle", "big");
+	add(&c, "n5", "az-b", "idle", "free");
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_CHANGE, "-p free,train: train's policy holds though free has none");
+	is_str(d.features, "[az-a]", "  one zone that train can hold the job in");
+	is_str(d.checkpoint_dir, "/fsx/ckpt/alice/llama", "  and train's checkpoint directory");
+	efa_decision_clear(&d);
+
+	req.partition = "train,big";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_str(d.features, "[az-a|az-b]", "-p train,big: a zone either can hold it in, as a matching OR");
+	ok(d.checkpoint_dir == NULL, "  their roots differ: the node decides the directory");
+	has_str(d.log, "the node decides", "  and the log says why");
+	efa_decision_clear(&d);
+
+	req.min_nodes = req.max_nodes = 3;
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "-p train,big -N3: neither can hold it in one zone");
+	has_str(d.message, "no Availability Zone in partition train,big has 3 usable nodes", "  naming both");
+	efa_decision_clear(&d);
+
+	req.min_nodes = req.max_nodes = 2;
+	req.partition = "train,cpu";
+	req.efa = "required";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "-p train,cpu --efa: refused, since cpu refuses it");
+	has_str(d.message, "partition cpu has no EFA", "  naming the partition");
+	efa_decision_clear(&d);
+
+	req.efa = NULL;
+	req.partition = "free,train";
+	req.checkpoint_dir = "/elsewhere/run";
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "a --checkpoint-dir outside a listed partition's root is refused");
+	efa_decision_clear(&d);
+	efa_cluster_clear(&c);
+	efa_config_free(cfg);
+}
+
 int main(void)
 {
 	test_constraints();
 	test_policy();
+	test_partition_lists();
 	return done_testing();
 }

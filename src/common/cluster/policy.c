@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/strutil.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/cluster/constraint.h"
 #include "common/config/mode.h"
@@ -60,8 +62,13 @@ static int check_efa(const struct efa_partition *part, const struct efa_job_requ
 	return 0;
 }
 
+/*
+ * The checkpoint directory in this partition. Where the job may run in
+ * several, it is recorded only when they all agree (*mixed otherwise):
+ * the node decides from the partition the job runs in.
+ */
 static int check_checkpoint(const struct efa_partition *part, const struct efa_job_request *req,
-			    struct efa_decision *d)
+			    bool *mixed, struct efa_decision *d)
 {
 	char path[EFA_CKPT_PATH_MAX];
 	struct efa_error err;
@@ -81,7 +88,10 @@ static int check_checkpoint(const struct efa_partition *part, const struct efa_j
 					   sizeof(path), &err))
 			return 0;
 	}
-	d->checkpoint_dir = strdup(path);
+	if (d->checkpoint_dir && strcmp(d->checkpoint_dir, path))
+		*mixed = true;
+	else if (!d->checkpoint_dir && !(d->checkpoint_dir = strdup(path)))
+		return -1;
 	return 0;
 }
 
@@ -100,12 +110,18 @@ static int by_usable(const void *a, const void *b)
 	return strcmp(x->zone->name, y->zone->name);
 }
 
+/*
+ * One zone for a job that may run in any of parts (those with
+ * SingleZone=yes among its partitions): a zone is eligible when one of
+ * them has enough usable nodes there, best first; the constraint holds
+ * wherever the job runs.
+ */
 static int single_zone(const struct efa_config *cfg, const struct efa_cluster *snap,
-		       const char *problem, int64_t now, const struct efa_partition *part,
-		       const struct efa_job_request *req, struct efa_decision *d)
+		       const char *problem, int64_t now, const struct efa_partition *const *parts,
+		       size_t nparts, const struct efa_job_request *req, struct efa_decision *d)
 {
 	struct zone_count counts[64];
-	char *eligible[65];
+	char *eligible[65], names[256] = "";
 	size_t nz = 0, ne = 0, min = req->min_nodes ? req->min_nodes : 1;
 	struct efa_error err;
 	int rc;
@@ -127,16 +143,25 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 		     why);
 		return 0;
 	}
+	for (size_t p = 0; p < nparts; p++)
+		efa_strlcatf(names, sizeof(names), "%s%s", p ? "," : "", parts[p]->name);
 	for (size_t i = 0; i < snap->nzones && nz < sizeof(counts) / sizeof(counts[0]); i++) {
-		size_t members, usable;
+		size_t members = 0, usable = 0;
 
-		efa_zone_in_partition(&snap->zones[i], part->name, &members, &usable);
+		for (size_t p = 0; p < nparts; p++) {
+			size_t m, u;
+
+			efa_zone_in_partition(&snap->zones[i], parts[p]->name, &m, &u);
+			members += m;
+			if (u > usable)
+				usable = u;
+		}
 		if (members)
 			counts[nz++] = (struct zone_count){ &snap->zones[i], usable };
 	}
 	if (!nz)
 		return reject(d, "efa: partition %s has no node with a zone feature (%s<zone>), so a multi-node job cannot be kept in one zone: cluster admins: give the nodes their zone feature and check slurm-efa sync",
-			      part->name, snap->zone_prefix ? snap->zone_prefix : cfg->zone_feature_prefix);
+			      names, snap->zone_prefix ? snap->zone_prefix : cfg->zone_feature_prefix);
 	qsort(counts, nz, sizeof(counts[0]), by_usable);
 	for (size_t i = 0; i < nz; i++)
 		if (counts[i].usable >= min)
@@ -144,7 +169,7 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 	eligible[ne] = NULL;
 	if (!ne)
 		return reject(d, "efa: no Availability Zone in partition %s has %zu usable nodes, and EFA jobs cannot span zones: the largest, %s, has %zu. Ask for at most %zu nodes, or wait for nodes to return",
-			      part->name, min, counts[0].zone->name, counts[0].usable, counts[0].usable);
+			      names, min, counts[0].zone->name, counts[0].usable, counts[0].usable);
 	rc = efa_constraint_single_zone(req->features, eligible,
 					snap->zone_prefix ? snap->zone_prefix : cfg->zone_feature_prefix,
 					&d->features, &err);
@@ -158,21 +183,48 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 	return 0;
 }
 
+#define PARTITIONS_MAX 32
+
 int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *snapshot,
 		      const char *snapshot_problem, int64_t now,
 		      const struct efa_job_request *req, struct efa_decision *d)
 {
-	const struct efa_partition *part;
+	const struct efa_partition *single[PARTITIONS_MAX];
+	size_t nsingle = 0;
+	bool mixed = false;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
-	part = efa_config_partition(cfg, req->partition);
-	if (!part)
-		return 0;	/* efa.conf says nothing about this partition */
-	if (check_efa(part, req, d) || check_checkpoint(part, req, d))
-		return 0;
-	if (part->single_zone == EFA_YES) {
-		rc = single_zone(cfg, snapshot, snapshot_problem, now, part, req, d);
+	/* A job may run in any partition it lists: each one's policy holds. */
+	for (const char *p = req->partition; p && *p;) {
+		size_t len = strcspn(p, ",");
+		char name[256];
+		const struct efa_partition *part;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
+		p += len + (p[len] ? 1 : 0);
+		part = efa_config_partition(cfg, name);
+		if (!part)
+			continue;	/* efa.conf says nothing about this partition */
+		if (check_efa(part, req, d))
+			return 0;
+		rc = check_checkpoint(part, req, &mixed, d);
+		if (rc < 0) {
+			efa_decision_clear(d);
+			return -1;
+		}
+		if (rc)
+			return 0;
+		if (part->single_zone == EFA_YES && nsingle < PARTITIONS_MAX)
+			single[nsingle++] = part;
+	}
+	if (mixed) {
+		note(d, "its partitions put checkpoints in different places: the node decides. ");
+		free(d->checkpoint_dir);
+		d->checkpoint_dir = NULL;
+	}
+	if (nsingle) {
+		rc = single_zone(cfg, snapshot, snapshot_problem, now, single, nsingle, req, d);
 		if (rc < 0) {
 			efa_decision_clear(d);
 			return -1;

@@ -14,7 +14,8 @@
 #include "common/cluster/zones.h"
 
 struct efa_job_request {
-	const char *partition;		/* the job's (first) partition */
+	const char *partition;		/* the job's partitions, comma-separated:
+					 * every one's policy holds */
 	uint32_t min_nodes;		/* 0: not said (1) */
 	uint32_t max_nodes;		/* 0: not said (no limit) */
 	const char *features;		/* the user's --constraint, or NULL */
