@@ -115,6 +115,8 @@ local function request(job_desc, part_list, job_rec)
 		job_name = job_desc.name,
 		efa = spank_option(job_desc, "efa"),
 		checkpoint_dir = spank_option(job_desc, "checkpoint_dir"),
+		-- sbatch --array: every task gets a directory of its own
+		array = job_desc.array_inx ~= nil and job_desc.array_inx ~= "",
 	}
 end
 

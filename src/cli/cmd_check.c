@@ -21,7 +21,8 @@
 
 static const char usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
-	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--user U]\n"
+	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--array-task N]\n"
+	"                       [--user U]\n"
 	"                       [--config FILE] [--json]\n";
 
 struct request {
@@ -30,6 +31,7 @@ struct request {
 	const char *user;
 	const char *job_name;
 	const char *job_id;
+	const char *array_task;
 };
 
 struct verdict {
@@ -47,6 +49,7 @@ static int parse(int argc, char **argv, struct request *req)
 		{ "user", required_argument, NULL, 'u' },
 		{ "job-name", required_argument, NULL, 'n' },
 		{ "job-id", required_argument, NULL, 'i' },
+		{ "array-task", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -60,6 +63,7 @@ static int parse(int argc, char **argv, struct request *req)
 		case 'u': req->user = optarg; break;
 		case 'n': req->job_name = optarg; break;
 		case 'i': req->job_id = optarg; break;
+		case 'a': req->array_task = optarg; break;
 		default:
 			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
 				argv[optind - 1], usage);
@@ -152,15 +156,25 @@ static int default_dir(const struct request *req, const struct efa_partition *pa
 			return -1;
 		}
 	}
+	if (req->array_task && (strspn(req->array_task, "0123456789") != strlen(req->array_task) ||
+				!req->array_task[0] || strlen(req->array_task) > 10)) {
+		fprintf(stderr, "slurm-efa check: invalid --array-task '%s': use the task's index\n",
+			req->array_task);
+		return -1;
+	}
 	v->what = "default";
 	if (!efa_checkpoint_name_ok(req->job_name) && !req->job_id) {
-		snprintf(v->path, sizeof(v->path), "%s/%s/<job id>", v->root, user);
-	} else if (efa_checkpoint_default(v->root, user, req->job_name, id, v->path,
+		snprintf(v->path, sizeof(v->path), "%s/%s/<job id>%s%s", v->root, user,
+			 req->array_task ? "_" : "", req->array_task ? req->array_task : "");
+	} else if (efa_checkpoint_default(v->root, user, req->job_name, id, req->array_task, v->path,
 					  sizeof(v->path), &err)) {
 		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
 		return -1;
 	}
-	if (efa_checkpoint_name_ok(req->job_name))
+	if (efa_checkpoint_name_ok(req->job_name) && req->array_task)
+		snprintf(v->why, sizeof(v->why), "<root>/<user>/<job name>_<array task> on partition %s: each task of an array has its own, and finds it again when the array is resubmitted with the same name",
+			 part->name);
+	else if (efa_checkpoint_name_ok(req->job_name))
 		snprintf(v->why, sizeof(v->why), "<root>/<user>/<job name> on partition %s: a job resubmitted with the same name finds its checkpoints again",
 			 part->name);
 	else

@@ -173,6 +173,9 @@ static int bridge_decide(lua_State *L)
 	req.job_name = opt_field(L, 2, "job_name");
 	req.efa = opt_field(L, 2, "efa");
 	req.checkpoint_dir = opt_field(L, 2, "checkpoint_dir");
+	lua_getfield(L, 2, "array");
+	req.array = lua_toboolean(L, -1);
+	lua_pop(L, 1);
 	if (efa_policy_decide(b->cfg, b->have_snapshot ? &b->snapshot : NULL, b->snap_problem,
 			      (int64_t)time(NULL), &req, &d)) {
 		lua_pushstring(L, "error");

@@ -60,8 +60,8 @@ static int user_name(uid_t uid, char *buf, size_t size)
 static int decide_dir(spank_t sp, const char *root, const struct efa_options *opts,
 		      struct efa_error *err)
 {
-	char user[USER_NAME_MAX], name[EFA_CKPT_NAME_MAX + 2];
-	uint32_t job_id = 0;
+	char user[USER_NAME_MAX], name[EFA_CKPT_NAME_MAX + 2], task[16];
+	uint32_t job_id = 0, array_id = 0, array_task = 0;
 
 	if (opts->checkpoint_dir[0] && root)
 		return efa_checkpoint_allowed(root, opts->checkpoint_dir, ckpt.dir,
@@ -77,7 +77,16 @@ static int decide_dir(spank_t sp, const char *root, const struct efa_options *op
 	if (spank_getenv(sp, "SLURM_JOB_NAME", name, sizeof(name)) != ESPANK_SUCCESS)
 		name[0] = '\0';
 	spank_get_item(sp, S_JOB_ID, &job_id);
-	return efa_checkpoint_default(root, user, name, job_id, ckpt.dir, sizeof(ckpt.dir), err);
+	/* A task of an array: its own directory, under the array's id. */
+	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS && array_id &&
+	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS &&
+	    array_task < NO_VAL) {	/* NO_VAL: not an array's task */
+		snprintf(task, sizeof(task), "%u", (unsigned)array_task);
+		return efa_checkpoint_default(root, user, name, array_id, task, ckpt.dir,
+					      sizeof(ckpt.dir), err);
+	}
+	return efa_checkpoint_default(root, user, name, job_id, NULL, ckpt.dir, sizeof(ckpt.dir),
+				      err);
 }
 
 void efa_ckpt_prepare(spank_t sp, const struct efa_config *cfg,

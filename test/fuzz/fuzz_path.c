@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !efa_checkpoint_allowed(root, path, norm, sizeof(norm), &err) &&
 		    !efa_path_under(root, norm))
 			abort();	/* allowed, yet outside the root */
-		efa_checkpoint_default(s, path, "job", 7, norm, sizeof(norm), &err);
+		efa_checkpoint_default(s, path, "job", 7, NULL, norm, sizeof(norm), &err);
 	}
 	efa_path_normalize(s, norm, sizeof(norm), &err);
 	free(s);

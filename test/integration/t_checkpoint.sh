@@ -134,6 +134,23 @@ is "$(cat "$conc"/* | sort | uniq -c | sed 's/^ *//')" "8 0 ok ok " \
 	"8 concurrent 2-node jobs creating the same directory all succeed"
 is "$(stat -c '%U %a' "$conc_root/$user/together")" "$user 700" "  and it is the user's"
 
+# A job array: each task its own directory, the same again when the array
+# is resubmitted under its name; the bridge records the pattern.
+write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+arr_out=$SLURM_EFA_CLUSTER/out/array
+mkdir -p "$arr_out"
+chown "$user" "$arr_out"
+for round in 1 2; do
+	rm -f "$arr_out"/*.out
+	run "${as_user[@]}" timeout 120 sbatch --wait --array=0-1 -N1 -J sweep "${cd_opt[@]}" \
+		-o "$arr_out/%a.out" --wrap 'echo "$CHECKPOINT_DIR"'
+	is "$(cat "$arr_out/0.out" "$arr_out/1.out" 2>&1)" "$ckroot/$user/sweep_0"$'\n'"$ckroot/$user/sweep_1" \
+		"sbatch --array=0-1 -J sweep (round $round): each task its own checkpoint directory"
+done
+job=$(squeue -h -t all -n sweep -u "$user" -o %F | tail -n 1)
+like "$(scontrol show job "${job}_0" 2>&1)" "AdminComment=slurm-efa: checkpoints in $ckroot/$user/sweep_%a" \
+	"  the bridge recorded the pattern"
+
 # Retention: --checkpoint-keep=3 of 4 checkpoint directories, mtimes set
 # apart; links, files named like checkpoints (checkpoint-200, iter_500,
 # step_log.txt) and other files are not checkpoints.

@@ -118,6 +118,9 @@ is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "--efa in an EFA=off partitio
 j = job({ partition = "free,gpu", min_nodes = 2, max_nodes = 2, name = "listed" })
 is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "-p free,gpu is accepted")
 is(j.features, "[az-us-west-2b|az-us-west-2a]", "  with gpu's zone constraint, though free comes first")
+j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1, name = "sweep", array_inx = "0-3" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "sbatch --array=0-3 is accepted")
+is(j.admin_comment, "slurm-efa: checkpoints in /fsx/ckpt/alice/sweep_%a", "  each task's own directory recorded as a pattern")
 j = job({ partition = "gpu,cpu", min_nodes = 1, max_nodes = 1 }, { EFA .. "auto" })
 is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "-p gpu,cpu --efa is refused: cpu has no EFA")
 

@@ -108,15 +108,22 @@ static void test_names(void)
 	ok(!efa_checkpoint_name_ok(long_name), "%d bytes is too long", EFA_CKPT_NAME_MAX + 1);
 }
 
-static void defaults_to(const char *root, const char *user, const char *name,
-			unsigned long id, const char *want)
+static void array_defaults_to(const char *root, const char *user, const char *name,
+			      unsigned long id, const char *task, const char *want)
 {
 	char buf[EFA_CKPT_PATH_MAX];
 	struct efa_error err = { "" };
-	int rc = efa_checkpoint_default(root, user, name, id, buf, sizeof(buf), &err);
+	int rc = efa_checkpoint_default(root, user, name, id, task, buf, sizeof(buf), &err);
 
-	is_str(result(rc, buf, &err), want, "default for user %s, job '%s' (%lu) under %s",
-	       user ? user : "(null)", name ? name : "(null)", id, root);
+	is_str(result(rc, buf, &err), want, "default for user %s, job '%s' (%lu)%s%s under %s",
+	       user ? user : "(null)", name ? name : "(null)", id, task ? ", array task " : "",
+	       task ? task : "", root);
+}
+
+static void defaults_to(const char *root, const char *user, const char *name,
+			unsigned long id, const char *want)
+{
+	array_defaults_to(root, user, name, id, NULL, want);
 }
 
 static void test_default(void)
@@ -128,6 +135,9 @@ static void test_default(void)
 	defaults_to("/fsx/ckpt", "alice", NULL, 7, "/fsx/ckpt/alice/7");
 	defaults_to("/", "alice", "train", 42, "/alice/train");
 	defaults_to("/fsx/ckpt", "../bob", "train", 42, "user name '../bob' cannot be a directory name");
+	array_defaults_to("/fsx/ckpt", "alice", "sweep", 40, "3", "/fsx/ckpt/alice/sweep_3");
+	array_defaults_to("/fsx/ckpt", "alice", "a/b", 40, "3", "/fsx/ckpt/alice/40_3");
+	array_defaults_to("/fsx/ckpt", "alice", "sweep", 0, "%a", "/fsx/ckpt/alice/sweep_%a");
 }
 
 static void test_options(void)

@@ -225,6 +225,13 @@ static void test_partition_lists(void)
 	efa_decision_clear(&d);
 
 	req.efa = NULL;
+	req.partition = "train";
+	req.array = true;
+	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);
+	is_str(d.checkpoint_dir, "/fsx/ckpt/alice/llama_%a", "a job array: each task's own directory, as a pattern");
+	efa_decision_clear(&d);
+	req.array = false;
+
 	req.partition = "free,train";
 	req.checkpoint_dir = "/elsewhere/run";
 	efa_policy_decide(cfg, &c, NULL, 1010, &req, &d);

@@ -85,16 +85,20 @@ bool efa_checkpoint_name_ok(const char *name)
 }
 
 int efa_checkpoint_default(const char *root, const char *user, const char *job_name,
-			   unsigned long job_id, char *buf, size_t size, struct efa_error *err)
+			   unsigned long job_id, const char *array_task, char *buf, size_t size,
+			   struct efa_error *err)
 {
-	char path[EFA_CKPT_PATH_MAX + EFA_CKPT_NAME_MAX * 2];
+	char path[EFA_CKPT_PATH_MAX + EFA_CKPT_NAME_MAX * 2 + 32];
+	const char *sep = array_task ? "_" : "";
 
+	if (!array_task)
+		array_task = "";
 	if (!efa_checkpoint_name_ok(user))
 		return efa_error_set(err, "user name '%s' cannot be a directory name", user ? user : "");
 	if (efa_checkpoint_name_ok(job_name))
-		snprintf(path, sizeof(path), "%s/%s/%s", root, user, job_name);
+		snprintf(path, sizeof(path), "%s/%s/%s%s%.20s", root, user, job_name, sep, array_task);
 	else
-		snprintf(path, sizeof(path), "%s/%s/%lu", root, user, job_id);
+		snprintf(path, sizeof(path), "%s/%s/%lu%s%.20s", root, user, job_id, sep, array_task);
 	return efa_path_normalize(path, buf, size, err);
 }
 

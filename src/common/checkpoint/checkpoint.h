@@ -50,10 +50,15 @@ bool efa_checkpoint_name_ok(const char *name);
 /*
  * A job's directory when it gave no --checkpoint-dir: <root>/<user>/<job
  * name>, so a resubmitted job finds its checkpoints again, or
- * <root>/<user>/<job id> when the name cannot be a directory name.
+ * <root>/<user>/<job id> when the name cannot be a directory name. A task
+ * of a job array (array_task: its index, or "%a" for every task; NULL
+ * otherwise) gets one of its own, <job name>_<index> (or <array job
+ * id>_<index>): the tasks' retentions do not trim each other's, and a
+ * resubmitted array finds each task's again. job_id is then the array's.
  */
 int efa_checkpoint_default(const char *root, const char *user, const char *job_name,
-			   unsigned long job_id, char *buf, size_t size, struct efa_error *err);
+			   unsigned long job_id, const char *array_task, char *buf, size_t size,
+			   struct efa_error *err);
 
 /* --checkpoint-dir=PATH: an absolute path, normalized into buf. */
 int efa_checkpoint_dir_parse(const char *arg, char *buf, size_t size, struct efa_error *err);

@@ -84,8 +84,8 @@ static int check_checkpoint(const struct efa_partition *part, const struct efa_j
 		 * directory leaves the choice to the node (<root>/<user>/<id>). */
 		if (!req->user || !efa_checkpoint_name_ok(req->job_name ? req->job_name : ""))
 			return 0;
-		if (efa_checkpoint_default(part->checkpoint_root, req->user, req->job_name, 0, path,
-					   sizeof(path), &err))
+		if (efa_checkpoint_default(part->checkpoint_root, req->user, req->job_name, 0,
+					   req->array ? "%a" : NULL, path, sizeof(path), &err))
 			return 0;
 	}
 	if (d->checkpoint_dir && strcmp(d->checkpoint_dir, path))

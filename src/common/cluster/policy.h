@@ -7,6 +7,7 @@
 #ifndef EFA_POLICY_H
 #define EFA_POLICY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/config/efa_conf.h"
@@ -23,6 +24,8 @@ struct efa_job_request {
 	const char *job_name;		/* NULL when none */
 	const char *efa;		/* --efa as carried: NULL absent, "(null)" bare */
 	const char *checkpoint_dir;	/* --checkpoint-dir, or NULL */
+	bool array;			/* a job array: each task has its own default
+					 * directory, recorded as <...>_%a */
 };
 
 enum efa_verdict {
