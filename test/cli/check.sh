@@ -59,6 +59,11 @@ check --partition gpu --job-name '..' --user alice
 like "$out" "^default: /fsx/checkpoints/alice/<job id>$" "  without --job-id the id is left as a placeholder"
 check --partition gpu --job-name train
 like "$out" "^default: /fsx/checkpoints/$(id -un)/train$" "--user defaults to the caller"
+check --partition gpu --job-name sweep --user alice --array-task 3
+like "$out" "^default: /fsx/checkpoints/alice/sweep_3$" "a task of a job array: <root>/<user>/<job name>_<task>"
+like "$out" "each task of an array has its own" "  and says why"
+check --partition gpu --job-name sweep --user alice --array-task 3x
+is "$rc" 2 "  a bad --array-task exits 2"
 check --partition cpu --job-name train
 is "$rc" 0 "a partition without a root gives no default"
 like "$out" "^none: \(no checkpoint directory\)$" "  and says so"
