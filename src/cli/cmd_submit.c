@@ -106,25 +106,43 @@ static int add_spank_env(struct submit *s, const char *option, const char *value
 	return efa_spank_env_name(option, name, sizeof(name)) ? -1 : add_env(s, name, value);
 }
 
+/*
+ * Whether argv[*i] is --name or --name=VALUE: 1 with *value (the next
+ * argument when it is not joined, *i moved past it; without one
+ * optional_value), 0 when it is another argument, -1 when a value is
+ * missing.
+ */
+static int option_value(char **argv, int *i, const char *name, const char *optional_value,
+			const char **value)
+{
+	const char *arg = argv[*i];
+	size_t len = strlen(name);
+
+	if (strncmp(arg, "--", 2) || strncmp(arg + 2, name, len) ||
+	    (arg[2 + len] && arg[2 + len] != '='))
+		return 0;
+	if (arg[2 + len] == '=')
+		*value = arg + 3 + len;
+	else if (optional_value)
+		*value = optional_value;
+	else if (argv[*i + 1])
+		*value = argv[++*i];
+	else
+		return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
+	return 1;
+}
+
 /* Returns 1 when argv[*i] was one of pyxis's options, 0 when not, -1 on error. */
 static int take_pyxis_option(struct submit *s, char **argv, int *i)
 {
-	const char *arg = argv[*i];
-
-	if (strncmp(arg, "--", 2))
-		return 0;
 	for (size_t k = 0; k < sizeof(pyxis_options) / sizeof(pyxis_options[0]); k++) {
-		size_t len = strlen(pyxis_options[k].name);
 		const char *value;
+		int rc = option_value(argv, i, pyxis_options[k].name, NULL, &value);
 
-		if (strncmp(arg + 2, pyxis_options[k].name, len) || (arg[2 + len] && arg[2 + len] != '='))
+		if (rc < 0)
+			return -1;
+		if (!rc)
 			continue;
-		if (arg[2 + len] == '=')
-			value = arg + 3 + len;
-		else if (argv[*i + 1])
-			value = argv[++*i];
-		else
-			return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
 		if (!value[0] || strchr(value, '\n'))
 			return fprintf(stderr, "slurm-efa submit: --%s: give a value on one line\n",
 				       pyxis_options[k].name), -1;
@@ -161,24 +179,16 @@ bad:
 /* Returns 1 when argv[*i] was a SPANK option, 0 when not, -1 on error. */
 static int take_spank_option(struct submit *s, char **argv, int *i)
 {
-	const char *arg = argv[*i];
-
-	if (strncmp(arg, "--", 2))
-		return 0;
 	for (size_t k = 0; k < sizeof(spank_options) / sizeof(spank_options[0]); k++) {
-		size_t len = strlen(spank_options[k].name);
 		const char *value;
+		int rc = option_value(argv, i, spank_options[k].name,
+				      spank_options[k].optional_arg ? EFA_SPANK_ENV_NO_VALUE : NULL,
+				      &value);
 
-		if (strncmp(arg + 2, spank_options[k].name, len) || (arg[2 + len] && arg[2 + len] != '='))
+		if (rc < 0)
+			return -1;
+		if (!rc)
 			continue;
-		if (arg[2 + len] == '=')
-			value = arg + 3 + len;
-		else if (spank_options[k].optional_arg)
-			value = EFA_SPANK_ENV_NO_VALUE;
-		else if (argv[*i + 1])
-			value = argv[++*i];
-		else
-			return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
 		if (check_spank_value(spank_options[k].name, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL))
 			return -1;
 		return add_spank_env(s, spank_options[k].name, value) ? -1 : 1;
