@@ -28,14 +28,15 @@ run env LD_LIBRARY_PATH=/usr/local/lib srun -N1 -w n1 --efa bash -c 'echo "$LD_L
 is "$out" "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib" \
 	"LD_LIBRARY_PATH: the stack's directories first, the user's entries kept"
 
-# A library path longer than slurm-efa reads whole (8 KiB) is the job's:
-# kept as it is, never taken for unset.
+# A long library path is read whole, never taken for unset: the node's
+# directories first, every entry of the job's kept after them.
 for size in 12 64; do
 	long=$(printf '/opt/app/lib%04d:' $(seq $((size * 1024 / 17))))
 	long=${long%:}
+	want=/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:$long
 	run env LD_LIBRARY_PATH="$long" srun -N1 -w n1 --efa bash -c 'echo "${#LD_LIBRARY_PATH} $(printf %s "$LD_LIBRARY_PATH" | md5sum)"'
-	is "$out" "${#long} $(printf %s "$long" | md5sum)" \
-		"a ${size} KiB LD_LIBRARY_PATH reaches the task whole"
+	is "$out" "${#want} $(printf %s "$want" | md5sum)" \
+		"a ${size} KiB LD_LIBRARY_PATH is read whole: the node's directories first, all of the job's after them"
 done
 
 # A job that brings its own aws-ofi-nccl (a container's or a conda

@@ -546,6 +546,65 @@ static void test_guidance(void)
 	efa_profiles_free(set);
 }
 
+/* A job environment holding one long LD_LIBRARY_PATH, read as slurmstepd
+ * gives it: -1 when the buffer is too small for it. */
+struct long_env {
+	char *ld;
+	char *prepended;
+};
+
+static int long_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	struct long_env *e = ctx;
+
+	if (strcmp(name, EFA_ENV_LIBPATH_VAR))
+		return 0;
+	if (strlen(e->ld) >= size)
+		return -1;
+	strcpy(buf, e->ld);
+	return 1;
+}
+
+static int long_put(void *ctx, const char *name, const char *value,
+		    enum efa_env_decision decision, const char *reason)
+{
+	struct long_env *e = ctx;
+
+	(void)reason;
+	if (!strcmp(name, EFA_ENV_LIBPATH_VAR) && decision == EFA_ENV_PREPENDED) {
+		free(e->prepended);
+		e->prepended = strdup(value);
+	}
+	return 0;
+}
+
+static void test_long_library_path(void)
+{
+	struct efa_env_plan plan = { .libdirs = (char *)"/opt/amazon/efa/lib" };
+	struct long_env e = { 0 };
+	size_t sizes[] = { 12 * 1024, 64 * 1024, 3 * 1024 * 1024, 5 * 1024 * 1024 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t len = 0;
+
+		e.ld = malloc(sizes[i] + 32);
+		require(ok(e.ld != NULL, "a %zu-byte path", sizes[i]));
+		for (size_t k = 0; len < sizes[i]; k++)
+			len += (size_t)sprintf(e.ld + len, "%s/opt/lib%07zu", k ? ":" : "", k);
+		ok(efa_env_apply(&plan, NULL, 0, NULL, long_get, long_put, &e) == 0, "  applied");
+		if (sizes[i] < 4 * 1024 * 1024)
+			ok(e.prepended && !strncmp(e.prepended, "/opt/amazon/efa/lib:", 20) &&
+			   !strcmp(e.prepended + 20, e.ld),
+			   "  a %zu KiB LD_LIBRARY_PATH is read whole: the stack's directory first, all of it after",
+			   sizes[i] / 1024);
+		else
+			ok(!e.prepended, "  one past 4 MiB is left as it is, never taken for unset");
+		free(e.ld);
+		free(e.prepended);
+		e.prepended = NULL;
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -559,6 +618,7 @@ int main(void)
 	test_shipped_profiles();
 	test_guidance();
 	test_own_libraries();
+	test_long_library_path();
 	test_warnings();
 	remove_profiles();
 	return done_testing();

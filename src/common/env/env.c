@@ -13,6 +13,7 @@
 
 #define MAX_INCLUDE_DEPTH 16
 #define ENV_VALUE_MAX 8192
+#define LONG_VALUE_MAX (4 * 1024 * 1024)
 
 bool efa_env_denied(const char *name)
 {
@@ -291,29 +292,32 @@ static bool forced(const struct efa_config *cfg, const char *name)
 	return false;
 }
 
-/* Appends the entries of list that are not in skip to out. */
-static int append_entries(char *out, size_t size, const char *list, const char *skip)
+/*
+ * Appends the entries of list that are not in skip to out (size bytes,
+ * *used of them taken): linear in the list's length, which may be a job's
+ * path of many thousands of entries.
+ */
+static int append_entries(char *out, size_t size, size_t *used, const char *list,
+			  const char *skip)
 {
 	for (const char *p = list; *p;) {
 		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
+		size_t len = end ? (size_t)(end - p) : strlen(p), sep = *used ? 1 : 0;
 
-		if (len && !efa_list_has(skip, ':', p, len) &&
-		    efa_strlcatf(out, size, "%s%.*s", out[0] ? ":" : "", (int)len, p))
-			return -1;
+		if (len && !efa_list_has(skip, ':', p, len)) {
+			if (*used + sep + len + 1 > size)
+				return -1;
+			if (sep)
+				out[(*used)++] = ':';
+			memcpy(out + *used, p, len);
+			*used += len;
+			out[*used] = '\0';
+		}
 		p += len + (end ? 1 : 0);
 	}
 	return 0;
 }
 
-/*
- * LD_LIBRARY_PATH = this node's stack directories, then what the job had
- * without the directories an earlier step added (EFA_ENV_LIBDIRS_VAR):
- * a batch script's environment, prepended on its first node, reaches
- * steps on other nodes, whose stack may live elsewhere. A job that brings
- * its own aws-ofi-nccl or libfabric (a container's, a conda
- * environment's) keeps its path: the node's would be loaded instead.
- */
 static bool find_own_stack(const struct efa_env_plan *plan, const char *list, const char *skip,
 			   char *dir, size_t size)
 {
@@ -331,45 +335,73 @@ static bool find_own_stack(const struct efa_env_plan *plan, const char *list, co
 	return found;
 }
 
+/*
+ * The whole value of name, however long up to LONG_VALUE_MAX (a library
+ * path of thousands of entries is a job's own, and never to be taken for
+ * unset): malloc'd, "" when unset; NULL past the bound or on ENOMEM.
+ */
+static char *get_whole(efa_env_get_fn get, void *ctx, const char *name)
+{
+	for (size_t size = ENV_VALUE_MAX; size <= LONG_VALUE_MAX; size *= 2) {
+		char *buf = malloc(size);
+		int rc;
+
+		if (!buf)
+			return NULL;
+		rc = get(ctx, name, buf, size);
+		if (rc >= 0) {
+			if (!rc)
+				buf[0] = '\0';
+			return buf;
+		}
+		free(buf);
+	}
+	return NULL;
+}
+
 static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 			 efa_env_put_fn put, void *ctx)
 {
-	char current[ENV_VALUE_MAX] = "", added[ENV_VALUE_MAX] = "";
-	char value[ENV_VALUE_MAX] = "", own[ENV_VALUE_MAX], reason[ENV_VALUE_MAX + 128];
-	int rc;
+	char added[ENV_VALUE_MAX] = "", own[ENV_VALUE_MAX], reason[ENV_VALUE_MAX + 128];
+	char *current, *value = NULL;
+	size_t size, used = 0;
+	int rc = 0;
 
-	switch (get(ctx, EFA_ENV_LIBPATH_VAR, current, sizeof(current))) {
-	case 1:
-		break;
-	case 0:
-		current[0] = '\0';
-		break;
-	default:
-		/* Not read whole: what it holds cannot be told, nor kept. */
+	/* Past LONG_VALUE_MAX (or without memory) it is left as it is. */
+	if (!(current = get_whole(get, ctx, EFA_ENV_LIBPATH_VAR)))
 		return 0;
-	}
 	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(added)) != 1)
 		added[0] = '\0';
+	size = strlen(current) + strlen(plan->libdirs) + 2;
+	if (!(value = calloc(1, size)))
+		goto out;
 	if (find_own_stack(plan, current, added, own, sizeof(own))) {
-		if (append_entries(value, sizeof(value), current, added))
-			return 0;
+		if (append_entries(value, size, &used, current, added))
+			goto out;
 		snprintf(reason, sizeof(reason),
 			 "the job brings its own EFA libraries (%s): the node's are not put first", own);
 		/* Left as it is, but for what an earlier step put first. */
 		rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, added[0] ? EFA_ENV_SET : EFA_ENV_USER, reason);
-		return rc ? rc : put(ctx, EFA_ENV_LIBDIRS_VAR, "", EFA_ENV_SET, reason);
+		if (!rc)
+			rc = put(ctx, EFA_ENV_LIBDIRS_VAR, "", EFA_ENV_SET, reason);
+		goto out;
 	}
 	/* Ours first, then the rest without ours and without the earlier
 	 * step's (which may be another node's). */
 	if (efa_strlcatf(added, sizeof(added), "%s%s", added[0] ? ":" : "", plan->libdirs) ||
-	    append_entries(value, sizeof(value), plan->libdirs, "") ||
-	    append_entries(value, sizeof(value), current, added))
-		return 0;	/* too long to rewrite: leave the user's path */
+	    append_entries(value, size, &used, plan->libdirs, "") ||
+	    append_entries(value, size, &used, current, added))
+		goto out;	/* too long to rewrite: leave the user's path */
 	rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, EFA_ENV_PREPENDED,
 		 plan->image ? "EFA and aws-ofi-nccl libraries found in the container image" :
 			       "EFA and aws-ofi-nccl libraries found on this node");
-	return rc ? rc : put(ctx, EFA_ENV_LIBDIRS_VAR, plan->libdirs, EFA_ENV_SET,
-			     "what slurm-efa added to LD_LIBRARY_PATH");
+	if (!rc)
+		rc = put(ctx, EFA_ENV_LIBDIRS_VAR, plan->libdirs, EFA_ENV_SET,
+			 "what slurm-efa added to LD_LIBRARY_PATH");
+out:
+	free(current);
+	free(value);
+	return rc;
 }
 
 /*
