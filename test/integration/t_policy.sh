@@ -54,6 +54,9 @@ like "$out" "efa: no Availability Zone in partition gpu has 3 usable nodes, and 
 
 run sbatch -N2 -C 'az-us-west-2a|az-us-west-2b' --wrap true
 like "$out" "use one zone \(-C az-us-west-2a\) or a matching OR" "a constraint that mixes zones is refused with the fix"
+run sbatch -N2 -C '[az-us-west-2a*1&az-us-west-2b*1]' --wrap true
+ok $((rc == 0)) "Slurm's multiple counts over two zones ([a*1&b*1], nodes from both) are refused"
+like "$out" "lets nodes of one job come from different Availability Zones" "  saying why"
 
 run sbatch -N1 --checkpoint-dir=/elsewhere/ckpt --wrap true
 ok $((rc == 0)) "--checkpoint-dir outside CheckpointRoot is refused"

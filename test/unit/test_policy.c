@@ -49,6 +49,12 @@ static void test_constraints(void)
 		   "the user's bracket and several zones: refused, no second bracket");
 	constraint("[rack1|az-a]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
 		   "a bracket mixing zones and other features: refused");
+	constraint("[az-a*1&az-b*1]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
+		   "Slurm's multiple counts over two zones (nodes of both): refused");
+	constraint("[az-a&az-b]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
+		   "  and two zones ANDed inside a bracket");
+	constraint("[az-a*1&az-a*1]", both, EFA_CONSTRAINT_KEEP, NULL,
+		   "multiple counts within one zone: kept");
 	{
 		char *odd[] = { "az-x[1]", "az-a", "az-b|c", NULL }, *only_odd[] = { "az-&", NULL };
 

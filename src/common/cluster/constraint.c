@@ -17,6 +17,8 @@ struct shape {
 	bool other_in_bracket;	/* a non-zone feature inside [...] */
 	bool zone_outside;	/* a zone feature outside [...] */
 	bool zone_under_or;	/* a zone feature next to a plain '|' */
+	bool and_in_bracket;	/* '&' inside [...]: Slurm's multiple counts,
+				 * which want nodes of every feature named */
 	char first_zone[256];
 	int zones;		/* distinct zone features (at most 2 counted) */
 };
@@ -57,7 +59,11 @@ static void read_shape(const char *c, const char *prefix, struct shape *s)
 		case ']': bracket--; c++; continue;
 		case '(': paren++; c++; continue;
 		case ')': paren--; c++; continue;
-		case '&': or_before = false; c++; continue;
+		case '&':
+			or_before = false;
+			s->and_in_bracket = s->and_in_bracket || bracket;
+			c++;
+			continue;
 		case '|':
 			if (!bracket && !paren)
 				s->top_or = true;
@@ -117,7 +123,8 @@ int efa_constraint_single_zone(const char *user, char *const *zones, const char 
 		read_shape(user, prefix, &s);
 		if (s.zones) {
 			/* The user chose zones: keep a choice that stays in one. */
-			if (s.zone_in_bracket && !s.zone_outside && !s.other_in_bracket)
+			if (s.zone_in_bracket && !s.zone_outside && !s.other_in_bracket &&
+			    !(s.and_in_bracket && s.zones > 1))
 				return EFA_CONSTRAINT_KEEP;
 			if (s.zones == 1 && !s.zone_under_or && !s.zone_in_bracket)
 				return EFA_CONSTRAINT_KEEP;
