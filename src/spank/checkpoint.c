@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -24,8 +26,9 @@
 #include "checkpoint.h"
 #include "step.h"
 
-/* How long the end of a batch step waits for retention. */
-#define RETAIN_TIMEOUT_MS 60000
+/* How long a child stopped past its time is waited for: one stuck in a
+ * hung file system may not die, and slurmstepd must go on. */
+#define REAP_MS 2000
 /* The child's report; what comes past this is read and dropped. */
 #define REPORT_MAX 65536
 #define NODE_NAME_MAX 256
@@ -45,6 +48,7 @@ static struct {
 	char node[NODE_NAME_MAX];
 	dev_t dev;		/* the directory as created on the node */
 	ino_t ino;
+	long timeout_ms;	/* CheckpointTimeout=: how long its file system may take */
 } ckpt;
 
 static int user_name(uid_t uid, char *buf, size_t size)
@@ -115,47 +119,12 @@ void efa_ckpt_prepare(spank_t sp, const struct efa_config *cfg,
 	ckpt.batch = step_id == SLURM_BATCH_SCRIPT;
 	ckpt.fs = root ? part->checkpoint_fs : EFA_CKPT_FS_ANY;
 	ckpt.mode = cfg->checkpoint_mode;
+	ckpt.timeout_ms = cfg->checkpoint_timeout < 1 ? 1000 :
+			  cfg->checkpoint_timeout > INT_MAX / 2000 ? INT_MAX / 2 :
+			  cfg->checkpoint_timeout * 1000;
 	ckpt.keep = opts->checkpoint_keep != EFA_CKPT_KEEP_UNSET ? opts->checkpoint_keep :
 		    part ? part->checkpoint_keep : EFA_CKPT_KEEP_UNSET;
 	ckpt.active = true;
-}
-
-void efa_ckpt_create(spank_t sp)
-{
-	struct efa_error err;
-	struct stat st;
-	spank_err_t rc;
-	int fd;
-
-	/* enroot's hook mounts what this names: only a directory made here. */
-	spank_unsetenv(sp, EFA_CKPT_ENV_VAR);
-	if (!ckpt.active)
-		return;
-	if (efa_checkpoint_fs_check(ckpt.root, ckpt.fs, NULL, &err)) {
-		efa_step_fail("efa: node %s cannot hold checkpoints: %s", ckpt.node, err.msg);
-		return;
-	}
-	fd = efa_checkpoint_open(ckpt.root, ckpt.dir, ckpt.uid, true, ckpt.mode, &err);
-	if (fd < 0) {
-		efa_step_fail("efa: node %s cannot create checkpoint directory %s: %s",
-			      ckpt.node, ckpt.dir, err.msg);
-		return;
-	}
-	if (fstat(fd, &st)) {
-		efa_step_fail("efa: node %s cannot stat checkpoint directory %s: %s",
-			      ckpt.node, ckpt.dir, strerror(errno));
-		close(fd);
-		return;
-	}
-	close(fd);
-	ckpt.dev = st.st_dev;
-	ckpt.ino = st.st_ino;
-	ckpt.ready = true;
-	/* For enroot's hook, which pyxis runs with the job's environment
-	 * when it starts the container, after every plugin's user_init. */
-	rc = spank_setenv(sp, EFA_CKPT_ENV_VAR, ckpt.dir, 1);
-	if (rc != ESPANK_SUCCESS)
-		slurm_error("efa: cannot set %s: %s", EFA_CKPT_ENV_VAR, spank_strerror(rc));
 }
 
 bool efa_ckpt_reaches_container(void)
@@ -244,16 +213,39 @@ static long ms_since(const struct timespec *start)
 	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
-/* Reads the child's report until it closes its end or the time is up. */
-static size_t read_report(int in, pid_t pid, char *buf, size_t size)
+/*
+ * Runs fn(out) in a child process and collects what it reports on out
+ * into buf. Past timeout_ms the child is killed, and waited for at most
+ * REAP_MS more. Returns 0, or -1 when it had to be stopped (or could not
+ * start: buf then says why).
+ */
+static int run_bounded(int (*fn)(int out), long timeout_ms, char *buf, size_t size)
 {
 	struct timespec start;
 	size_t used = 0;
+	int pipefd[2], status, rc = 0;
+	pid_t pid;
 
+	buf[0] = '\0';
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		snprintf(buf, size, "Epipe: %s\n", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		_exit(fn(pipefd[1]) ? 1 : 0);
+	}
+	close(pipefd[1]);
+	if (pid < 0) {
+		snprintf(buf, size, "Efork: %s\n", strerror(errno));
+		close(pipefd[0]);
+		return -1;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		struct pollfd p = { .fd = in, .events = POLLIN };
-		long left = RETAIN_TIMEOUT_MS - ms_since(&start);
+		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+		long left = timeout_ms - ms_since(&start);
 		char drop[4096];
 		ssize_t n;
 		int ready;
@@ -263,14 +255,13 @@ static size_t read_report(int in, pid_t pid, char *buf, size_t size)
 			continue;
 		if (ready <= 0) {
 			kill(pid, SIGKILL);
-			slurm_error("efa: checkpoint retention in %s took more than %d s: stopped, older checkpoints may remain",
-				    ckpt.dir, RETAIN_TIMEOUT_MS / 1000);
+			rc = -1;
 			break;
 		}
 		if (used + 1 < size)
-			n = read(in, buf + used, size - 1 - used);
+			n = read(pipefd[0], buf + used, size - 1 - used);
 		else
-			n = read(in, drop, sizeof(drop));
+			n = read(pipefd[0], drop, sizeof(drop));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -279,7 +270,88 @@ static size_t read_report(int in, pid_t pid, char *buf, size_t size)
 			used += (size_t)n;
 	}
 	buf[used] = '\0';
-	return used;
+	close(pipefd[0]);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* A child that closed its end is ending: waited for at once. */
+	for (;;) {
+		pid_t done = waitpid(pid, &status, rc ? WNOHANG : 0);
+
+		if (done == pid || (done < 0 && errno != EINTR))
+			break;
+		if (ms_since(&start) > REAP_MS) {
+			slurm_error("efa: a child of slurm-efa (pid %d) stuck in a file system was left behind",
+				    (int)pid);
+			break;
+		}
+		usleep(20000);
+	}
+	return rc;
+}
+
+/* The child of efa_ckpt_create: "D<dev> <ino>" once made, or "E<why>". */
+static int create_dir(int out)
+{
+	struct efa_error err;
+	struct stat st;
+	int fd;
+
+	if (efa_checkpoint_fs_check(ckpt.root, ckpt.fs, NULL, &err)) {
+		report(out, 'R', "%s", err.msg);
+		return -1;
+	}
+	fd = efa_checkpoint_open(ckpt.root, ckpt.dir, ckpt.uid, true, ckpt.mode, &err);
+	if (fd < 0) {
+		report(out, 'E', "%s", err.msg);
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		report(out, 'E', "cannot stat it: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	report(out, 'D', "%ju %ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+	return 0;
+}
+
+/*
+ * The file system is looked at, and the directory made, in a child with
+ * a time limit: a hung FSx for Lustre (or NFS) mount must fail the step
+ * with a message, not hang its start, and never drain the node.
+ */
+void efa_ckpt_create(spank_t sp)
+{
+	char text[EFA_ERROR_MAX + EFA_CKPT_PATH_MAX + 64];
+	uintmax_t dev, ino;
+	spank_err_t rc;
+
+	/* enroot's hook mounts what this names: only a directory made here. */
+	spank_unsetenv(sp, EFA_CKPT_ENV_VAR);
+	if (!ckpt.active)
+		return;
+	if (run_bounded(create_dir, ckpt.timeout_ms, text, sizeof(text)) && !text[0]) {
+		efa_step_fail("efa: node %s cannot create checkpoint directory %s: its file system did not answer within %ld s (CheckpointTimeout=): is FSx for Lustre hung on this node? Tell your cluster admin",
+			      ckpt.node, ckpt.dir, ckpt.timeout_ms / 1000);
+		return;
+	}
+	text[strcspn(text, "\n")] = '\0';
+	if (text[0] == 'R') {
+		efa_step_fail("efa: node %s cannot hold checkpoints: %s", ckpt.node, text + 1);
+		return;
+	}
+	if (text[0] != 'D' || sscanf(text + 1, "%ju %ju", &dev, &ino) != 2) {
+		efa_step_fail("efa: node %s cannot create checkpoint directory %s: %s", ckpt.node,
+			      ckpt.dir, text[0] ? text + 1 : "its creator ended without a word");
+		return;
+	}
+	ckpt.dev = (dev_t)dev;
+	ckpt.ino = (ino_t)ino;
+	ckpt.ready = true;
+	/* For enroot's hook, which pyxis runs with the job's environment
+	 * when it starts the container, after every plugin's user_init. */
+	rc = spank_setenv(sp, EFA_CKPT_ENV_VAR, ckpt.dir, 1);
+	if (rc != ESPANK_SUCCESS)
+		slurm_error("efa: cannot set %s: %s", EFA_CKPT_ENV_VAR, spank_strerror(rc));
 }
 
 static void log_report(char *text)
@@ -295,12 +367,21 @@ static void log_report(char *text)
 	}
 }
 
+static const gid_t *retain_gids;
+static int retain_ngids;
+
+static int retain_child(int out)
+{
+	return retain_as_user(retain_gids, retain_ngids, out);
+}
+
 void efa_ckpt_retain(spank_t sp)
 {
 	static char text[REPORT_MAX];
 	gid_t *gids = NULL;
-	int ngids = 0, pipefd[2], status;
-	pid_t pid;
+	int ngids = 0;
+	/* Retention may have much to delete: twice the time a look takes. */
+	long limit = 2 * ckpt.timeout_ms;
 
 	if (!ckpt.ready || !ckpt.batch || ckpt.keep <= 0)
 		return;
@@ -309,26 +390,10 @@ void efa_ckpt_retain(spank_t sp)
 		gids = &ckpt.gid;
 		ngids = 1;
 	}
-	if (pipe2(pipefd, O_CLOEXEC)) {
-		slurm_error("efa: checkpoint retention in %s: pipe: %s: nothing removed",
-			    ckpt.dir, strerror(errno));
-		return;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(pipefd[0]);
-		_exit(retain_as_user(gids, ngids, pipefd[1]) ? 1 : 0);
-	}
-	close(pipefd[1]);
-	if (pid < 0) {
-		slurm_error("efa: checkpoint retention in %s: fork: %s: nothing removed",
-			    ckpt.dir, strerror(errno));
-		close(pipefd[0]);
-		return;
-	}
-	read_report(pipefd[0], pid, text, sizeof(text));
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	retain_gids = gids;
+	retain_ngids = ngids;
+	if (run_bounded(retain_child, limit, text, sizeof(text)))
+		slurm_error("efa: checkpoint retention in %s took more than %ld s: stopped, older checkpoints may remain",
+			    ckpt.dir, limit / 1000);
 	log_report(text);
 }

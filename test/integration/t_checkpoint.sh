@@ -205,5 +205,55 @@ run "${as_user[@]}" srun -N1 -w n3 "${cd_opt[@]}" true
 like "$out" "$(stepd_error n3) efa: node n3 cannot hold checkpoints" "  srun shows the message"
 is "$(sinfo -h -n n3 -o %T)" "idle" "  and n3 stays idle"
 
+# A checkpoint file system that stops answering: test/fs/hangfs stands for
+# a hung FSx for Lustre mount (its requests wait while the gate file
+# exists). Creating the directory fails the step after CheckpointTimeout=,
+# naming the path, and retention at the job's end is stopped after twice
+# that; the node stays up either way.
+hangfs=$top_builddir/test/fs/hangfs
+gate=$SLURM_EFA_CLUSTER/hangfs.gate
+# hangfs_mount DIR: a hung-on-demand file system at DIR (sets hang_pid).
+hangfs_mount() {
+	mkdir -p "$1"
+	"$hangfs" "$1" "$gate" >>"$SLURM_EFA_CLUSTER/hangfs.log" 2>&1 &
+	hang_pid=$!
+	for _ in $(seq 50); do [ -d "$1/ckpt" ] && break; sleep 0.1; done
+}
+hangfs_umount() {	# hangfs_umount DIR
+	rm -f "$gate"
+	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+	kill "$hang_pid" 2>/dev/null || true
+	wait "$hang_pid" 2>/dev/null || true
+}
+if [ -x "$hangfs" ] && command -v fusermount3 >/dev/null; then
+	hung=$SLURM_EFA_CLUSTER/hung
+	hangfs_mount "$hung"
+	write_efa_conf "CheckpointTimeout=2" "PartitionName=gpu CheckpointRoot=$hung/ckpt CheckpointFS=any"
+	touch "$gate"
+	run "${as_user[@]}" srun -N1 -w n1 "${cd_opt[@]}" -J hung echo step-ran
+	ok $((rc == 0)) "a step whose checkpoint file system hangs fails (CheckpointTimeout=2)"
+	like "$out" "efa: node n1 cannot create checkpoint directory $hung/ckpt/$user/hung: its file system did not answer within 2 s \(CheckpointTimeout=\)" \
+		"  naming the path and the limit"
+	unlike "$out" "step-ran" "  before the program runs"
+	is "$(sinfo -h -n n1 -o %T)" "idle" "  and n1 stays up"
+	hangfs_umount "$hung"
+
+	# Retention: the oldest checkpoint is a mount of the hung file system.
+	write_efa_conf "CheckpointTimeout=2" "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+	rdir=$ckroot/$user/ret-hang
+	mkdir -p "$rdir/checkpoint-2" "$rdir/checkpoint-3"
+	chown -R "$user:" "$rdir"
+	hangfs_mount "$rdir/checkpoint-1"
+	touch "$gate"
+	BATCH_USER=$user batch -N1 -w n2 -J ret-hang --checkpoint-keep=1 "${cd_opt[@]}" 'echo batch-ran'
+	is "$rc:$out" "0:batch-ran" "a job whose retention hangs in its checkpoint file system still ends"
+	log_has_n2=$(grep -a "checkpoint retention in $rdir took more than 4 s: stopped" "$SLURM_EFA_CLUSTER/log/slurmd-n2.log" || true)
+	ok $([ -n "$log_has_n2" ]; echo $?) "  retention is stopped after 4 s (twice CheckpointTimeout=) and the log says so"
+	is "$(sinfo -h -n n2 -o %T)" "idle" "  and n2 stays up"
+	hangfs_umount "$rdir/checkpoint-1"
+else
+	ok 1 "test/fs/hangfs and fusermount3 are there (scripts/install-deps installs fuse3 and libfuse3-dev)"
+fi
+
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"

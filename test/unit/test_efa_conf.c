@@ -37,6 +37,7 @@ static void test_defaults(void)
 	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_ACCEPT, "OnSnapshotMissing defaults to accept");
 	is_int(cfg->topology, EFA_TOPOLOGY_NONE, "Topology defaults to none");
 	is_int(cfg->container_host_libraries, EFA_NO, "ContainerHostLibraries defaults to no (ABI risk)");
+	is_int(cfg->checkpoint_timeout, 30, "CheckpointTimeout defaults to 30 s");
 	is_str(cfg->topology_feature_prefixes[0], "nn1-", "layer 1 prefix first");
 	is_str(cfg->topology_feature_prefixes[2], "nn3-", "layer 3 prefix last");
 	ok(cfg->topology_feature_prefixes[3] == NULL, "three default layers");
@@ -118,6 +119,7 @@ static void test_errors(void)
 	rejects("SnapshotMaxAge=5x\n", "invalid SnapshotMaxAge=5x");
 	rejects("Topology=mesh\n", "invalid Topology=mesh: use none|tree|block");
 	rejects("ContainerHostLibraries=maybe\n", "invalid ContainerHostLibraries=maybe: use yes|no");
+	rejects("CheckpointTimeout=soon\n", "invalid CheckpointTimeout=soon: use a whole number of seconds");
 	rejects("TopologyFormat=json\n", "invalid TopologyFormat=json: use auto|conf|yaml");
 	rejects("OnSnapshotMissing=maybe\n", "use accept|reject");
 	rejects("Snapshot=relative/path\n", "must be an absolute path");

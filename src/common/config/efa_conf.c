@@ -15,6 +15,7 @@
 #include "common/config/kvline.h"
 #include "common/base/strutil.h"
 
+#define DEFAULT_CHECKPOINT_TIMEOUT 30
 #define DEFAULT_SNAPSHOT_MAX_AGE 300
 /* Around PyTorch's customary 29500, away from the ephemeral range. */
 #define DEFAULT_MASTER_PORT_LO 29500
@@ -127,6 +128,7 @@ static const struct key global_keys[] = {
 	GKEY("ContainerHostLibraries", V_CHOICE, container_host_libraries, yes_no_choices),
 	GKEY("MasterPortRange", V_PORTS, master_ports, NULL),
 	GKEY("CheckpointMode", V_MODE, checkpoint_mode, NULL),
+	GKEY("CheckpointTimeout", V_DURATION, checkpoint_timeout, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
 	{ NULL, 0, 0, NULL },
 };
@@ -243,6 +245,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;
+	cfg->checkpoint_timeout = DEFAULT_CHECKPOINT_TIMEOUT;
 	cfg->checkpoint_env = strdup("CHECKPOINT_DIR");
 	if (!cfg->profile_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
 	    !cfg->topology_feature_prefixes || !cfg->checkpoint_env) {

@@ -100,6 +100,7 @@ struct efa_config {
 	enum efa_tristate container_host_libraries;	/* the node's EFA libraries in images without */
 	struct efa_range master_ports;	/* MasterPortRange=LO-HI */
 	unsigned int checkpoint_mode;	/* permission bits of created directories */
+	long checkpoint_timeout;	/* seconds a checkpoint file system may take */
 	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
 	struct efa_partition *partitions;
 	size_t npartitions;

@@ -53,10 +53,11 @@ void efa_task_missing(const struct efa_node *node, const struct efa_sysfs *fs,
 /*
  * The node's EFA software as bind mounts for containers whose image has
  * none of its own (ContainerHostLibraries=yes; enroot's hook mounts them
- * where the image has nothing at the path): "SRC:DST,..." with SRC under
- * root (the node's view; root= in tests), DST the path on the node: the
- * stack's library directories and the installer's record. A path holding
- * ':' or ',' is left out. -1 when they do not fit in size.
+ * into an image with no EFA software where this discovery looks for it):
+ * "SRC:DST,..." with SRC under root (the node's view; root= in tests), DST
+ * the path on the node: the stack's library directories and the
+ * installer's record. A path holding ':' or ',' is left out. -1 when they
+ * do not fit in size.
  */
 int efa_image_host_mounts(const struct efa_node *node, const char *root, char *buf, size_t size);
 
