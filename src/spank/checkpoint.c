@@ -20,15 +20,13 @@
 
 #include <slurm/slurm.h>
 
+#include "common/base/child.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/checkpoint/checkpoint_dir.h"
 #include "common/checkpoint/retention.h"
 #include "checkpoint.h"
 #include "step.h"
 
-/* How long a child stopped past its time is waited for: one stuck in a
- * hung file system may not die, and slurmstepd must go on. */
-#define REAP_MS 2000
 /* The child's report; what comes past this is read and dropped. */
 #define REPORT_MAX 65536
 #define NODE_NAME_MAX 256
@@ -176,12 +174,20 @@ static void report_removed(void *ctx, const char *name, const char *error)
 }
 
 /* The child: becomes the job's user, then trims the directory. */
-static int retain_as_user(const gid_t *gids, int ngids, int out)
+/* The job's groups, for the child of retention. */
+struct groups {
+	const gid_t *gids;
+	int n;
+};
+
+/* The child: becomes the job's user, then trims the directory. */
+static int retain_as_user(void *arg, int out)
 {
+	const struct groups *g = arg;
 	struct efa_error err;
 	int fd, rc;
 
-	if (setgroups((size_t)ngids, gids)) {
+	if (setgroups((size_t)g->n, g->gids)) {
 		report(out, 'E', "setgroups: %s: nothing removed", strerror(errno));
 		return -1;
 	}
@@ -205,96 +211,14 @@ static int retain_as_user(const gid_t *gids, int ngids, int out)
 	return rc;
 }
 
-static long ms_since(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
-/*
- * Runs fn(out) in a child process and collects what it reports on out
- * into buf. Past timeout_ms the child is killed, and waited for at most
- * REAP_MS more. Returns 0, or -1 when it had to be stopped (or could not
- * start: buf then says why).
- */
-static int run_bounded(int (*fn)(int out), long timeout_ms, char *buf, size_t size)
-{
-	struct timespec start;
-	size_t used = 0;
-	int pipefd[2], status, rc = 0;
-	pid_t pid;
-
-	buf[0] = '\0';
-	if (pipe2(pipefd, O_CLOEXEC)) {
-		snprintf(buf, size, "Epipe: %s\n", strerror(errno));
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(pipefd[0]);
-		_exit(fn(pipefd[1]) ? 1 : 0);
-	}
-	close(pipefd[1]);
-	if (pid < 0) {
-		snprintf(buf, size, "Efork: %s\n", strerror(errno));
-		close(pipefd[0]);
-		return -1;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
-		long left = timeout_ms - ms_since(&start);
-		char drop[4096];
-		ssize_t n;
-		int ready;
-
-		ready = left > 0 ? poll(&p, 1, (int)left) : 0;
-		if (ready < 0 && errno == EINTR)
-			continue;
-		if (ready <= 0) {
-			kill(pid, SIGKILL);
-			rc = -1;
-			break;
-		}
-		if (used + 1 < size)
-			n = read(pipefd[0], buf + used, size - 1 - used);
-		else
-			n = read(pipefd[0], drop, sizeof(drop));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (used + 1 < size)
-			used += (size_t)n;
-	}
-	buf[used] = '\0';
-	close(pipefd[0]);
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	/* A child that closed its end is ending: waited for at once. */
-	for (;;) {
-		pid_t done = waitpid(pid, &status, rc ? WNOHANG : 0);
-
-		if (done == pid || (done < 0 && errno != EINTR))
-			break;
-		if (ms_since(&start) > REAP_MS) {
-			slurm_error("efa: a child of slurm-efa (pid %d) stuck in a file system was left behind",
-				    (int)pid);
-			break;
-		}
-		usleep(20000);
-	}
-	return rc;
-}
-
 /* The child of efa_ckpt_create: "D<dev> <ino>" once made, or "E<why>". */
-static int create_dir(int out)
+static int create_dir(void *arg, int out)
 {
 	struct efa_error err;
 	struct stat st;
 	int fd;
 
+	(void)arg;
 	if (efa_checkpoint_fs_check(ckpt.root, ckpt.fs, NULL, &err)) {
 		report(out, 'R', "%s", err.msg);
 		return -1;
@@ -322,6 +246,8 @@ static int create_dir(int out)
 void efa_ckpt_create(spank_t sp)
 {
 	char text[EFA_ERROR_MAX + EFA_CKPT_PATH_MAX + 64];
+	struct efa_child child;
+	struct efa_error err;
 	uintmax_t dev, ino;
 	spank_err_t rc;
 
@@ -329,7 +255,15 @@ void efa_ckpt_create(spank_t sp)
 	spank_unsetenv(sp, EFA_CKPT_ENV_VAR);
 	if (!ckpt.active)
 		return;
-	if (run_bounded(create_dir, ckpt.timeout_ms, text, sizeof(text)) && !text[0]) {
+	if (efa_child_run(create_dir, NULL, ckpt.timeout_ms, false, text, sizeof(text), &child, &err)) {
+		efa_step_fail("efa: node %s cannot create checkpoint directory %s: %s", ckpt.node,
+			      ckpt.dir, err.msg);
+		return;
+	}
+	if (child.status < 0)
+		slurm_error("efa: the child creating %s is stuck in its file system: left behind",
+			    ckpt.dir);
+	if (child.killed) {
 		efa_step_fail("efa: node %s cannot create checkpoint directory %s: its file system did not answer within %ld s (CheckpointTimeout=): is FSx for Lustre hung on this node? Tell your cluster admin",
 			      ckpt.node, ckpt.dir, ckpt.timeout_ms / 1000);
 		return;
@@ -367,33 +301,29 @@ static void log_report(char *text)
 	}
 }
 
-static const gid_t *retain_gids;
-static int retain_ngids;
-
-static int retain_child(int out)
-{
-	return retain_as_user(retain_gids, retain_ngids, out);
-}
-
 void efa_ckpt_retain(spank_t sp)
 {
 	static char text[REPORT_MAX];
-	gid_t *gids = NULL;
-	int ngids = 0;
+	struct groups g = { .gids = NULL, .n = 0 };
+	struct efa_child child;
+	struct efa_error err;
 	/* Retention may have much to delete: twice the time a look takes. */
 	long limit = 2 * ckpt.timeout_ms;
 
 	if (!ckpt.ready || !ckpt.batch || ckpt.keep <= 0)
 		return;
 	/* Without the job's groups the child keeps only its primary one. */
-	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ngids) != ESPANK_SUCCESS) {
-		gids = &ckpt.gid;
-		ngids = 1;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, (gid_t **)&g.gids, &g.n) != ESPANK_SUCCESS) {
+		g.gids = &ckpt.gid;
+		g.n = 1;
 	}
-	retain_gids = gids;
-	retain_ngids = ngids;
-	if (run_bounded(retain_child, limit, text, sizeof(text)))
-		slurm_error("efa: checkpoint retention in %s took more than %ld s: stopped, older checkpoints may remain",
-			    ckpt.dir, limit / 1000);
+	if (efa_child_run(retain_as_user, &g, limit, false, text, sizeof(text), &child, &err)) {
+		slurm_error("efa: checkpoint retention in %s: %s: nothing removed", ckpt.dir, err.msg);
+		return;
+	}
+	if (child.killed)
+		slurm_error("efa: checkpoint retention in %s took more than %ld s: stopped, older checkpoints may remain%s",
+			    ckpt.dir, limit / 1000,
+			    child.status < 0 ? " (its process, stuck in the file system, was left behind)" : "");
 	log_report(text);
 }

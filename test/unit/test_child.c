@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A child process with a deadline (efa_child_run). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/base/child.h"
+#include "tap.h"
+
+static int says(void *arg, int fd)
+{
+	return dprintf(fd, "%s", (const char *)arg) < 0 ? 3 : 7;
+}
+
+static int sleeps(void *arg, int fd)
+{
+	(void)arg;
+	dprintf(fd, "started");
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* A shell whose own child would outlive it: killed with its group. */
+static int shell_group(void *arg, int fd)
+{
+	dup2(fd, STDOUT_FILENO);
+	execl("/bin/sh", "sh", "-c", (const char *)arg, (char *)NULL);
+	return 127;
+}
+
+int main(void)
+{
+	struct efa_child r;
+	struct efa_error err;
+	char out[16];
+
+	ok(efa_child_run(says, "hello", 5000, false, out, sizeof(out), &r, &err) == 0, "a child runs");
+	is_str(out, "hello", "  its output comes back");
+	is_int(r.status, 7, "  with its exit status");
+	ok(!r.killed, "  in time");
+	efa_child_run(says, "a rather long report", 5000, false, out, sizeof(out), &r, &err);
+	is_str(out, "a rather long r", "output past the buffer is read and dropped");
+	is_int(r.status, 7, "  and the child still ends normally");
+	ok(efa_child_run(sleeps, NULL, 200, false, out, sizeof(out), &r, &err) == 0,
+	   "a child that never ends");
+	ok(r.killed, "  is killed past its deadline");
+	is_int(r.status, 128 + SIGKILL, "  by SIGKILL, and waited for");
+	is_str(out, "started", "  what it said before is kept");
+	ok(efa_child_run(shell_group, "sleep 30 & echo bg; wait", 300, true, out, sizeof(out), &r, &err) == 0 &&
+	   r.killed, "a shell with a child of its own is killed past its deadline");
+	is_str(out, "bg\n", "  its output kept");
+	return done_testing();
+}
