@@ -4,9 +4,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
