@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "aws_query.h"
-#include "common/base/strutil.h"
 
 #define XML_DEPTH 16
 #define XML_PATH_MAX 512
@@ -60,23 +59,21 @@ void aws_query_clear(struct aws_query *q)
 	memset(q, 0, sizeof(*q));
 }
 
-char *aws_query_path(struct aws_query *q)
+char *aws_query_body(const struct aws_query *q)
 {
-	char *path = NULL;
+	char *body = NULL;
 	size_t len;
-	FILE *out = open_memstream(&path, &len);
+	FILE *out = open_memstream(&body, &len);
 
 	if (!out)
 		return NULL;
-	qsort(q->params, q->n, sizeof(*q->params), efa_str_ptr_cmp);
-	fputs("/?", out);
 	for (size_t i = 0; i < q->n; i++)
 		fprintf(out, "%s%s", i ? "&" : "", q->params[i]);
 	if (fclose(out)) {
-		free(path);
+		free(body);
 		return NULL;
 	}
-	return path;
+	return body;
 }
 
 struct walk {

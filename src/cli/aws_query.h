@@ -1,8 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The AWS Query protocol that EC2 speaks: requests are GETs whose
- * parameters go in the query string, answers are XML (errors as
+ * The AWS Query protocol that EC2 speaks: requests are POSTs to "/" whose
+ * parameters are the form-encoded body, answers are XML (errors as
  * Response/Errors/Error with Code and Message).
+ *
+ * Why not a GET: Signature Version 4 signs the canonical query, its
+ * parameters sorted by name and then by value (AWS's "Create a signed
+ * AWS API request"), and libcurl signs the query itself, as sent up to
+ * 8.2 and re-sorted as whole "name=value" strings, at most 64 pairs, from
+ * 8.3: either way Filter.1.Value.10 goes before Filter.1.Value.1 and a
+ * request naming ten instances or more is refused. A POST's canonical
+ * query is empty and its body is signed by its SHA-256, whatever the
+ * order.
  */
 #ifndef EFA_CLI_AWS_QUERY_H
 #define EFA_CLI_AWS_QUERY_H
@@ -20,12 +29,8 @@ int aws_query_add(struct aws_query *q, const char *value, const char *fmt, ...)
 
 void aws_query_clear(struct aws_query *q);
 
-/*
- * "/?a=1&b=2", sorted and encoded as Signature Version 4's canonical
- * query string is, so that the query signed is the query sent whether
- * libcurl sorts it or not. NULL when out of memory.
- */
-char *aws_query_path(struct aws_query *q);
+/* "a=1&b=2", the form body, in the order added. NULL when out of memory. */
+char *aws_query_body(const struct aws_query *q);
 
 /*
  * Walks the XML answer body: at the end of each element, fn(ctx, path,

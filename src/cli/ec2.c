@@ -21,7 +21,7 @@
 /* DescribeInstanceTopology takes at most 100 instance IDs; filters take
  * as many values, kept the same. */
 #define EC2_BATCH 100
-#define EC2_PAGES_MAX 10000
+#define EC2_SPARE_PAGES 20
 #define EC2_TOKEN_MAX 1024
 
 struct ec2 {
@@ -91,6 +91,7 @@ struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, si
 		.max_response = EC2_MAX_RESPONSE,
 		.retries = EC2_RETRIES,
 		.retry_ms = EC2_RETRY_MS,
+		.posts_are_reads = 1,
 	};
 	char *url = NULL, *sigv4 = NULL;
 	struct http_error herr;
@@ -126,23 +127,26 @@ fail:
 }
 
 /* One request; 0 with the answer's body, or -1 with why naming what to do. */
-static int ec2_get(struct ec2 *e, const char *action, struct aws_query *q, struct http_answer *a,
-		   char *why, size_t size)
+static int ec2_call(struct ec2 *e, const char *action, struct aws_query *q, struct http_answer *a,
+		    char *why, size_t size)
 {
+	static const char *const form[] = {
+		"Content-Type: application/x-www-form-urlencoded; charset=utf-8", NULL
+	};
 	struct aws_error ae;
 	struct http_error herr;
-	char *path;
+	char *body;
 	int rc;
 
 	if (aws_credentials_apply(&e->credentials, e->http, why, size))
 		return -1;
 	if (aws_query_add(q, action, "Action") || aws_query_add(q, EC2_API_VERSION, "Version") ||
-	    !(path = aws_query_path(q))) {
+	    !(body = aws_query_body(q))) {
 		snprintf(why, size, "out of memory");
 		return -1;
 	}
-	rc = http_request(e->http, "GET", path, NULL, NULL, a, &herr);
-	free(path);
+	rc = http_request(e->http, "POST", "/", form, body, a, &herr);
+	free(body);
 	if (rc) {
 		snprintf(why, size, "%s", herr.message);
 		return -1;
@@ -219,48 +223,77 @@ static int on_instances_end(void *ctx, const char *path, const char *text)
 	return 0;
 }
 
+static bool token_seen(char *const *seen, size_t n, const char *token)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(seen[i], token))
+			return true;
+	return false;
+}
+
 /*
  * Pages through action: each page's query is what params adds (plus the
  * page's NextToken), and its answer is walked by walk with ctx, which
  * leaves the next page's token (or "") in next (EC2_TOKEN_MAX bytes).
+ * EC2 may give pages with fewer items than asked for, even none, so the
+ * bound is one page per item asked about plus EC2_SPARE_PAGES; a token
+ * given twice is paging that never ends.
  */
-static int page_through(struct ec2 *e, const char *action,
+static int page_through(struct ec2 *e, const char *action, size_t nitems,
 			int (*params)(struct aws_query *, const void *), const void *pctx,
 			int (*walk)(void *, const char *, const char *), void *ctx, char *next,
 			char *why, size_t size)
 {
-	for (size_t page = 0; page < EC2_PAGES_MAX; page++) {
+	size_t max_pages = nitems + EC2_SPARE_PAGES, npages;
+	char **seen = calloc(max_pages, sizeof(*seen));
+	int rc = -1;
+
+	if (!seen) {
+		snprintf(why, size, "out of memory");
+		return -1;
+	}
+	for (npages = 0; npages < max_pages; npages++) {
 		struct aws_query q = { 0 };
 		struct http_answer a = { 0 };
-		char token[EC2_TOKEN_MAX];
-		int rc = params(&q, pctx);
+		int failed = params(&q, pctx);
 
-		if (!rc && page)
-			rc = aws_query_add(&q, next, "NextToken");
-		if (rc) {
+		if (!failed && npages)
+			failed = aws_query_add(&q, next, "NextToken");
+		if (failed) {
 			aws_query_clear(&q);
 			snprintf(why, size, "out of memory");
-			return -1;
+			goto out;
 		}
-		rc = ec2_get(e, action, &q, &a, why, size);
+		failed = ec2_call(e, action, &q, &a, why, size);
 		aws_query_clear(&q);
-		if (rc)
-			return -1;
-		snprintf(token, sizeof(token), "%s", next);
+		if (failed)
+			goto out;
 		next[0] = '\0';
-		rc = aws_xml_walk(a.data, a.len, walk, ctx, "EC2", why, size);
+		failed = aws_xml_walk(a.data, a.len, walk, ctx, "EC2", why, size);
 		free(a.data);
-		if (rc)
-			return -1;
-		if (!next[0])
-			return 0;
-		if (!strcmp(token, next)) {
-			snprintf(why, size, "EC2 gave the same NextToken twice for %s", action);
-			return -1;
+		if (failed)
+			goto out;
+		if (!next[0]) {
+			rc = 0;
+			goto out;
+		}
+		if (token_seen(seen, npages, next)) {
+			snprintf(why, size, "EC2 gave the NextToken \"%.64s\" twice for %s: its paging does not end, nothing was learned from it",
+				 next, action);
+			goto out;
+		}
+		if (!(seen[npages] = strdup(next))) {
+			snprintf(why, size, "out of memory");
+			goto out;
 		}
 	}
-	snprintf(why, size, "%s did not end after %d pages", action, EC2_PAGES_MAX);
-	return -1;
+	snprintf(why, size, "EC2 did not end %s after %zu pages for %zu items (the last NextToken \"%.64s\"): nothing was learned from it",
+		 action, npages, nitems, next);
+out:
+	for (size_t i = 0; i < max_pages; i++)
+		free(seen[i]);
+	free(seen);
+	return rc;
 }
 
 struct addresses {
@@ -287,7 +320,7 @@ static int describe_instances(struct ec2 *e, char *const *addresses, size_t n, s
 {
 	struct addresses ad = { addresses, n };
 
-	return page_through(e, "DescribeInstances", instances_params, &ad, on_instances_end, f,
+	return page_through(e, "DescribeInstances", n, instances_params, &ad, on_instances_end, f,
 			    f->next, why, size);
 }
 
@@ -379,8 +412,8 @@ static int describe_topology(struct ec2 *e, struct found *f, size_t from, size_t
 {
 	struct instance_ids ids = { f, from, to };
 	struct topology_page t = { .f = f, .from = from, .to = to };
-	int rc = page_through(e, "DescribeInstanceTopology", topology_params, &ids, on_topology_end,
-			      &t, t.next, why, size);
+	int rc = page_through(e, "DescribeInstanceTopology", to - from, topology_params, &ids,
+			      on_topology_end, &t, t.next, why, size);
 
 	nodes_clear(&t);
 	return rc;

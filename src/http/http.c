@@ -34,6 +34,7 @@ struct http_client {
 	int no_proxy;
 	int retries;
 	long retry_ms;
+	int posts_are_reads;
 	uint64_t jitter;	/* xorshift state: this client's own, no lock */
 	char *token;		/* secret: never in a message */
 	char *token_file;
@@ -341,6 +342,7 @@ struct http_client *http_new(const struct http_options *o, struct http_error *er
 	c->no_proxy = o->no_proxy;
 	c->retries = o->retries;
 	c->retry_ms = o->retry_ms;
+	c->posts_are_reads = o->posts_are_reads;
 	c->token_private = o->token_private;
 	if (o->url && !(c->url = http_url_public(o->url))) {
 		fail(err, HTTP_E_NOMEM, "out of memory");
@@ -578,7 +580,8 @@ int http_request(struct http_client *c, const char *method, const char *path,
 {
 	struct curl_slist *list = NULL, *h;
 	struct sink sink = { .answer = answer, .max = c->max_response };
-	int tries = strcmp(method, "GET") ? 1 : 1 + c->retries;
+	int read_only = !strcmp(method, "GET") || (c->posts_are_reads && !strcmp(method, "POST"));
+	int tries = read_only ? 1 + c->retries : 1;
 	curl_off_t retry_after;
 	char *url = NULL;
 	char what[256];

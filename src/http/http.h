@@ -9,7 +9,8 @@
  * the connection breaks before a whole answer came or the server says it
  * is busy (HTTP 429, 502, 503, 504): slurmrestd drops connections under
  * load, and EC2 and Kubernetes throttle. Other methods are sent once, so a
- * job is never submitted twice.
+ * job is never submitted twice, unless the client says its POSTs are
+ * reads (EC2's Query protocol).
  *
  * A client is one libcurl easy handle (kept for connection reuse) and is
  * not shared between threads; separate clients are independent. No global
@@ -57,6 +58,8 @@ struct http_options {
 	 */
 	int retries;
 	long retry_ms;
+	/* POSTs change nothing on this server: retried as GETs are. */
+	int posts_are_reads;
 	/*
 	 * The credential: token (used as given) or token_file (re-read
 	 * whenever the file changes, so a renewed token needs no restart),

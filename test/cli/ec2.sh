@@ -152,8 +152,110 @@ AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:$port \
 	>"$tmp/out" 2>&1 && rc=0 || rc=$?
 is "$rc" 0 "no credentials in the environment: the instance role's, and the region, from IMDSv2"
 [ "$rc" = 0 ] || diag "$(cat "$tmp/out")"
-like "$(tail -n 1 "$tmp/ec2t.log")" "^DescribeInstances 200 4 key=ASIAFAKEROLEKEY00001$" \
+like "$(tail -n 1 "$tmp/ec2t.log")" "^DescribeInstances 200 4 key=ASIAFAKEROLEKEY00001 " \
 	"  signed with the role's key and its session token (the stand-in checks both)"
+
+# Clusters of 1 to 250 nodes: every node gets its zone and layers. EC2
+# takes at most 100 instance IDs a DescribeInstanceTopology and answers 20
+# a page by default; slurm-efa asks in batches of 100.
+scale_dir() {	# scale_dir N: a slurmrestd of N nodes n1..nN at 10.1.X.Y, and EC2's instances
+	local n=$1 dir=$tmp/scale-$1
+	cp -r "$fixtures/rest/26.05" "$dir"
+	for f in "$dir"/v0.0.4*/nodes.json; do
+		jq --argjson n "$n" '.nodes = [range($n) as $i | .nodes[0] |
+			.name = "n\($i + 1)" | .address = "10.1.\($i / 200 | floor).\($i % 200 + 1)" |
+			.features = ["efa"] | .active_features = ["efa"]]' "$f" >"$f.new"
+		mv "$f.new" "$f"
+	done
+	for ((i = 0; i < n; i++)); do
+		printf 'i-%017d 10.1.%d.%d us-west-2%s p5.48xlarge nn-%d,nn-%d-%d,nn-%d-%d-%d\n' \
+			"$i" $((i / 200)) $((i % 200 + 1)) "$([ $((i % 2)) = 0 ] && echo a || echo b)" \
+			$((i % 2)) $((i % 2)) $((i % 4)) $((i % 2)) $((i % 4)) $((i % 8))
+	done >"$dir/instances"
+}
+for n in 1 10 64 100 250; do
+	scale_dir "$n"
+	start_server "$tmp/scale-$n/rest.port" "$fakerest" serve 60 "$tmp/scale-$n"
+	scale_rest=http://127.0.0.1:$port
+	start_server "$tmp/scale-$n/ec2.port" "$fakeec2" 60 us-west-2 "$tmp/credentials" \
+		"$tmp/scale-$n/instances" 2>"$tmp/scale-$n/ec2.log"
+	conf "ZoneSource=ec2" "TopologySource=ec2" "Topology=tree" "TopologyFile=$tmp/scale-$n/topology.conf"
+	sed -i -e "s|^RestURL=.*|RestURL=$scale_rest|" -e "s|^Ec2Endpoint=.*|Ec2Endpoint=http://127.0.0.1:$port|" \
+		"$tmp/efa.conf"
+	run "$efa" sync --once --config "$tmp/efa.conf"
+	batches=$(((n + 99) / 100))
+	pages=0
+	for ((b = 0; b < n; b += 100)); do
+		in_batch=$((n - b < 100 ? n - b : 100))
+		pages=$((pages + (in_batch + 19) / 20))
+	done
+	is "$rc:$(jq '[.nodes[] | select(.zone == "us-west-2a" or .zone == "us-west-2b")] | length' \
+		"$tmp/snapshot.json" 2>&1)" "0:$n" "$n instances: sync --once gives every node its zone"
+	[ "$rc" = 0 ] || diag "$out"
+	is "$(grep -c '^DescribeInstances 200' "$tmp/scale-$n/ec2.log"):$(grep -c '^DescribeInstanceTopology 200' "$tmp/scale-$n/ec2.log"):$(grep -vc ' 200 ' "$tmp/scale-$n/ec2.log")" \
+		"$batches:$pages:0" "  in $batches DescribeInstances and $pages DescribeInstanceTopology pages, every one signed right"
+	like "$(grep -c '^SwitchName=nn-[01]-[0-3]-[0-7] Nodes=' "$tmp/scale-$n/topology.conf" 2>&1)" \
+		"^$((n < 8 ? n : 8))$" "  each of its bottom layers is a switch of nodes"
+done
+
+# The signing rule the stand-in checks is AWS's, not ours: its check
+# accepts AWS's own published example ("Create a signed AWS API request",
+# IAM's ListUsers at 20150830T123600Z), and a query signed here by a
+# reference signer in shell only when it sorts by name, then by value.
+printf 'AKIDEXAMPLE wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY\n' >"$tmp/example-credentials"
+example_request() {	# example_request QUERY SIGNATURE
+	printf 'GET /?%s HTTP/1.1\r\nHost: iam.amazonaws.com\r\nContent-Type: application/x-www-form-urlencoded; charset=utf-8\r\nX-Amz-Date: 20150830T123600Z\r\nAuthorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=%s\r\n\r\n' "$1" "$2"
+}
+verify() { FAKEEC2_NOW=20150830T123600Z "$fakeec2" verify us-east-1 iam "$tmp/example-credentials"; }
+is "$(example_request 'Action=ListUsers&Version=2010-05-08' \
+	5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7 | verify)" ok \
+	"the stand-in's signature check takes AWS's published example"
+like "$(example_request 'Action=ListUsers&Version=2010-05-09' \
+	5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7 | verify)" "^refused: signature mismatch" \
+	"  and refuses it with one parameter changed"
+hmac() { openssl dgst -sha256 -mac HMAC -macopt "$1" | sed 's/^.*= //'; }
+sign() {	# sign CANONICAL-QUERY: the example's signature over that canonical query
+	local creq key h
+	creq=$(printf 'GET\n/\n%s\ncontent-type:application/x-www-form-urlencoded; charset=utf-8\nhost:iam.amazonaws.com\nx-amz-date:20150830T123600Z\n\ncontent-type;host;x-amz-date\n%s' \
+		"$1" "$(printf '' | sha256sum | cut -d' ' -f1)")
+	key=$(printf %s 20150830 | hmac "key:AWS4wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+	for h in us-east-1 iam aws4_request; do key=$(printf %s "$h" | hmac "hexkey:$key"); done
+	printf 'AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/iam/aws4_request\n%s' \
+		"$(printf %s "$creq" | sha256sum | cut -d' ' -f1)" | hmac "hexkey:$key"
+}
+query=$(for i in 1 2 10 11; do printf 'Filter.1.Value.%s=10.0.0.%s\n' "$i" "$i"; done
+	printf 'Action=DescribeInstances\nParam=b\nParam=a\n')
+by_name_then_value=$(printf '%s\n' "$query" | LC_ALL=C sort -t= -k1,1 -k2 | paste -sd '&')
+as_whole_pairs=$(printf '%s\n' "$query" | LC_ALL=C sort | paste -sd '&')
+sent=$(printf '%s\n' "$query" | paste -sd '&')
+is "$(example_request "$sent" "$(sign "$by_name_then_value")" | verify)" ok \
+	"a query signed sorted by name, then by value (Filter.1.Value.1 before Filter.1.Value.10): taken"
+like "$(example_request "$sent" "$(sign "$as_whole_pairs")" | verify)" "^refused: signature mismatch" \
+	"  signed sorted as whole name=value strings, as libcurl 8.3 sorts it: refused"
+
+# Paging that never ends: the same NextToken again, or a new one at
+# every page. sync stops within seconds, names EC2 and the token, and
+# keeps the last good snapshot.
+conf "ZoneSource=ec2"
+sed -i "s|^RestURL=.*|RestURL=$rest_url|" "$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+cp "$tmp/snapshot.json" "$tmp/snapshot.good"
+for mode in same new; do
+	FAKEEC2_TOKEN=$mode start_server "$tmp/ec2-$mode.port" "$fakeec2" 60 us-west-2 "$tmp/credentials" \
+		"$tmp/instances" 2>"$tmp/ec2-$mode.log"
+	sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=http://127.0.0.1:$port|" "$tmp/efa.conf"
+	t0=$SECONDS
+	run "$efa" sync --once --config "$tmp/efa.conf"
+	case $mode in
+	same) want='EC2 gave the NextToken "pg/0\+same" twice for DescribeInstances' ;;
+	new) want='EC2 did not end DescribeInstances after 24 pages for 4 items \(the last NextToken "pg/0\+new24"\)' ;;
+	esac
+	like "$rc:$out" "^1:.*$want" "NextToken $mode at every page: sync fails, naming EC2 and the token"
+	is "$((SECONDS - t0 < 10)):$(grep -c '^DescribeInstances 200' "$tmp/ec2-$mode.log")" \
+		"1:$([ $mode = same ] && echo 2 || echo 24)" "  within seconds, after $([ $mode = same ] && echo 2 || echo 24) pages"
+	cmp -s "$tmp/snapshot.json" "$tmp/snapshot.good" && kept=yes || kept=no
+	is "$kept" yes "  the last good snapshot stays"
+done
 
 conf "ZoneSource=ec2"
 sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=http://127.0.0.1:1|" "$tmp/efa.conf"

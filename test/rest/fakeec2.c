@@ -1,33 +1,46 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A stand-in for the EC2 Query API on 127.0.0.1 (plain HTTP):
+ * A stand-in for the EC2 Query API on 127.0.0.1 (plain HTTP), written from
+ * AWS's documents (the EC2 API Reference, "Create a signed AWS API
+ * request" for Signature Version 4), not from slurm-efa's client:
  *   fakeec2 SECONDS REGION CREDENTIALS INSTANCES
- * prints the port it listens on, then for SECONDS answers GET requests
+ * prints the port it listens on, then for SECONDS answers
  * DescribeInstances and DescribeInstanceTopology (API version 2016-11-15)
  * in AWS's XML, from INSTANCES, read again at every request so that
  * instances come and go: one line per running instance,
- *   INSTANCE-ID PRIVATE-IP ZONE TYPE [LAYER1,LAYER2,LAYER3]
+ *   INSTANCE-ID PRIVATE-IP ZONE TYPE [LAYER1,LAYER2,...]
  * (no layers: a type DescribeInstanceTopology does not cover).
+ *   fakeec2 verify REGION SERVICE CREDENTIALS
+ * checks the signature of the one request on standard input and prints
+ * "ok" or why not (exit 0 or 1): the tests check this implementation
+ * against AWS's published example.
  *
- * Every request must be signed with AWS Signature Version 4 for REGION
- * and service ec2 by a key of CREDENTIALS (lines "KEY-ID SECRET
- * [SESSION-TOKEN]"; with a session token, X-Amz-Security-Token must carry
- * it and be signed). The signature is computed here from the request as
- * received, as EC2 does, and compared; an unsigned request, a wrong
- * signature, an unknown key, another region or service, or an x-amz-date
- * more than 15 minutes off is refused with 401 AuthFailure.
+ * As EC2 does, it takes the parameters from the query string of a GET or
+ * from the form-encoded body of a POST. Every request must be signed with
+ * AWS Signature Version 4 for REGION and service ec2 by a key of
+ * CREDENTIALS (lines "KEY-ID SECRET [SESSION-TOKEN]"; with a session
+ * token, X-Amz-Security-Token must carry it and be signed). The signature
+ * is computed here from the request as received: the canonical query of
+ * the URL (each name and value URI-encoded, sorted by name, then by
+ * value), the signed headers (sorted, lower case, values trimmed with
+ * inner runs of spaces made one), the SHA-256 of the body. An unsigned
+ * request, a wrong signature, an unknown key, another region or service
+ * is refused with 401 AuthFailure, an x-amz-date more than 15 minutes off
+ * the clock (FAKEEC2_NOW=YYYYMMDDTHHMMSSZ sets it) with 400 RequestExpired.
  *
  * DescribeInstances takes Filter.N.Name=private-ip-address with its
  * Filter.N.Value.M (other filters are accepted, every instance here is
  * running) and MaxResults (5 to 1000); DescribeInstanceTopology takes up
  * to 100 InstanceId.N, and refuses MaxResults beside them, as EC2 does.
  * Both page with NextToken ("pg/N+a=b": a token that must be encoded in
- * the query and in the signature): FAKEEC2_PAGE items a page at most
- * (default 1000 and 20, EC2's defaults). With FAKEEC2_THROTTLE=1, the first
- * request of each kind is answered 503 RequestLimitExceeded.
+ * the body and in the signature): FAKEEC2_PAGE items a page at most
+ * (default 1000 and 20, EC2's defaults). FAKEEC2_THROTTLE=N answers the
+ * first N requests of each kind 503 RequestLimitExceeded.
+ * FAKEEC2_TOKEN=same gives the same NextToken forever, =new a new one at
+ * every page, never ending: paging as a broken service would.
  *
- * Each request is logged to stderr as "ACTION STATUS [ITEMS key=KEY-ID]"
- * or "ACTION STATUS why".
+ * Each request is logged to stderr as "ACTION STATUS ITEMS key=KEY-ID
+ * params=N" or "ACTION STATUS why".
  */
 #include <ctype.h>
 #include <openssl/evp.h>
@@ -43,29 +56,46 @@
 
 #include "serve.h"
 
-#define PARAMS_MAX 512
-#define BODY_MAX (1 << 20)
+#define PARAMS_MAX 4096
+#define HEAD_MAX 16384
+#define REQUEST_BODY_MAX (1 << 20)
+#define ANSWER_MAX (4 << 20)
 
 struct server {
 	const char *region;
 	const char *credentials;
 	const char *instances;
-	int throttled[2];	/* per action: the first was refused */
+	int throttled[2];	/* per action: how many were refused */
+	unsigned long tokens;	/* FAKEEC2_TOKEN=new: tokens given */
 };
 
 struct param {
-	char name[128];
-	char value[256];
+	char *name;		/* decoded */
+	char *value;
 };
 
 struct request {
 	char method[16];
-	char path[64];
-	char query[8192];
+	char path[1024];
+	char *query;		/* as received, without '?' */
+	char head[HEAD_MAX];	/* the request line and headers */
+	char *body;
+	size_t body_len;
 	struct param params[PARAMS_MAX];
 	size_t nparams;
-	char head[16384];
 };
+
+static void request_clear(struct request *r)
+{
+	for (size_t i = 0; i < r->nparams; i++) {
+		free(r->params[i].name);
+		free(r->params[i].value);
+	}
+	free(r->query);
+	free(r->body);
+	r->query = r->body = NULL;
+	r->nparams = r->body_len = 0;
+}
 
 static void reply(int fd, const char *status, const char *body)
 {
@@ -87,11 +117,17 @@ static void error_reply(int fd, const char *status, const char *code, const char
 	reply(fd, status, body);
 }
 
-/* The value of header name (case-insensitive), trimmed; NULL if absent. */
+/*
+ * The value of header name (case-insensitive), trimmed, with inner runs
+ * of spaces made one as SigV4's canonical headers want; several headers
+ * of that name are joined with commas. NULL if absent.
+ */
 static const char *header(const char *head, const char *name, char *value, size_t size)
 {
-	size_t len = strlen(name);
+	size_t len = strlen(name), o = 0;
+	bool found = false;
 
+	value[0] = '\0';
 	for (const char *line = strstr(head, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
 		const char *v = line + 2;
 		size_t n;
@@ -99,15 +135,22 @@ static const char *header(const char *head, const char *name, char *value, size_
 		if (strncasecmp(v, name, len) || v[len] != ':')
 			continue;
 		v += len + 1;
-		while (*v == ' ' || *v == '\t')
-			v++;
 		n = strcspn(v, "\r\n");
+		if (found && o + 1 < size)
+			value[o++] = ',';
+		found = true;
+		while (n && (*v == ' ' || *v == '\t'))
+			v++, n--;
 		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
 			n--;
-		snprintf(value, size, "%.*s", (int)n, v);
-		return value;
+		for (size_t i = 0; i < n && o + 1 < size; i++) {
+			if ((v[i] == ' ' || v[i] == '\t') && o && value[o - 1] == ' ')
+				continue;
+			value[o++] = v[i] == '\t' ? ' ' : v[i];
+		}
+		value[o] = '\0';
 	}
-	return NULL;
+	return found ? value : NULL;
 }
 
 static int hexval(int c)
@@ -115,60 +158,107 @@ static int hexval(int c)
 	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
 }
 
-static void url_decode(const char *in, size_t len, char *out, size_t size)
+/* Form and query decoding: %XX, and '+' for a space. */
+static char *url_decode(const char *in, size_t len)
 {
+	char *out = malloc(len + 1);
 	size_t o = 0;
 
-	for (size_t i = 0; i < len && o + 1 < size; i++) {
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
 		if (in[i] == '%' && i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
 		    isxdigit((unsigned char)in[i + 2])) {
 			out[o++] = (char)(hexval(in[i + 1]) * 16 + hexval(in[i + 2]));
 			i += 2;
 		} else {
-			out[o++] = in[i];
+			out[o++] = in[i] == '+' ? ' ' : in[i];
 		}
 	}
 	out[o] = '\0';
+	return out;
 }
 
-/* RFC 3986 encoding, as SigV4's canonical query wants it. */
-static void encode(const char *in, char *out, size_t size)
+/* RFC 3986 encoding, every octet but the unreserved ones, as SigV4 wants. */
+static char *uri_encode(const char *in)
 {
+	char *out = malloc(3 * strlen(in) + 1);
 	size_t o = 0;
 
-	for (; *in && o + 4 < size; in++) {
+	if (!out)
+		return NULL;
+	for (; *in; in++) {
 		unsigned char c = (unsigned char)*in;
 
 		if (isalnum(c) || strchr("-_.~", c))
 			out[o++] = (char)c;
 		else
-			o += (size_t)snprintf(out + o, size - o, "%%%02X", c);
+			o += (size_t)sprintf(out + o, "%%%02X", c);
 	}
 	out[o] = '\0';
+	return out;
 }
 
-static int parse_request(const char *head, struct request *r)
+static int add_params(struct request *r, const char *s)
 {
-	char target[8192], *q;
+	while (*s) {
+		size_t len = strcspn(s, "&"), nlen = strcspn(s, "=&");
+		struct param *pa;
 
-	if (sscanf(head, "%15s %8191s", r->method, target) != 2)
+		if (len) {
+			if (r->nparams == PARAMS_MAX)
+				return -1;
+			pa = &r->params[r->nparams++];
+			pa->name = url_decode(s, nlen);
+			pa->value = url_decode(nlen < len ? s + nlen + 1 : "",
+					       nlen < len ? len - nlen - 1 : 0);
+			if (!pa->name || !pa->value)
+				return -1;
+		}
+		s += len + (s[len] == '&');
+	}
+	return 0;
+}
+
+/* Reads the request line, headers and body from fd. */
+static int read_request(int fd, struct request *r)
+{
+	char target[sizeof(r->path) + 8192], value[64], *end, *q;
+	size_t len = 0, have, want;
+	ssize_t n;
+
+	while (len < sizeof(r->head) - 1 &&
+	       (n = read(fd, r->head + len, sizeof(r->head) - 1 - len)) > 0) {
+		len += (size_t)n;
+		r->head[len] = '\0';
+		if (strstr(r->head, "\r\n\r\n"))
+			break;
+	}
+	r->head[len] = '\0';
+	if (!(end = strstr(r->head, "\r\n\r\n")))
+		return -1;
+	have = len - (size_t)(end + 4 - r->head);
+	want = header(r->head, "Content-Length", value, sizeof(value)) ? strtoul(value, NULL, 10) : 0;
+	if (want > REQUEST_BODY_MAX || have > want || !(r->body = malloc(want + 1)))
+		return -1;
+	memcpy(r->body, end + 4, have);
+	while (have < want && (n = read(fd, r->body + have, want - have)) > 0)
+		have += (size_t)n;
+	if (have < want)
+		return -1;
+	r->body[want] = '\0';
+	r->body_len = want;
+	end[2] = '\0';	/* the head ends with its last header's CRLF */
+	if (sscanf(r->head, "%15s %9215s", r->method, target) != 2)
 		return -1;
 	q = strchr(target, '?');
 	snprintf(r->path, sizeof(r->path), "%.*s", q ? (int)(q - target) : (int)strlen(target),
 		 target);
-	snprintf(r->query, sizeof(r->query), "%s", q ? q + 1 : "");
-	r->nparams = 0;
-	for (char *p = r->query; *p && r->nparams < PARAMS_MAX;) {
-		size_t len = strcspn(p, "&"), nlen = strcspn(p, "=&");
-		struct param *pa = &r->params[r->nparams++];
-
-		url_decode(p, nlen, pa->name, sizeof(pa->name));
-		if (nlen < len)
-			url_decode(p + nlen + 1, len - nlen - 1, pa->value, sizeof(pa->value));
-		else
-			pa->value[0] = '\0';
-		p += len + (p[len] == '&');
-	}
+	if (!(r->query = strdup(q ? q + 1 : "")) || add_params(r, r->query))
+		return -1;
+	if (!strcmp(r->method, "POST") && header(r->head, "Content-Type", value, sizeof(value)) &&
+	    !strncasecmp(value, "application/x-www-form-urlencoded", 33))
+		return add_params(r, r->body);
 	return 0;
 }
 
@@ -188,11 +278,11 @@ static void hex(const unsigned char *d, size_t n, char *out)
 		sprintf(out + 2 * i, "%02x", d[i]);
 }
 
-static void sha256_hex(const char *s, char out[65])
+static void sha256_hex(const void *data, size_t len, char out[65])
 {
 	unsigned char d[SHA256_DIGEST_LENGTH];
 
-	SHA256((const unsigned char *)s, strlen(s), d);
+	SHA256(data, len, d);
 	hex(d, sizeof(d), out);
 }
 
@@ -203,9 +293,52 @@ static void hmac(const unsigned char *key, size_t klen, const char *msg, unsigne
 	HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &len);
 }
 
-static int canonical_param_cmp(const void *a, const void *b)
+struct encoded_param {
+	char *name, *value;
+};
+
+/* SigV4: by encoded name, then (same names) by encoded value. */
+static int canonical_order(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct encoded_param *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->value, y->value);
+}
+
+/* The canonical query of the URL's own query string (not of a body). */
+static char *canonical_query(const char *query)
+{
+	struct request q = { 0 };
+	struct encoded_param *v = NULL;
+	char *out = NULL;
+	size_t len;
+	FILE *f = NULL;
+	bool failed = add_params(&q, query) ||
+		      !(v = calloc(q.nparams + 1, sizeof(*v)));
+
+	for (size_t i = 0; !failed && i < q.nparams; i++)
+		failed = !(v[i].name = uri_encode(q.params[i].name)) ||
+			 !(v[i].value = uri_encode(q.params[i].value));
+	if (!failed) {
+		qsort(v, q.nparams, sizeof(*v), canonical_order);
+		failed = !(f = open_memstream(&out, &len));
+	}
+	for (size_t i = 0; f && i < q.nparams; i++)
+		fprintf(f, "%s%s=%s", i ? "&" : "", v[i].name, v[i].value);
+	if (f && fclose(f))
+		failed = true;
+	for (size_t i = 0; v && i < q.nparams; i++) {
+		free(v[i].name);
+		free(v[i].value);
+	}
+	free(v);
+	request_clear(&q);
+	if (failed) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
 /* The secret (and session token) of key, from the credentials file. */
@@ -230,65 +363,97 @@ static bool find_key(const char *file, const char *key, char *secret, size_t ssi
 	return found;
 }
 
-/* NULL when the request is signed right, else why not. */
-static const char *check_signature(const struct server *sv, const struct request *r)
+static time_t now(void)
 {
-	static char why[256];
+	const char *env = getenv("FAKEEC2_NOW");
+	struct tm tm = { 0 };
+
+	return env && strptime(env, "%Y%m%dT%H%M%SZ", &tm) ? timegm(&tm) : time(NULL);
+}
+
+/* Signed header names: lower case, sorted, unique, host among them. */
+static bool signed_headers_valid(const char *list)
+{
+	char prev[128] = "", name[128];
+	bool host = false;
+
+	for (const char *h = list; *h;) {
+		size_t len = strcspn(h, ";");
+
+		if (!len || len >= sizeof(name))
+			return false;
+		snprintf(name, sizeof(name), "%.*s", (int)len, h);
+		for (char *c = name; *c; c++)
+			if (isupper((unsigned char)*c))
+				return false;
+		if (prev[0] && strcmp(prev, name) >= 0)
+			return false;
+		host |= !strcmp(name, "host");
+		snprintf(prev, sizeof(prev), "%s", name);
+		h += len + (h[len] == ';');
+	}
+	return host;
+}
+
+enum refusal { SIGNED, AUTH_FAILURE, INCOMPLETE, EXPIRED };
+
+/* SIGNED when the request is signed right, else why not (in why). */
+static enum refusal check_signature(const char *region_want, const char *service_want,
+				    const char *credentials, const struct request *r, char *why,
+				    size_t wsize)
+{
 	char auth[2048], cred[512], signed_headers[512], signature[128], amz_date[32];
 	char key_id[256], date[16], region[64], service[32], term[32], secret[256], token[512];
-	char value[1024], name[128], sts[1024], creq_hash[65], mine[65], *params[PARAMS_MAX];
-	char enc_name[512], enc_value[1024];
+	char value[4096], name[128], sts[1024], creq_hash[65], mine[65], payload[65];
 	unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
 	struct tm tm = { 0 };
-	char *creq = NULL, *ksecret = NULL;
+	char *creq = NULL, *ksecret = NULL, *cquery;
 	size_t clen;
 	FILE *out;
-	time_t when;
 
-	if (!header(r->head, "Authorization", auth, sizeof(auth)))
-		return "unsigned (no Authorization header)";
+	if (!header(r->head, "Authorization", auth, sizeof(auth))) {
+		snprintf(why, wsize, "unsigned (no Authorization header)");
+		return AUTH_FAILURE;
+	}
 	if (sscanf(auth, "AWS4-HMAC-SHA256 Credential=%511[^,], SignedHeaders=%511[^,], Signature=%127s",
-		   cred, signed_headers, signature) != 3)
-		return "not an AWS4-HMAC-SHA256 Authorization header";
-	if (sscanf(cred, "%255[^/]/%15[^/]/%63[^/]/%31[^/]/%31s", key_id, date, region, service,
-		   term) != 5 || strcmp(term, "aws4_request"))
-		return "a malformed credential scope";
-	if (strcmp(region, sv->region) || strcmp(service, "ec2"))
-		return "signed for another region or service";
-	if (!find_key(sv->credentials, key_id, secret, sizeof(secret), token, sizeof(token)))
-		return "an unknown access key";
+		   cred, signed_headers, signature) != 3 ||
+	    sscanf(cred, "%255[^/]/%15[^/]/%63[^/]/%31[^/]/%31s", key_id, date, region, service,
+		   term) != 5 || strcmp(term, "aws4_request") || !signed_headers_valid(signed_headers)) {
+		snprintf(why, wsize, "a malformed Authorization header: %.200s", auth);
+		return INCOMPLETE;
+	}
+	if (strcmp(region, region_want) || strcmp(service, service_want)) {
+		snprintf(why, wsize, "signed for %s/%s", region, service);
+		return AUTH_FAILURE;
+	}
+	if (!find_key(credentials, key_id, secret, sizeof(secret), token, sizeof(token))) {
+		snprintf(why, wsize, "an unknown access key");
+		return AUTH_FAILURE;
+	}
 	if (!header(r->head, "X-Amz-Date", amz_date, sizeof(amz_date)) ||
-	    !strptime(amz_date, "%Y%m%dT%H%M%SZ", &tm) || strncmp(amz_date, date, 8))
-		return "no x-amz-date matching the scope";
-	when = timegm(&tm);
-	if (labs((long)(time(NULL) - when)) > 15 * 60)
-		return "x-amz-date more than 15 minutes off";
-	if (!strstr(signed_headers, "host") || !strstr(signed_headers, "x-amz-date"))
-		return "host or x-amz-date not signed";
-	if (token[0]) {
-		if (!header(r->head, "X-Amz-Security-Token", value, sizeof(value)) ||
-		    strcmp(value, token))
-			return "no (or the wrong) session token";
-		if (!strstr(signed_headers, "x-amz-security-token"))
-			return "the session token not signed";
+	    !strptime(amz_date, "%Y%m%dT%H%M%SZ", &tm) || strncmp(amz_date, date, 8) ||
+	    !strstr(signed_headers, "x-amz-date")) {
+		snprintf(why, wsize, "no signed x-amz-date matching the scope");
+		return INCOMPLETE;
+	}
+	if (labs((long)(now() - timegm(&tm))) > 15 * 60) {
+		snprintf(why, wsize, "x-amz-date more than 15 minutes off");
+		return EXPIRED;
+	}
+	if (token[0] && (!header(r->head, "X-Amz-Security-Token", value, sizeof(value)) ||
+			 strcmp(value, token) || !strstr(signed_headers, "x-amz-security-token"))) {
+		snprintf(why, wsize, "no (or the wrong, or an unsigned) session token");
+		return AUTH_FAILURE;
 	}
 
 	/* The canonical request, from what arrived. */
-	if (!(out = open_memstream(&creq, &clen)))
-		return "out of memory";
-	fprintf(out, "%s\n%s\n", r->method, r->path);
-	for (size_t i = 0; i < r->nparams; i++) {
-		encode(r->params[i].name, enc_name, sizeof(enc_name));
-		encode(r->params[i].value, enc_value, sizeof(enc_value));
-		if (asprintf(&params[i], "%s=%s", enc_name, enc_value) < 0)
-			params[i] = NULL;
+	if (!(cquery = canonical_query(r->query)) || !(out = open_memstream(&creq, &clen))) {
+		free(cquery);
+		snprintf(why, wsize, "out of memory");
+		return AUTH_FAILURE;
 	}
-	qsort(params, r->nparams, sizeof(*params), canonical_param_cmp);
-	for (size_t i = 0; i < r->nparams; i++) {
-		fprintf(out, "%s%s", i ? "&" : "", params[i] ? params[i] : "");
-		free(params[i]);
-	}
-	fputc('\n', out);
+	fprintf(out, "%s\n%s\n%s\n", r->method, r->path, cquery);
+	free(cquery);
 	for (const char *h = signed_headers; *h;) {
 		size_t len = strcspn(h, ";");
 
@@ -296,22 +461,23 @@ static const char *check_signature(const struct server *sv, const struct request
 		if (!header(r->head, name, value, sizeof(value))) {
 			fclose(out);
 			free(creq);
-			return "a signed header missing";
+			snprintf(why, wsize, "the signed header %s missing", name);
+			return AUTH_FAILURE;
 		}
-		for (char *c = name; *c; c++)
-			*c = (char)tolower((unsigned char)*c);
 		fprintf(out, "%s:%s\n", name, value);
 		h += len + (h[len] == ';');
 	}
-	sha256_hex("", value);	/* a GET has no body */
-	fprintf(out, "\n%s\n%s", signed_headers, value);
+	sha256_hex(r->body, r->body_len, payload);
+	fprintf(out, "\n%s\n%s", signed_headers, payload);
 	fclose(out);
-	sha256_hex(creq, creq_hash);
+	sha256_hex(creq, strlen(creq), creq_hash);
 	free(creq);
 	snprintf(sts, sizeof(sts), "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", amz_date, date,
 		 region, service, creq_hash);
-	if (asprintf(&ksecret, "AWS4%s", secret) < 0)
-		return "out of memory";
+	if (asprintf(&ksecret, "AWS4%s", secret) < 0) {
+		snprintf(why, wsize, "out of memory");
+		return AUTH_FAILURE;
+	}
 	hmac((unsigned char *)ksecret, strlen(ksecret), date, k1);
 	free(ksecret);
 	hmac(k1, 32, region, k2);
@@ -320,11 +486,11 @@ static const char *check_signature(const struct server *sv, const struct request
 	hmac(k4, 32, sts, sig);
 	hex(sig, 32, mine);
 	if (strcmp(mine, signature)) {
-		snprintf(why, sizeof(why), "signature mismatch (got %.16s..., computed %.16s...)",
+		snprintf(why, wsize, "signature mismatch (got %.16s..., computed %.16s...)",
 			 signature, mine);
-		return why;
+		return AUTH_FAILURE;
 	}
-	return NULL;
+	return SIGNED;
 }
 
 /* ---- the instances ---- */
@@ -416,10 +582,11 @@ static const char *key_of(const struct request *r, char *key, size_t size)
 	return key;
 }
 
-static void describe(int fd, const struct server *sv, const struct request *r, bool topology)
+static void describe(int fd, struct server *sv, const struct request *r, bool topology)
 {
+	const char *token_mode = getenv("FAKEEC2_TOKEN");
 	static struct instance v[4096];
-	static char body[BODY_MAX];
+	static char body[ANSWER_MAX];
 	size_t n = load(sv->instances, v, sizeof(v) / sizeof(v[0])), len = 0, nids = 0, shown = 0;
 	const char *token = param(r, "NextToken"), *max = param(r, "MaxResults");
 	size_t start = token ? (size_t)atol(token + strlen("pg/")) : 0, limit;
@@ -488,71 +655,112 @@ static void describe(int fd, const struct server *sv, const struct request *r, b
 	}
 	len += (size_t)snprintf(body + len, sizeof(body) - len, "</%s>\n",
 				topology ? "instanceSet" : "reservationSet");
-	if (matched > start + shown)
+	if (token_mode && !strcmp(token_mode, "same"))
+		len += (size_t)snprintf(body + len, sizeof(body) - len,
+					"<nextToken>pg/0+same</nextToken>\n");
+	else if (token_mode && !strcmp(token_mode, "new"))
+		len += (size_t)snprintf(body + len, sizeof(body) - len,
+					"<nextToken>pg/0+new%lu</nextToken>\n", ++sv->tokens);
+	else if (matched > start + shown)
 		len += (size_t)snprintf(body + len, sizeof(body) - len, "<nextToken>pg/%zu+a=b</nextToken>\n",
 					start + shown);
 	snprintf(body + len, sizeof(body) - len, "</%s>\n",
 		 topology ? "DescribeInstanceTopologyResponse" : "DescribeInstancesResponse");
 	reply(fd, "200 OK", body);
-	fprintf(stderr, "%s 200 %zu key=%s\n", topology ? "DescribeInstanceTopology" : "DescribeInstances",
-		shown, key_of(r, key, sizeof(key)));
+	fprintf(stderr, "%s 200 %zu key=%s params=%zu\n",
+		topology ? "DescribeInstanceTopology" : "DescribeInstances", shown,
+		key_of(r, key, sizeof(key)), r->nparams);
 }
 
 static void answer(int fd, void *ctx)
 {
+	static const char *const status[] = {
+		[AUTH_FAILURE] = "401 Unauthorized", [INCOMPLETE] = "400 Bad Request",
+		[EXPIRED] = "400 Bad Request",
+	};
+	static const char *const code[] = {
+		[AUTH_FAILURE] = "AuthFailure", [INCOMPLETE] = "IncompleteSignature",
+		[EXPIRED] = "RequestExpired",
+	};
 	struct server *sv = ctx;
 	static struct request r;
-	const char *action, *why, *throttle = getenv("FAKEEC2_THROTTLE");
-	size_t len = 0;
-	ssize_t n;
+	const char *action, *version, *throttle = getenv("FAKEEC2_THROTTLE");
+	enum refusal refused;
+	char why[512];
 	bool topology;
 
-	while (len < sizeof(r.head) - 1 && (n = read(fd, r.head + len, sizeof(r.head) - 1 - len)) > 0) {
-		len += (size_t)n;
-		r.head[len] = '\0';
-		if (strstr(r.head, "\r\n\r\n"))
-			break;
+	if (read_request(fd, &r)) {
+		error_reply(fd, "400 Bad Request", "MalformedQueryString", "the request could not be read");
+		fprintf(stderr, "- 400 unreadable request\n");
+		goto out;
 	}
-	r.head[len] = '\0';
-	if (parse_request(r.head, &r))
-		return;
 	action = param(&r, "Action");
-	if ((why = check_signature(sv, &r))) {
-		error_reply(fd, "401 Unauthorized", "AuthFailure",
+	version = param(&r, "Version");
+	if ((refused = check_signature(sv->region, "ec2", sv->credentials, &r, why, sizeof(why)))) {
+		error_reply(fd, status[refused], code[refused],
+			    refused == EXPIRED ? "Request has expired." :
 			    "AWS was not able to validate the provided access credentials");
-		fprintf(stderr, "%s 401 refused: %s\n", action ? action : "-", why);
-		return;
+		fprintf(stderr, "%s %.3s refused: %s\n", action ? action : "-", status[refused], why);
+		goto out;
 	}
-	if (strcmp(r.method, "GET") || !action || !param(&r, "Version") ||
-	    strcmp(param(&r, "Version"), "2016-11-15")) {
-		error_reply(fd, "400 Bad Request", "InvalidAction", "a GET with Action and Version=2016-11-15, please");
-		fprintf(stderr, "%s 400 bad request\n", action ? action : "-");
-		return;
+	if (!action || strcmp(r.path, "/")) {
+		error_reply(fd, "400 Bad Request", "MissingAction", "The request must contain the parameter Action.");
+		fprintf(stderr, "- 400 no action\n");
+		goto out;
+	}
+	if (!version || strcmp(version, "2016-11-15")) {
+		error_reply(fd, "400 Bad Request", "InvalidParameterValue", "Version=2016-11-15, please");
+		fprintf(stderr, "%s 400 version\n", action);
+		goto out;
 	}
 	topology = !strcmp(action, "DescribeInstanceTopology");
 	if (!topology && strcmp(action, "DescribeInstances")) {
 		error_reply(fd, "400 Bad Request", "InvalidAction", "only DescribeInstances and DescribeInstanceTopology here");
 		fprintf(stderr, "%s 400 unknown action\n", action);
-		return;
+		goto out;
 	}
-	if (throttle && !strcmp(throttle, "1") && !sv->throttled[topology]) {
-		sv->throttled[topology] = 1;
+	if (throttle && sv->throttled[topology] < atoi(throttle)) {
+		sv->throttled[topology]++;
 		error_reply(fd, "503 Service Unavailable", "RequestLimitExceeded", "Request limit exceeded.");
 		fprintf(stderr, "%s 503 throttled\n", action);
-		return;
+		goto out;
 	}
 	describe(fd, sv, &r, topology);
+out:
+	request_clear(&r);
+}
+
+/* fakeec2 verify REGION SERVICE CREDENTIALS < REQUEST */
+static int verify(const char *region, const char *service, const char *credentials)
+{
+	static struct request r;
+	char why[512];
+	int rc = 1;
+
+	if (read_request(0, &r))
+		printf("refused: the request could not be read\n");
+	else if (check_signature(region, service, credentials, &r, why, sizeof(why)))
+		printf("refused: %s\n", why);
+	else {
+		printf("ok\n");
+		rc = 0;
+	}
+	request_clear(&r);
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
 	static struct server sv;
 
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (argc == 5 && !strcmp(argv[1], "verify"))
+		return verify(argv[2], argv[3], argv[4]);
 	if (argc != 5) {
-		fprintf(stderr, "usage: fakeec2 SECONDS REGION CREDENTIALS INSTANCES\n");
+		fprintf(stderr, "usage: fakeec2 SECONDS REGION CREDENTIALS INSTANCES\n"
+			"       fakeec2 verify REGION SERVICE CREDENTIALS < REQUEST\n");
 		return 2;
 	}
-	setvbuf(stderr, NULL, _IOLBF, 0);
 	sv.region = argv[2];
 	sv.credentials = argv[3];
 	sv.instances = argv[4];
