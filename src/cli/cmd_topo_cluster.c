@@ -2,7 +2,8 @@
 /*
  * slurm-efa topo --cluster: the network tree Slurm gets from slurm-efa
  * sync (zone -> layer 1 -> ... -> the nodes' own switch -> nodes), with
- * the nodes' states, as slurmrestd or the snapshot sees it.
+ * the nodes' states and the zone's capacity blocks (UltraServers), as
+ * slurmrestd or the snapshot sees it.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -72,8 +73,20 @@ static int print_text(const struct efa_topo_tree *t)
 		       s->zone ? s->zone : "no zone", nodes, nodes == 1 ? "" : "s", usable);
 		if (print_switch(t, z, 0))
 			return -1;
+		for (size_t i = 0; i < t->nblocks; i++) {
+			const struct efa_topo_block *k = &t->blocks[i];
+			struct efa_topo_switch as_switch = { .nodes = k->nodes, .nnodes = k->nnodes };
+			char *names;
+
+			if (k->zone != z)
+				continue;
+			if (!(names = efa_topology_nodes(t, &as_switch)))
+				return -1;
+			printf("  capacity block %s: %s\n", k->name, names);
+			free(names);
+		}
 	}
-	printf("\n%zu nodes; %zu without all layer features", c->nnodes, t->without_layers);
+	printf("\n%zu nodes; %zu without layer features", c->nnodes, t->without_layers);
 	for (size_t i = 0; i < c->nlayers; i++)
 		printf("%s%s", i ? "," : " (", c->layer_prefixes[i]);
 	printf("%s, %zu with contradicting ones%s%s\n", c->nlayers ? ")" : "", t->inconsistent,
@@ -98,6 +111,23 @@ static json_t *switch_json(const struct efa_topo_tree *t, size_t idx)
 			 "switches", below, "nodes", nodes);
 }
 
+static json_t *blocks_json(const struct efa_topo_tree *t, size_t zone)
+{
+	json_t *blocks = json_array();
+
+	for (size_t i = 0; blocks && i < t->nblocks; i++) {
+		const struct efa_topo_block *k = &t->blocks[i];
+		json_t *nodes = json_array();
+
+		if (k->zone != zone)
+			continue;
+		for (size_t n = 0; nodes && n < k->nnodes; n++)
+			json_array_append_new(nodes, json_string(t->cluster->nodes[k->nodes[n]].name));
+		json_array_append_new(blocks, json_pack("{s:s, s:o*}", "name", k->name, "nodes", nodes));
+	}
+	return blocks;
+}
+
 static int print_json(const struct efa_topo_tree *t)
 {
 	const struct efa_cluster *c = t->cluster;
@@ -108,9 +138,11 @@ static int print_json(const struct efa_topo_tree *t)
 	for (size_t z = 0; zones && z < t->nzones; z++) {
 		json_t *sw = switch_json(t, z);
 
-		if (sw)
+		if (sw) {
 			json_object_set_new(sw, "zone", t->switches[z].zone ? json_string(t->switches[z].zone) :
 					    json_null());
+			json_object_set_new(sw, "capacity_blocks", blocks_json(t, z));
+		}
 		json_array_append_new(zones, sw);
 	}
 	return cli_print_json(json_pack("{s:o*, s:o*, s:I, s:I, s:I, s:s, s:I}",

@@ -29,9 +29,11 @@ struct ec2 {
 	char *region;
 	struct aws_credentials credentials;
 	size_t nlayers;
+	long max_age;		/* seconds an answer is trusted */
 	struct ec2_instance *v;	/* sorted by address */
 	size_t n;
-	char **types_said;	/* types without topology, said once */
+	char **types_said;	/* types without topology or with more layers
+				 * than kept, said once */
 	size_t ntypes_said;
 };
 
@@ -41,6 +43,7 @@ static void instance_clear(struct ec2_instance *in, size_t nlayers)
 	free(in->id);
 	free(in->type);
 	free(in->zone);
+	free(in->block);
 	for (size_t i = 0; in->layers && i < nlayers; i++)
 		free(in->layers[i]);
 	free(in->layers);
@@ -100,6 +103,7 @@ struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, si
 	if (!e || aws_credentials_init(&e->credentials))
 		goto nomem;
 	e->nlayers = nlayers;
+	e->max_age = cfg->ec2_max_age;
 	if (aws_region(cfg->ec2_region, "Ec2Region=", &e->credentials, &e->region, why, size))
 		goto fail;
 	if (cfg->ec2_endpoint)
@@ -324,12 +328,34 @@ static int describe_instances(struct ec2 *e, char *const *addresses, size_t n, s
 			    f->next, why, size);
 }
 
+/* Instance types, said once each. */
+static bool type_said(const struct ec2 *e, const char *type)
+{
+	for (size_t i = 0; i < e->ntypes_said; i++)
+		if (!strcmp(e->types_said[i], type))
+			return true;
+	return false;
+}
+
+static void say_type(struct ec2 *e, const char *type)
+{
+	char **grown = realloc(e->types_said, (e->ntypes_said + 1) * sizeof(*grown));
+
+	if (!grown)
+		return;
+	e->types_said = grown;
+	if ((e->types_said[e->ntypes_said] = strdup(type)))
+		e->ntypes_said++;
+}
+
 /* ---- DescribeInstanceTopology: instance -> network layers ---- */
 
 struct topology_page {
+	struct ec2 *e;
 	struct found *f;
 	size_t from, to;	/* the instances asked about */
 	char id[64];
+	char block[256];
 	char **nodes;		/* the current instance's, top first */
 	size_t nnodes;
 	char next[EC2_TOKEN_MAX];
@@ -350,21 +376,31 @@ static void nodes_clear(struct topology_page *t)
 	free(t->nodes);
 	t->nodes = NULL;
 	t->nnodes = 0;
-	t->id[0] = '\0';
+	t->id[0] = t->block[0] = '\0';
 }
 
-/* The instance's layers, when EC2 gave at least as many as are kept. */
+/*
+ * The instance's layers, as many as EC2 gives (3 or 4 by type, 1 to 3 in
+ * some capacity reservations) up to those kept, and its capacity block.
+ */
 static int topology_done(struct topology_page *t)
 {
 	struct ec2_instance *in = by_id(t, t->id);
-	size_t nlayers = t->f->nlayers;
+	size_t nlayers = t->f->nlayers, kept = t->nnodes < nlayers ? t->nnodes : nlayers;
 
-	if (in && nlayers && t->nnodes >= nlayers && !in->layers) {
+	if (in && kept && !in->layers) {
 		if (!(in->layers = calloc(nlayers, sizeof(*in->layers))))
 			return -1;
-		for (size_t i = 0; i < nlayers; i++)
+		for (size_t i = 0; i < kept; i++)
 			if (!(in->layers[i] = strdup(t->nodes[i])))
 				return -1;
+		if (t->block[0] && !(in->block = strdup(t->block)))
+			return -1;
+		if (t->nnodes > nlayers && in->type && !type_said(t->e, in->type)) {
+			fprintf(stderr, "slurm-efa: ec2: DescribeInstanceTopology gives %zu network layers for %s (%s), TopologyFeaturePrefixes= names %zu: the bottom %zu are left out; name one prefix per layer\n",
+				t->nnodes, in->type, in->id, nlayers, t->nnodes - nlayers);
+			say_type(t->e, in->type);
+		}
 	}
 	nodes_clear(t);
 	return 0;
@@ -381,6 +417,8 @@ static int on_topology_end(void *ctx, const char *path, const char *text)
 		return topology_done(t);
 	} else if (!strcmp(path, "instanceSet/item/instanceId")) {
 		snprintf(t->id, sizeof(t->id), "%s", text);
+	} else if (!strcmp(path, "instanceSet/item/capacityBlockId")) {
+		snprintf(t->block, sizeof(t->block), "%s", text);
 	} else if (!strcmp(path, "instanceSet/item/networkNodeSet/item")) {
 		if (!(grown = realloc(t->nodes, (t->nnodes + 1) * sizeof(*grown))))
 			return -1;
@@ -411,7 +449,7 @@ static int describe_topology(struct ec2 *e, struct found *f, size_t from, size_t
 			     size_t size)
 {
 	struct instance_ids ids = { f, from, to };
-	struct topology_page t = { .f = f, .from = from, .to = to };
+	struct topology_page t = { .e = e, .f = f, .from = from, .to = to };
 	int rc = page_through(e, "DescribeInstanceTopology", to - from, topology_params, &ids,
 			      on_topology_end, &t, t.next, why, size);
 
@@ -428,32 +466,28 @@ static bool is_ipv4(const char *s)
 	return s && inet_pton(AF_INET, s, &a) == 1;
 }
 
-static bool type_said(const struct ec2 *e, const char *type)
-{
-	for (size_t i = 0; i < e->ntypes_said; i++)
-		if (!strcmp(e->types_said[i], type))
-			return true;
-	return false;
-}
+
 
 /* Instance types EC2 gives no topology for, said once each. */
 static void say_untopologized(struct ec2 *e, const struct found *f)
 {
 	for (size_t i = 0; e->nlayers && i < f->n; i++) {
 		const char *type = f->v[i].type ? f->v[i].type : "(unknown)";
-		char **grown;
 
 		if (f->v[i].layers || type_said(e, type))
 			continue;
-		if (!(grown = realloc(e->types_said, (e->ntypes_said + 1) * sizeof(*grown))))
-			return;
-		e->types_said = grown;
-		if (!(e->types_said[e->ntypes_said] = strdup(type)))
-			return;
-		e->ntypes_said++;
+		say_type(e, type);
 		fprintf(stderr, "slurm-efa: ec2: DescribeInstanceTopology gives no network layers for %s (%s, %s): such nodes sit under their zone only\n",
 			type, f->v[i].id, f->v[i].address);
 	}
+}
+
+/* Known, and learned recently enough to be trusted. */
+static const struct ec2_instance *fresh(const struct ec2 *e, const char *address, time_t now)
+{
+	const struct ec2_instance *in = ec2_find(e, address);
+
+	return in && now - in->learned < e->max_age ? in : NULL;
 }
 
 int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size_t size)
@@ -462,6 +496,7 @@ int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size
 	struct found f = { .nlayers = e->nlayers };
 	struct ec2_instance *merged = NULL;
 	size_t nwanted = 0, nmissing = 0, nmerged = 0;
+	time_t now = time(NULL);
 	int rc = -1;
 
 	if (!wanted || !missing)
@@ -472,7 +507,7 @@ int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size
 	if (nwanted)
 		qsort(wanted, nwanted, sizeof(*wanted), efa_str_ptr_cmp);
 	for (size_t i = 0; i < nwanted; i++)
-		if ((!i || strcmp(wanted[i], wanted[i - 1])) && !ec2_find(e, wanted[i]))
+		if ((!i || strcmp(wanted[i], wanted[i - 1])) && !fresh(e, wanted[i], now))
 			missing[nmissing++] = wanted[i];
 	for (size_t i = 0; i < nmissing; i += EC2_BATCH)
 		if (describe_instances(e, missing + i, nmissing - i < EC2_BATCH ? nmissing - i : EC2_BATCH,
@@ -482,17 +517,21 @@ int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size
 		if (describe_topology(e, &f, i, f.n - i < EC2_BATCH ? f.n : i + EC2_BATCH, why, size))
 			goto out;
 	say_untopologized(e, &f);
-	/* What stays: the known instances still wanted, and the new ones. */
+	/* What stays: the known instances still wanted and learned lately,
+	 * and the new answers. */
 	if (!(merged = calloc(e->n + f.n + 1, sizeof(*merged))))
 		goto nomem;
 	for (size_t i = 0; i < e->n; i++) {
-		if (bsearch(&e->v[i].address, wanted, nwanted, sizeof(*wanted), efa_str_ptr_cmp))
+		if (now - e->v[i].learned < e->max_age &&
+		    bsearch(&e->v[i].address, wanted, nwanted, sizeof(*wanted), efa_str_ptr_cmp))
 			merged[nmerged++] = e->v[i];
 		else
 			instance_clear(&e->v[i], e->nlayers);
 	}
-	for (size_t i = 0; i < f.n; i++)
+	for (size_t i = 0; i < f.n; i++) {
+		f.v[i].learned = now;
 		merged[nmerged++] = f.v[i];
+	}
 	f.n = 0;
 	free(e->v);
 	e->v = merged;

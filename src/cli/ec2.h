@@ -8,12 +8,17 @@
  * Signature Version 4 (credentials from the environment, else the
  * instance's role through IMDSv2), paged, and tried again with backoff
  * when EC2 throttles. What was learned is kept while a node keeps its
- * address: each round asks EC2 only about addresses it has not seen.
+ * address, for Ec2MaxAge=: each round asks EC2 only about addresses it
+ * has not seen lately (an instance stopped and started gets
+ * new network nodes, a terminated one's address goes to another, and
+ * EC2 may give an UltraServer's capacityBlockId only a while after its
+ * launch).
  */
 #ifndef EFA_CLI_EC2_H
 #define EFA_CLI_EC2_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include "common/config/efa_conf.h"
 
@@ -26,7 +31,10 @@ struct ec2_instance {
 	char *id;
 	char *type;
 	char *zone;
-	char **layers;		/* nlayers entries, top first; NULL: no topology */
+	char **layers;		/* nlayers entries, top first, NULL below the
+				 * deepest EC2 gives; NULL: no topology */
+	char *block;		/* capacityBlockId: its UltraServer; NULL: none */
+	time_t learned;
 };
 
 struct ec2;
@@ -34,8 +42,8 @@ struct ec2;
 /*
  * A client for Ec2Endpoint= (default https://ec2.REGION.amazonaws.com),
  * REGION from Ec2Region=, else $AWS_REGION or $AWS_DEFAULT_REGION, else
- * the instance metadata service. nlayers: how many layers to keep. NULL
- * with why filled.
+ * the instance metadata service. nlayers: how many layers to keep, top
+ * first (an instance type with more is said once). NULL with why filled.
  */
 struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, size_t size);
 

@@ -238,7 +238,8 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 	cluster->api_version = slurmrest_api_version(rest) ? strdup(slurmrest_api_version(rest)) : NULL;
 	cluster->slurm_version = slurmrest_slurm_version(rest) ? strdup(slurmrest_slurm_version(rest)) : NULL;
 	if (!cluster->source || !cluster->zone_prefix ||
-	    efa_cluster_set_layers(cluster, cfg->topology_feature_prefixes))
+	    efa_cluster_set_layers(cluster, cfg->topology_feature_prefixes,
+				   cfg->capacity_block_feature_prefix))
 		goto nomem;
 	if (kube && kube_read(cfg, cluster->nlayers, &map, why, sizeof(why))) {
 		rc = cluster_failed(err, CLI_AT_KUBERNETES, why);
@@ -259,15 +260,17 @@ int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char
 		char **placed = NULL;
 
 		if (kube || ec2) {
-			const char *zone = zone_from(cfg->zone_source, pod, in);
-			char **layers = layers_from(cfg->topology_source, pod, in);
+			struct efa_placement where = {
+				.zone = zone_from(cfg->zone_source, pod, in),
+				.replace_zone = cfg->zone_source != EFA_SOURCE_FEATURES,
+				.layers = layers_from(cfg->topology_source, pod, in),
+				.block = cfg->topology_source == EFA_SOURCE_EC2 && in ? in->block : NULL,
+				.replace_layers = cfg->topology_source != EFA_SOURCE_FEATURES,
+			};
 
 			unplaced += kube && (!pod || !pod->zone);
 			no_instance += ec2 && !in;
-			placed = efa_features_placed(features, cfg->zone_feature_prefix, zone,
-						     cfg->zone_source != EFA_SOURCE_FEATURES,
-						     cluster->layer_prefixes, layers,
-						     cfg->topology_source != EFA_SOURCE_FEATURES);
+			placed = efa_features_placed(features, cluster, &where);
 			if (!placed)
 				goto nomem;
 			if (updates && !same_features(features, placed) &&

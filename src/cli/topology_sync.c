@@ -85,7 +85,7 @@ void topology_sync(struct topology_sync *ts, const struct efa_config *cfg,
 	}
 	ts->retry = false;
 	if (changed || !ts->reported)
-		say("topology: %s %s%s: %zu switches, %zu nodes (%zu without all layer features, %zu with contradicting ones%s%s)%s%s",
+		say("topology: %s %s%s: %zu switches, %zu nodes (%zu without layer features, %zu with contradicting ones%s%s)%s%s",
 		    changed ? "wrote" : "unchanged", cfg->topology_file, yaml_note, tree.nswitches, c->nnodes,
 		    tree.without_layers, tree.inconsistent, tree.inconsistent ? ": " : "", tree.note,
 		    changed ? ": " : "", changed ? summary : "");

@@ -198,6 +198,63 @@ for n in 1 10 64 100 250; do
 		"^$((n < 8 ? n : 8))$" "  each of its bottom layers is a switch of nodes"
 done
 
+# Depths mix: n1 and n2 are one UltraServer (4 layers, one capacity
+# block), n3 has 3 layers, n4 1 (a capacity reservation's); a type with 5
+# layers keeps the top 4 and is said once.
+mkdir -p "$tmp/deep"
+cat >"$tmp/deep/instances" <<'EOF2'
+i-0ccccccccccccccc1 10.0.0.1 us-west-2a p6e-gb200.36xlarge nn-t1,nn-s1,nn-l1,nn-x1 cb-us0001
+i-0ccccccccccccccc2 10.0.0.2 us-west-2a p6e-gb200.36xlarge nn-t1,nn-s1,nn-l1,nn-x2 cb-us0001
+i-0ccccccccccccccc3 10.0.0.3 us-west-2a p5.48xlarge nn-t1,nn-s1,nn-l1
+i-0ccccccccccccccc4 10.0.0.5 us-west-2a p5en.48xlarge nn-t1
+EOF2
+start_server "$tmp/deep/ec2.port" "$fakeec2" 60 us-west-2 "$tmp/credentials" "$tmp/deep/instances" \
+	2>"$tmp/deep/ec2.log"
+deep_ec2=http://127.0.0.1:$port
+conf "ZoneSource=ec2" "TopologySource=ec2" "Topology=tree" "TopologyFile=$tmp/deep/tree.conf"
+sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=$deep_ec2|" "$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+is "$rc:$(body "$tmp/deep/tree.conf")" \
+	"0:SwitchName=us-west-2a Switches=nn-t1 SwitchName=nn-t1 Switches=nn-s1,nn-t1-nolayers SwitchName=nn-t1-nolayers Nodes=n4 SwitchName=nn-s1 Switches=nn-l1 SwitchName=nn-l1 Switches=nn-l1-nolayers,nn-x[1-2] SwitchName=nn-l1-nolayers Nodes=n3 SwitchName=nn-x1 Nodes=n1 SwitchName=nn-x2 Nodes=n2" \
+	"4, 3 and 1 layers from EC2: each node under its deepest, the default prefixes keep all 4"
+is "$(jq -c '[.nodes[] | [.name, (.layers | map(select(. != null)) | length), .block]]' "$tmp/snapshot.json")" \
+	'[["n1",4,"cb-us0001"],["n2",4,"cb-us0001"],["n3",3,null],["n4",1,null]]' \
+	"  the snapshot records each node's layers and capacity block"
+sed -i "s|^Topology=.*|Topology=block|; s|^TopologyFile=.*|TopologyFile=$tmp/deep/block.conf|" "$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+like "$(body "$tmp/deep/block.conf")" "^BlockSizes=1,2,4 BlockName=cb-us0001 Nodes=n\[1-2\] BlockName=nn-t1-nolayers Nodes=n4 BlockName=nn-l1-nolayers Nodes=n3 BlockName=us-west-2a-empty1$" \
+	"  Topology=block: the UltraServer's capacity block is one block"
+printf '%s\n' "i-0ccccccccccccccc1 10.0.0.1 us-west-2a p6e-gb200.36xlarge nn-t1,nn-s1,nn-l1,nn-x1,nn-y1 cb-us0001" \
+	"i-0ccccccccccccccc2 10.0.0.2 us-west-2a p6e-gb200.36xlarge nn-t1,nn-s1,nn-l1,nn-x1,nn-y2 cb-us0001" \
+	>"$tmp/deep/instances"
+sed -i "s|^Topology=.*|Topology=tree|; s|^TopologyFile=.*|TopologyFile=$tmp/deep/five.conf|" "$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+is "$(grep -c 'gives 5 network layers for p6e-gb200.36xlarge (i-0ccccccccccccccc1), TopologyFeaturePrefixes= names 4: the bottom 1 are left out' <<<"$out")" 1 \
+	"a type with more layers than prefixes: said once, the top 4 kept"
+like "$(body "$tmp/deep/five.conf")" "SwitchName=nn-x1 Nodes=n\[1-2\]" "  (n1 and n2 under their 4th layer)"
+
+# What EC2 said is asked again after Ec2MaxAge=: an instance stopped and
+# started has new network nodes.
+cat >"$tmp/deep/instances" <<'EOF2'
+i-0ccccccccccccccc1 10.0.0.1 us-west-2a p5.48xlarge nn-t1,nn-s1,nn-l1
+EOF2
+conf "ZoneSource=ec2" "TopologySource=ec2" "Topology=tree" "TopologyFile=$tmp/deep/age.conf" "Ec2MaxAge=2"
+sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=$deep_ec2|" "$tmp/efa.conf"
+: >"$tmp/deep/ec2.log"
+: >"$tmp/deep/daemon.log"
+"$efa" sync --interval 1 --config "$tmp/efa.conf" 2>"$tmp/deep/daemon.log" &
+daemon=$!
+pids+=("$daemon")
+for _ in $(seq 50); do grep -q "topology: wrote" "$tmp/deep/daemon.log" && break; sleep 0.1; done
+echo "i-0ccccccccccccccc1 10.0.0.1 us-west-2a p5.48xlarge nn-t1,nn-s2,nn-l2" >"$tmp/deep/instances"
+for _ in $(seq 80); do grep -q "nodes moved" "$tmp/deep/daemon.log" && break; sleep 0.1; done
+kill "$daemon"
+wait "$daemon" 2>/dev/null || true
+like "$(cat "$tmp/deep/daemon.log")" "nodes moved: 1 \(n1: nn-l1 -> nn-l2\)" \
+	"Ec2MaxAge=2: the instance is asked about again, and its new layers move n1"
+is "$(grep -c '^DescribeInstances 200 1 ' "$tmp/deep/ec2.log")" 2 \
+	"  after 2 s, not every round (the addresses of no instance are asked each round)"
+
 # The signing rule the stand-in checks is AWS's, not ours: its check
 # accepts AWS's own published example ("Create a signed AWS API request",
 # IAM's ListUsers at 20150830T123600Z), and a query signed here by a

@@ -33,33 +33,41 @@ like "$out" "^c6i\.4xlarge: 0 accelerators, 0 EFA NICs$" "a CPU node has nothing
 # --cluster: the network tree from a snapshot's layers.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-node() {	# node NAME ZONE STATE LAYERS(JSON)
-	printf '{"name": "%s", "zone": "%s", "feature": "az-%s", "state": "%s", "usable": true, "partitions": ["gpu"], "layers": %s}' \
-		"$1" "$2" "$2" "$3" "$4"
+node() {	# node NAME ZONE STATE LAYERS(JSON) [BLOCK]
+	printf '{"name": "%s", "zone": "%s", "feature": "az-%s", "state": "%s", "usable": true, "partitions": ["gpu"], "layers": %s%s}' \
+		"$1" "$2" "$2" "$3" "$4" "${5:+, \"block\": \"$5\"}"
 }
 {
-	echo '{"format": 1, "generated": 1795990000, "zone_prefix": "az-", "layer_prefixes": ["nn1-", "nn2-", "nn3-"], "nodes": ['
-	node p5-002 us-east-1a idle '["nn-a", "nn-b", "nn-c"]'; echo ,
-	node p5-001 us-east-1a allocated '["nn-a", "nn-b", "nn-c"]'; echo ,
-	node p5-003 us-east-1a idle '["nn-a", "nn-b", "nn-d"]'; echo ,
-	node p5-004 us-east-1a idle '["nn-a", null, null]'; echo ,
+	echo '{"format": 1, "generated": 1795990000, "zone_prefix": "az-", "layer_prefixes": ["nn1-", "nn2-", "nn3-", "nn4-"], "block_prefix": "cb-", "nodes": ['
+	node p5-002 us-east-1a idle '["nn-a", "nn-b", "nn-c", null]'; echo ,
+	node p5-001 us-east-1a allocated '["nn-a", "nn-b", "nn-c", null]'; echo ,
+	node p5-003 us-east-1a idle '["nn-a", "nn-b", "nn-d", null]'; echo ,
+	node p5-004 us-east-1a idle '["nn-a", null, null, null]'; echo ,
+	node gb-001 us-east-1a idle '["nn-a", "nn-b", "nn-d", "nn-e"]' us-1; echo ,
+	node gb-002 us-east-1a idle '["nn-a", "nn-b", "nn-d", "nn-f"]' us-1; echo ,
 	node p5-101 us-east-1b idle null
 	echo ']}'
 } >"$tmp/snapshot.json"
 printf 'Snapshot=%s\n' "$tmp/snapshot.json" >"$tmp/efa.conf"
 run "$efa" topo --cluster --snapshot --config "$tmp/efa.conf"
 is "$rc" 0 "topo --cluster --snapshot exits 0"
-like "$out" "^zone us-east-1a: 4 nodes, 4 usable$" "  a zone"
+like "$out" "^zone us-east-1a: 6 nodes, 6 usable$" "  a zone"
 like "$out" "^      layer 3 nn-c: p5-\[001-002\]$" "  its leaves under layers 1 and 2, nodes as a hostlist"
 like "$out" "^        p5-001 +allocated$" "  each node with its state"
-like "$out" "^  outside the layer tree: p5-004$" "  a node without all layers under its zone"
+like "$out" "^  layer 1 nn-a: p5-004$" "  a node with one layer (a reservation's) under its layer 1"
+like "$out" "^      layer 3 nn-d: p5-003
+        p5-003 +idle
+        layer 4 nn-e: gb-001" "  a 4-layer node under its layer 4, beside a 3-layer node"
+like "$out" "^  capacity block us-1: gb-\[001-002\]$" "  the zone's capacity block"
 like "$out" "^zone us-east-1b: 1 node, 1 usable$" "  a zone without layers"
-like "$out" "^5 nodes; 2 without all layer features \(nn1-,nn2-,nn3-\), 0 with contradicting ones$" "  and the counts"
+like "$out" "^7 nodes; 1 without layer features \(nn1-,nn2-,nn3-,nn4-\), 0 with contradicting ones$" "  and the counts"
 run "$efa" topo --cluster --snapshot --json --config "$tmp/efa.conf"
 is "$(jq -r '.zones[0].switches[0].switches[0].switches | map(.name) | join(",")' <<<"$out")" "nn-c,nn-d" \
-	"topo --cluster --json: the leaves of zone a"
+	"topo --cluster --json: the layer-3 switches of zone a"
 is "$(jq -r '[.zones[1].zone, .zones[1].nodes[0].name, .without_layers] | join(" ")' <<<"$out")" \
-	"us-east-1b p5-101 2" "  a zone's own nodes, and the count"
+	"us-east-1b p5-101 1" "  a zone's own nodes, and the count"
+is "$(jq -c '.zones[0].capacity_blocks' <<<"$out")" '[{"name":"us-1","nodes":["gb-001","gb-002"]}]' \
+	"  and its capacity blocks"
 run "$efa" topo --cluster --snapshot --config "$tmp/nowhere.conf"
 is "$rc" 2 "topo --cluster with a missing efa.conf: exit 2"
 run "$efa" topo --cluster --bogus

@@ -97,7 +97,7 @@ like "$out" "^SwitchName=leafa Nodes=n\[2-3\]$" "  leaf a holds n2 and n3"
 like "$out" "^SwitchName=leafb Nodes=n\[1,4\]$" "  leaf b holds n1 and n4"
 is "$(stat -c %a "$topo_file")" 644 "  mode 0644"
 until_true grep -q "TopologyReload" "$sync_log"
-like "$(cat "$sync_log")" "topology: wrote $topo_file: 5 switches, 4 nodes \(0 without all layer features, 0 with contradicting ones\)" \
+like "$(cat "$sync_log")" "topology: wrote $topo_file: 5 switches, 4 nodes \(0 without layer features, 0 with contradicting ones\)" \
 	"  and logged it"
 like "$(cat "$sync_log")" "topology: TopologyReload 'scontrol reconfigure' done" "  then ran TopologyReload"
 
@@ -150,7 +150,7 @@ run "$efa" sync --once --config "$EFA_CONF"
 is "$rc" 0 "sync --once with a failing TopologyReload still succeeds"
 like "$out" "TopologyReload 'echo reload refused; exit 3' exited 3: reload refused" "  logging its status and output"
 like "$out" "wrote $topo_dir/snapshot.json" "  and the snapshot is written"
-like "$out" "1 without all layer features" "a node without layer features is counted"
+like "$out" "1 without layer features" "a node without layer features is counted"
 like "$(cat "$topo_file")" "SwitchName=us-west-2a-nolayers Nodes=n4" "  and placed under its zone's switch"
 scontrol reconfigure
 until_true sh -c 'scontrol show topology | grep -q nolayers'
@@ -159,6 +159,45 @@ like "$(scontrol show topology)" "SwitchName=us-west-2a Level=3 LinkSpeed=1 Node
 run "$efa" sync --once --config "$EFA_CONF"
 like "$out" "topology: unchanged $topo_file" "the same nodes again: unchanged"
 unlike "$out" "TopologyReload" "  and no reload"
+
+# Depths mix: EC2 gives 4 layers for some types, 3 for others, 1 to 3 in
+# capacity reservations, and an UltraServer's instances share a capacity
+# block. The default prefixes take 4 layers; each node goes under its
+# deepest, and slurmctld accepts the tree.
+set_features n1 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa,nn4-x1,cb-us1"
+set_features n2 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa,nn4-x2,cb-us1"
+set_features n3 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa"
+set_features n4 "az-us-west-2a,efa,nn1-core1"
+reconfigure
+topo_conf
+run "$efa" sync --once --config "$EFA_CONF"
+is "$(grep -v '^#' "$topo_file" | paste -sd ' ')" \
+	"SwitchName=us-west-2a Switches=core1 SwitchName=core1 Switches=core1-nolayers,spine1 SwitchName=core1-nolayers Nodes=n4 SwitchName=spine1 Switches=leafa SwitchName=leafa Switches=leafa-nolayers,x[1-2] SwitchName=leafa-nolayers Nodes=n3 SwitchName=x1 Nodes=n1 SwitchName=x2 Nodes=n2" \
+	"4, 3 and 1 layers: each node under its deepest layer"
+until_true sh -c 'scontrol show topology | grep -q "^SwitchName=x1 "'
+run scontrol show topology
+like "$out" "^SwitchName=leafa Level=1 .*Nodes=n\[1-3\] Switches=leafa-nolayers,x\[1-2\]" \
+	"  slurmctld reads the mixed depths"
+like "$out" "^SwitchName=us-west-2a Level=4 .*Nodes=n\[1-4\]" "  under the zone, 5 levels deep"
+read -r nodes _ <<<"$(running_on)"
+like "$nodes" "^n\[[1-3][-,][1-3]\]$" "  a 2-node job lands under leafa (n1 to n3), not beside n4 under core1"
+if [ "$(printf '%s\n' 23.11 "${SLURM_VERSION:-0}" | sort -V | head -n 1)" = 23.11 ]; then
+	write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$topo_dir/snapshot.json" \
+		"Topology=block" "TopologyFile=$topo_file" "TopologyReload=true"
+	chmod 644 "$EFA_CONF"
+	run "$efa" sync --once --config "$EFA_CONF"
+	like "$(grep -v '^#' "$topo_file" | paste -sd ' ')" \
+		"^BlockSizes=1 BlockName=us1 Nodes=n\[1-2\] BlockName=core1-nolayers Nodes=n4 BlockName=leafa-nolayers Nodes=n3" \
+		"Topology=block: the UltraServer's capacity block is one block"
+	sed -i 's|^TopologyPlugin=topology/tree$|TopologyPlugin=topology/block|' "$SLURM_CONF"
+	scontrol reconfigure || true
+	until_true sh -c 'scontrol show topology | grep -q "^BlockName=us1 "'
+	like "$(scontrol show topology)" "^BlockName=us1 .*Nodes=n\[1-2\]" "  which slurmctld reads"
+	sed -i 's|^TopologyPlugin=topology/block$|TopologyPlugin=topology/tree|' "$SLURM_CONF"
+fi
+set_features n1,n2,n3,n4 "az-us-west-2a,efa"
+printf '%s\n' "$TOPOLOGY_DEFAULT" >"$topo_file"
+reconfigure
 
 # topology/block (23.11 and later): a block per leaf, and BlockSizes such
 # that no block Slurm joins from side-by-side ones spans two zones. With n1

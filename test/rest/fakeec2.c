@@ -8,8 +8,9 @@
  * DescribeInstances and DescribeInstanceTopology (API version 2016-11-15)
  * in AWS's XML, from INSTANCES, read again at every request so that
  * instances come and go: one line per running instance,
- *   INSTANCE-ID PRIVATE-IP ZONE TYPE [LAYER1,LAYER2,...]
- * (no layers: a type DescribeInstanceTopology does not cover).
+ *   INSTANCE-ID PRIVATE-IP ZONE TYPE [LAYER1,LAYER2,... [CAPACITY-BLOCK-ID]]
+ * (no layers: a type DescribeInstanceTopology does not cover; "-": none
+ * but a capacity block, an UltraServer's, follows).
  *   fakeec2 verify REGION SERVICE CREDENTIALS
  * checks the signature of the one request on standard input and prints
  * "ok" or why not (exit 0 or 1): the tests check this implementation
@@ -496,7 +497,7 @@ static enum refusal check_signature(const char *region_want, const char *service
 /* ---- the instances ---- */
 
 struct instance {
-	char id[64], ip[64], zone[64], type[64], layers[512];
+	char id[64], ip[64], zone[64], type[64], layers[512], block[128];
 };
 
 static size_t load(const char *file, struct instance *v, size_t max)
@@ -508,10 +509,13 @@ static size_t load(const char *file, struct instance *v, size_t max)
 	while (f && n < max && fgets(line, sizeof(line), f)) {
 		if (line[0] == '#')
 			continue;
-		v[n].layers[0] = '\0';
-		if (sscanf(line, "%63s %63s %63s %63s %511s", v[n].id, v[n].ip, v[n].zone, v[n].type,
-			   v[n].layers) >= 4)
+		v[n].layers[0] = v[n].block[0] = '\0';
+		if (sscanf(line, "%63s %63s %63s %63s %511s %127s", v[n].id, v[n].ip, v[n].zone,
+			   v[n].type, v[n].layers, v[n].block) >= 4) {
+			if (!strcmp(v[n].layers, "-"))
+				v[n].layers[0] = '\0';
 			n++;
+		}
 	}
 	if (f)
 		fclose(f);
@@ -635,8 +639,12 @@ static void describe(int fd, struct server *sv, const struct request *r, bool to
 				l += ll + (l[ll] == ',');
 			}
 			len += (size_t)snprintf(body + len, sizeof(body) - len,
-						"</networkNodeSet><availabilityZone>%s</availabilityZone><zoneId>usw2-az9</zoneId></item>\n",
+						"</networkNodeSet><availabilityZone>%s</availabilityZone><zoneId>usw2-az9</zoneId>",
 						v[i].zone);
+			if (v[i].block[0])
+				len += (size_t)snprintf(body + len, sizeof(body) - len,
+							"<capacityBlockId>%s</capacityBlockId>", v[i].block);
+			len += (size_t)snprintf(body + len, sizeof(body) - len, "</item>\n");
 		} else {
 			/* A second address on a network interface, deeper down:
 			 * only the instance's own counts. */

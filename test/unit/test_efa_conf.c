@@ -39,8 +39,9 @@ static void test_defaults(void)
 	is_int(cfg->container_host_libraries, EFA_NO, "ContainerHostLibraries defaults to no (ABI risk)");
 	is_int(cfg->checkpoint_timeout, 30, "CheckpointTimeout defaults to 30 s");
 	is_str(cfg->topology_feature_prefixes[0], "nn1-", "layer 1 prefix first");
-	is_str(cfg->topology_feature_prefixes[2], "nn3-", "layer 3 prefix last");
-	ok(cfg->topology_feature_prefixes[3] == NULL, "three default layers");
+	is_str(cfg->topology_feature_prefixes[3], "nn4-", "layer 4 prefix last");
+	ok(cfg->topology_feature_prefixes[4] == NULL, "four default layers (EC2 gives 3 or 4)");
+	is_str(cfg->capacity_block_feature_prefix, "cb-", "CapacityBlockFeaturePrefix defaults to cb-");
 	ok(cfg->instance_type == NULL, "instance type detected unless set");
 	is_int(cfg->npartitions, 0, "no partitions");
 	is_int(cfg->checkpoint_mode, 0700, "CheckpointMode defaults to 0700");

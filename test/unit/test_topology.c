@@ -14,12 +14,13 @@
 #include "tap.h"
 
 static char *const layer_prefixes[] = { "nn1-", "nn2-", "nn3-", NULL };
+static char *const four_layer_prefixes[] = { "nn1-", "nn2-", "nn3-", "nn4-", NULL };
 
 static void cluster_init(struct efa_cluster *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->zone_prefix = strdup("az-");
-	efa_cluster_set_layers(c, layer_prefixes);
+	efa_cluster_set_layers(c, layer_prefixes, "cb-");
 }
 
 /* add(c, "n1", "az-a nn1-x nn2-y nn3-z"): features separated by spaces. */
@@ -59,7 +60,8 @@ static char *tree_of(const struct efa_cluster *c, enum efa_topology format, stru
 }
 
 /* Two zones, two spines in a, leaves of two nodes; a node of zone a with
- * only one layer, zone b with no layers at all, and a node with no zone. */
+ * only one layer (a capacity reservation's depth), zone b with no layers
+ * at all, and a node with no zone. */
 static void two_zones(struct efa_cluster *c)
 {
 	cluster_init(c);
@@ -84,9 +86,9 @@ static void test_tree(void)
 	two_zones(&c);
 	text = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
 	is_str(body(text),
-	       "SwitchName=a Switches=a-nolayers,top1\n"
-	       "SwitchName=a-nolayers Nodes=n6\n"
-	       "SwitchName=top1 Switches=sp[1-2]\n"
+	       "SwitchName=a Switches=top1\n"
+	       "SwitchName=top1 Switches=sp[1-2],top1-nolayers\n"
+	       "SwitchName=top1-nolayers Nodes=n6\n"
 	       "SwitchName=sp1 Switches=leaf[1-2]\n"
 	       "SwitchName=leaf1 Nodes=n[1-2]\n"
 	       "SwitchName=leaf2 Nodes=n[3-4]\n"
@@ -98,10 +100,10 @@ static void test_tree(void)
 	       "SwitchName=s9 Switches=l9\n"
 	       "SwitchName=l9 Nodes=x1\n",
 	       "topology.conf: a top switch per zone, one switch per layer id, nodes on leaves");
-	has_str(text, "# nodes: 9; zones: 3; without all layer features: 3; with contradicting ones: 0",
+	has_str(text, "# nodes: 9; zones: 3; capacity blocks: 0; without layer features: 2; with contradicting ones: 0",
 		"  the header counts nodes without layers");
-	has_str(text, "(nn1-,nn2-,nn3-)", "  and names the prefixes");
-	is_int(t.without_layers, 3, "n6, m1, m2 lack layers");
+	has_str(text, "(nn1-,nn2-,nn3-; capacity blocks cb-)", "  and names the prefixes");
+	is_int(t.without_layers, 2, "m1, m2 lack layers");
 	is_int(t.without_zone, 1, "x1 has no zone");
 	for (size_t i = 0; i < t.nswitches; i++) {
 		const struct efa_topo_switch *s = &t.switches[i];
@@ -123,7 +125,7 @@ static void test_tree(void)
 	text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
 	is_str(body(text),
 	       "BlockSizes=1\n"
-	       "BlockName=a-nolayers Nodes=n6\n"
+	       "BlockName=top1-nolayers Nodes=n6\n"
 	       "BlockName=leaf1 Nodes=n[1-2]\n"
 	       "BlockName=leaf2 Nodes=n[3-4]\n"
 	       "BlockName=leaf3 Nodes=n5\n"
@@ -138,7 +140,7 @@ static void test_tree(void)
 	text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
 	is_str(body(text),
 	       "BlockSizes=1,2,4\n"
-	       "BlockName=a-nolayers Nodes=n6\n"
+	       "BlockName=top1-nolayers Nodes=n6\n"
 	       "BlockName=leaf1 Nodes=n[1-2]\n"
 	       "BlockName=leaf2 Nodes=n[3-4]\n"
 	       "BlockName=leaf3 Nodes=n5\n"
@@ -622,6 +624,7 @@ static void test_snapshot(void)
 	if (!mkdtemp(dir))
 		return;
 	two_zones(&c);
+	add(&c, "u1", "az-a nn1-top1 nn2-sp1 nn3-leaf1 cb-us7");
 	snprintf(path, sizeof(path), "%s/snapshot.json", dir);
 	ok(!efa_snapshot_write(&c, path, &err), "a snapshot with layers (%s)", err.msg);
 	rc = efa_snapshot_read(path, &back, &err);
@@ -631,8 +634,11 @@ static void test_snapshot(void)
 	efa_cluster_clear(&c);
 	require(ok(!rc, "  reads back (%s)", err.msg));
 	require(is_int(back.nlayers, 3, "  with the layer prefixes"));
-	require(is_int(back.nnodes, 9, "  with all 9 nodes"));
+	require(is_int(back.nnodes, 10, "  with all 10 nodes"));
 	is_str(back.nodes[4].layers[2], "leaf3", "  and each node's layers (n5's k8s/nn3-leaf3)");
+	is_str(back.block_prefix, "cb-", "  and the block prefix");
+	is_str(back.nodes[9].block, "us7", "  and each node's capacity block");
+	ok(!back.nodes[0].block, "  none where it has none");
 	ok(back.nodes[5].layers && !back.nodes[5].layers[1], "  missing ones missing");
 	efa_cluster_clear(&back);
 	require(ok(!efa_snapshot_parse(old, sizeof(old) - 1, "old", &back, &err),
@@ -641,9 +647,72 @@ static void test_snapshot(void)
 	efa_cluster_clear(&back);
 }
 
+/*
+ * EC2 gives 4 layers for some types, 3 for others, 1 to 3 in capacity
+ * reservations; an UltraServer's instances share a capacityBlockId.
+ */
+static void test_depths(void)
+{
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	char *text;
+
+	memset(&c, 0, sizeof(c));
+	c.zone_prefix = strdup("az-");
+	efa_cluster_set_layers(&c, four_layer_prefixes, "cb-");
+	add(&c, "u1", "az-a nn1-T nn2-S nn3-L nn4-X1 cb-us1");
+	add(&c, "u2", "az-a nn1-T nn2-S nn3-L nn4-X1 cb-us1");
+	add(&c, "u3", "az-a nn1-T nn2-S nn3-L nn4-X2 cb-us1");
+	add(&c, "u4", "az-a nn1-T nn2-S nn3-L nn4-X2 cb-us1");
+	add(&c, "p1", "az-a nn1-T nn2-S nn3-L");
+	add(&c, "p2", "az-a nn1-T nn2-S nn3-L");
+	add(&c, "r1", "az-a nn1-T");
+	add(&c, "g1", "az-a nn1-T nn3-Q");
+	add(&c, "v1", "az-b nn1-V nn2-W nn3-Y cb-us1");
+	add(&c, "w1", "az-a nn1-T nn2-S nn3-L nn4-X2 cb-T");
+	text = tree_of(&c, EFA_TOPOLOGY_TREE, &t);
+	is_str(body(text),
+	       "SwitchName=a Switches=T,a-nolayers\n"
+	       "SwitchName=a-nolayers Nodes=g1\n"
+	       "SwitchName=T Switches=S,T-nolayers\n"
+	       "SwitchName=T-nolayers Nodes=r1\n"
+	       "SwitchName=S Switches=L\n"
+	       "SwitchName=L Switches=L-nolayers,X[1-2]\n"
+	       "SwitchName=L-nolayers Nodes=p[1-2]\n"
+	       "SwitchName=X1 Nodes=u[1-2]\n"
+	       "SwitchName=X2 Nodes=u[3-4],w1\n"
+	       "SwitchName=b Switches=V\n"
+	       "SwitchName=V Switches=W\n"
+	       "SwitchName=W Switches=Y\n"
+	       "SwitchName=Y Nodes=v1\n",
+	       "4, 3 and 1 layers in one zone: each node under its deepest layer");
+	is_int(t.without_layers, 0, "  every node has layer 1");
+	is_int(t.inconsistent, 3, "  a layer below a missing one, a block in two zones, a block named as a switch");
+	is_str(t.note, "node g1: layer 3 id Q without a layer 2", "  the first said");
+	free(text);
+	efa_topology_clear(&t);
+
+	text = tree_of(&c, EFA_TOPOLOGY_BLOCK, &t);
+	is_str(body(text),
+	       "BlockSizes=1\n"
+	       "BlockName=us1 Nodes=u[1-4]\n"
+	       "BlockName=a-nolayers Nodes=g1\n"
+	       "BlockName=T-nolayers Nodes=r1\n"
+	       "BlockName=L-nolayers Nodes=p[1-2]\n"
+	       "BlockName=X2 Nodes=w1\n"
+	       "BlockName=Y Nodes=v1\n",
+	       "topology/block: the UltraServer's capacity block is one block, first in its zone; "
+	       "its nodes in no other block");
+	has_str(text, "capacity blocks: 1;", "  counted in the header");
+	free(text);
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+}
+
 int main(void)
 {
 	test_tree();
+	test_depths();
 	test_contradictions();
 	test_blocks();
 	test_moves();

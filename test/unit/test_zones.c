@@ -181,22 +181,50 @@ static char *joined(char **v)
 	return buf;
 }
 
+static char **placed(char *const *features, const char *zone, bool replace_zone,
+		     char *const *layers, const char *block, bool replace_layers)
+{
+	static char *const prefixes[] = { "nn1-", "nn2-", "nn3-", "nn4-", NULL };
+	struct efa_cluster c = { .zone_prefix = "az-" };
+	struct efa_placement p = {
+		.zone = zone, .replace_zone = replace_zone,
+		.layers = layers, .block = block, .replace_layers = replace_layers,
+	};
+	char **v;
+
+	efa_cluster_set_layers(&c, prefixes, "cb-");
+	v = efa_features_placed(features, &c, &p);
+	c.zone_prefix = NULL;
+	efa_cluster_clear(&c);
+	return v;
+}
+
 static void test_placed(void)
 {
-	char *features[] = { "efa", "az-us-west-2a", "nn1-x", "k8s/nn2-y", "gpu", "nn3-z", NULL };
-	char *prefixes[] = { "nn1-", "nn2-", "nn3-", NULL };
-	char *layers[] = { "nn-1", NULL, "nn-3", NULL };
+	char *features[] = { "efa", "az-us-west-2a", "nn1-x", "k8s/nn2-y", "gpu", "nn3-z", "nn4-w",
+			     "cb-old", NULL };
+	char *gap[] = { "nn-1", NULL, "nn-3", "nn-4", NULL };
+	char *three[] = { "nn-1", "nn-2", "nn-3", NULL, NULL };
+	char *none[] = { NULL, NULL, NULL, NULL, NULL };
 
-	is_str(joined(efa_features_placed(features, "az-", "us-east-1b", true, prefixes, layers, false)),
-	       "efa,az-us-east-1b,nn1-x,k8s/nn2-y,gpu,nn3-z", "the zone replaced in place, layers kept");
-	is_str(joined(efa_features_placed(features, "az-", NULL, true, prefixes, layers, false)),
-	       "efa,az-us-west-2a,nn1-x,k8s/nn2-y,gpu,nn3-z", "an unknown zone keeps the node's own zone feature");
-	is_str(joined(efa_features_placed(features, "az-", "us-east-1b", false, prefixes, layers, true)),
-	       "efa,az-us-west-2a,nn1-nn-1,k8s/nn2-y,gpu,nn3-nn-3",
-	       "layers replaced in place, an unknown layer's own feature kept, the zone kept");
-	is_str(joined(efa_features_placed((char *[]){ "efa", NULL }, "az-", "b", true, prefixes, layers, true)),
-	       "efa,az-b,nn1-nn-1,nn3-nn-3", "  features a node lacks go last");
-	is_str(joined(efa_features_placed(NULL, "az-", "a", true, prefixes, NULL, true)), "az-a",
+	is_str(joined(placed(features, "us-east-1b", true, gap, NULL, false)),
+	       "efa,az-us-east-1b,nn1-x,k8s/nn2-y,gpu,nn3-z,nn4-w,cb-old",
+	       "the zone replaced in place, layers and block kept");
+	is_str(joined(placed(features, NULL, true, gap, NULL, false)),
+	       "efa,az-us-west-2a,nn1-x,k8s/nn2-y,gpu,nn3-z,nn4-w,cb-old",
+	       "an unknown zone keeps the node's own zone feature");
+	is_str(joined(placed(features, "us-east-1b", false, gap, "cb-1", true)),
+	       "efa,az-us-west-2a,nn1-nn-1,k8s/nn2-y,gpu,nn3-nn-3,nn4-nn-4,cb-cb-1",
+	       "layers and block replaced in place, a layer missing above the deepest kept, the zone kept");
+	is_str(joined(placed(features, NULL, false, three, NULL, true)),
+	       "efa,az-us-west-2a,nn1-nn-1,nn2-nn-2,gpu,nn3-nn-3",
+	       "3 layers where the node had 4: the 4th goes, and so does a block the source does not give");
+	is_str(joined(placed(features, NULL, false, none, "cb-1", true)),
+	       "efa,az-us-west-2a,nn1-x,k8s/nn2-y,gpu,nn3-z,nn4-w,cb-old",
+	       "no layer given: the node's own layers and block stand");
+	is_str(joined(placed((char *[]){ "efa", NULL }, "b", true, three, "u1", true)),
+	       "efa,az-b,nn1-nn-1,nn2-nn-2,nn3-nn-3,cb-u1", "  features a node lacks go last");
+	is_str(joined(placed(NULL, "a", true, NULL, NULL, true)), "az-a",
 	       "no features, no layers: only the zone");
 }
 

@@ -64,12 +64,12 @@ static json_t *to_json(const struct efa_cluster *c)
 		json_t *layers = layers_json(n, c->nlayers);
 
 		if ((n->layers && !layers) ||
-		    json_array_append_new(nodes, json_pack("{s:s, s:s?, s:s?, s:s, s:b, s:o, s:o*}",
+		    json_array_append_new(nodes, json_pack("{s:s, s:s?, s:s?, s:s, s:b, s:o, s:o*, s:s*}",
 							   "name", n->name, "zone", n->zone,
 							   "feature", n->zone_feature, "state", n->state,
 							   "usable", n->usable,
 							   "partitions", strv_json(n->partitions),
-							   "layers", layers))) {
+							   "layers", layers, "block", n->block))) {
 			json_decref(nodes);
 			nodes = NULL;
 		}
@@ -79,11 +79,12 @@ static json_t *to_json(const struct efa_cluster *c)
 		json_decref(nodes);
 		return NULL;
 	}
-	return json_pack("{s:i, s:I, s:s?, s:s?, s:s?, s:s?, s:o*, s:o, s:o}",
+	return json_pack("{s:i, s:I, s:s?, s:s?, s:s?, s:s?, s:o*, s:s*, s:o, s:o}",
 			 "format", EFA_SNAPSHOT_FORMAT, "generated", (json_int_t)c->generated,
 			 "source", c->source, "slurm_version", c->slurm_version,
 			 "api_version", c->api_version, "zone_prefix", c->zone_prefix,
-			 "layer_prefixes", prefixes, "zones", zones, "nodes", nodes);
+			 "layer_prefixes", prefixes, "block_prefix", c->block_prefix,
+			 "zones", zones, "nodes", nodes);
 }
 
 /*
@@ -190,34 +191,39 @@ static char **strv_from(json_t *a)
  * none. EC2 has three or four layers: far more would only multiply every
  * node's memory.
  */
-static int set_layer_prefixes(struct efa_cluster *c, json_t *a)
+static int set_layer_prefixes(struct efa_cluster *c, json_t *a, const char *block_prefix)
 {
 	char **prefixes;
 	int rc;
 
 	if (!json_is_array(a) || json_array_size(a) > MAX_LAYERS || !(prefixes = strv_from(a)))
 		return 0;
-	rc = efa_cluster_set_layers(c, prefixes);
+	rc = efa_cluster_set_layers(c, prefixes, block_prefix);
 	efa_strv_free(prefixes);
 	return rc;
 }
 
 /*
  * The features a node had as far as the snapshot recorded them: its zone
- * feature, and "<prefix><id>" for each layer (what is not a string is no
- * layer).
+ * feature, "<prefix><id>" for each layer (what is not a string is no
+ * layer) and its block.
  */
 static char **node_features(const struct efa_cluster *c, json_t *node)
 {
 	const char *zone = json_string_value(json_object_get(node, "feature"));
+	const char *block = json_string_value(json_object_get(node, "block"));
 	json_t *layers = json_object_get(node, "layers");
-	char **v = calloc(c->nlayers + 2, sizeof(*v));
+	char **v = calloc(c->nlayers + 3, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
 		return NULL;
 	if (zone && !(v[n++] = strdup(zone)))
 		goto fail;
+	if (block && c->block_prefix && asprintf(&v[n++], "%s%s", c->block_prefix, block) < 0) {
+		v[--n] = NULL;
+		goto fail;
+	}
 	for (size_t i = 0; i < c->nlayers; i++) {
 		const char *id = json_string_value(json_array_get(layers, i));
 
@@ -259,7 +265,8 @@ int efa_snapshot_parse(const char *text, size_t len, const char *name, struct ef
 	c->slurm_version = opt_string(doc, "slurm_version");
 	c->api_version = opt_string(doc, "api_version");
 	c->zone_prefix = opt_string(doc, "zone_prefix");
-	if (set_layer_prefixes(c, json_object_get(doc, "layer_prefixes"))) {
+	if (set_layer_prefixes(c, json_object_get(doc, "layer_prefixes"),
+			       json_string_value(json_object_get(doc, "block_prefix")))) {
 		efa_error_set(err, "out of memory");
 		goto fail;
 	}

@@ -129,13 +129,19 @@ static int zone_switch(struct builder *b, const char *name, const char *zone, st
  * note. Checked before anything is added, so a refused path leaves no
  * switches behind.
  */
-static bool contradicts(struct builder *b, const struct efa_cluster_node *n, size_t zone,
-			char *note, size_t size)
+static bool contradicts(struct builder *b, const struct efa_cluster_node *n, size_t depth,
+			size_t zone, char *note, size_t size)
 {
 	const struct efa_topo_tree *t = b->t;
 	size_t expect = zone;
 
-	for (size_t i = 0; i < b->c->nlayers; i++) {
+	for (size_t i = depth; i < b->c->nlayers; i++)
+		if (n->layers[i]) {
+			snprintf(note, size, "node %s: layer %zu id %s without a layer %zu", n->name,
+				 i + 1, n->layers[i], depth + 1);
+			return true;
+		}
+	for (size_t i = 0; i < depth; i++) {
 		const char *id = n->layers[i];
 		const char *here = i ? n->layers[i - 1] : t->switches[zone].name;
 		enum lookup found;
@@ -177,22 +183,32 @@ static bool contradicts(struct builder *b, const struct efa_cluster_node *n, siz
 	return false;
 }
 
+static void contradiction(struct efa_topo_tree *t, const char *note)
+{
+	if (!t->inconsistent++)
+		snprintf(t->note, sizeof(t->note), "%s", note);
+}
+
+/*
+ * A node sits under the deepest of its layers from the top: instance
+ * types have 3 or 4, capacity reservations 1 to 3, so depths mix in one
+ * zone. A node without layer 1 sits under its zone.
+ */
 static int place(struct builder *b, size_t idx, size_t zone)
 {
 	struct efa_topo_tree *t = b->t;
 	const struct efa_cluster_node *n = &b->c->nodes[idx];
-	size_t have = 0, parent = zone;
+	size_t depth = 0, parent = zone;
 	char note[sizeof(t->note)];
 
-	for (size_t i = 0; n->layers && i < b->c->nlayers; i++)
-		have += n->layers[i] != NULL;
-	if (!b->c->nlayers || have < b->c->nlayers) {
+	while (n->layers && depth < b->c->nlayers && n->layers[depth])
+		depth++;
+	if (!depth) {
 		t->without_layers++;
-	} else if (contradicts(b, n, zone, note, sizeof(note))) {
-		if (!t->inconsistent++)
-			memcpy(t->note, note, sizeof(note));
+	} else if (contradicts(b, n, depth, zone, note, sizeof(note))) {
+		contradiction(t, note);
 	} else {
-		for (size_t i = 0; i < b->c->nlayers; i++) {
+		for (size_t i = 0; i < depth; i++) {
 			size_t at;
 
 			if (lookup(b, n->layers[i], &at) != SWITCH &&
@@ -202,6 +218,56 @@ static int place(struct builder *b, size_t idx, size_t zone)
 		}
 	}
 	return append(&t->switches[parent].nodes, &t->switches[parent].nnodes, idx);
+}
+
+static struct efa_topo_block *block_named(struct efa_topo_tree *t, const char *name)
+{
+	for (size_t i = t->nblocks; i-- > 0;)
+		if (!strcmp(t->blocks[i].name, name))
+			return &t->blocks[i];
+	return NULL;
+}
+
+/*
+ * The node's capacity block (an UltraServer's NVLink domain), one block
+ * for topology/block. A block lies in one zone and is named apart from
+ * every switch: a node that says otherwise stays on its switch's block.
+ */
+static int join_block(struct builder *b, size_t idx, size_t zone)
+{
+	struct efa_topo_tree *t = b->t;
+	const struct efa_cluster_node *n = &b->c->nodes[idx];
+	struct efa_topo_block *k = block_named(t, n->block);
+	char note[sizeof(t->note)];
+	size_t at;
+
+	if (!valid_name(n->block) || lookup(b, n->block, &at) != ABSENT) {
+		snprintf(note, sizeof(note), "node %s: capacity block %s %s", n->name, n->block,
+			 valid_name(n->block) ? "is named as a switch" : "cannot be a block name");
+		contradiction(t, note);
+		return 0;
+	}
+	if (k && k->zone != zone) {
+		snprintf(note, sizeof(note), "node %s: capacity block %s is in %s on other nodes",
+			 n->name, n->block, t->switches[k->zone].name);
+		contradiction(t, note);
+		return 0;
+	}
+	if (!k) {
+		struct efa_topo_block *grown = realloc(t->blocks, (t->nblocks + 1) * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		t->blocks = grown;
+		k = &t->blocks[t->nblocks];
+		memset(k, 0, sizeof(*k));
+		k->zone = zone;
+		if (!(k->name = strdup(n->block)))
+			return -1;
+		t->nblocks++;
+	}
+	t->in_block[idx] = true;
+	return append(&k->nodes, &k->nnodes, idx);
 }
 
 static int node_cmp(const void *a, const void *b, void *arg)
@@ -226,8 +292,10 @@ int efa_topology_build(const struct efa_cluster *c, struct efa_topo_tree *t, str
 
 	memset(t, 0, sizeof(*t));
 	t->cluster = c;
-	if (!order || !hcreate_r(2 * (c->nnodes * c->nlayers + 2 * c->nzones + 2) + 16, &b.names)) {
+	t->in_block = calloc(c->nnodes ? c->nnodes : 1, sizeof(*t->in_block));
+	if (!order || !t->in_block || !hcreate_r(2 * (c->nnodes * c->nlayers + 2 * c->nzones + 2) + 16, &b.names)) {
 		free(order);
+		efa_topology_clear(t);
 		return efa_error_set(err, "out of memory");
 	}
 	for (size_t i = 0; i < c->nnodes; i++) {
@@ -248,6 +316,17 @@ int efa_topology_build(const struct efa_cluster *c, struct efa_topo_tree *t, str
 		const struct efa_cluster_zone *z = n->zone ? efa_cluster_zone(c, n->zone) : NULL;
 
 		if (place(&b, order[i], z ? (size_t)(z - c->zones) : c->nzones)) {
+			efa_error_set(err, "out of memory");
+			goto out;
+		}
+	}
+	/* After every switch is named, so that a block never takes a
+	 * switch's name. */
+	for (size_t i = 0; i < c->nnodes; i++) {
+		const struct efa_cluster_node *n = &c->nodes[order[i]];
+		const struct efa_cluster_zone *z = n->zone ? efa_cluster_zone(c, n->zone) : NULL;
+
+		if (n->block && join_block(&b, order[i], z ? (size_t)(z - c->zones) : c->nzones)) {
 			efa_error_set(err, "out of memory");
 			goto out;
 		}
@@ -276,20 +355,46 @@ void efa_topology_clear(struct efa_topo_tree *t)
 		free(t->switches[i].nodes);
 	}
 	free(t->switches);
+	for (size_t i = 0; i < t->nblocks; i++) {
+		free(t->blocks[i].name);
+		free(t->blocks[i].nodes);
+	}
+	free(t->blocks);
+	free(t->in_block);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Nodes (n of them, cluster indexes) as a hostlist expression, those in
+ * capacity blocks left out when loose_only. NULL on ENOMEM. */
+static char *hostlist_of(const struct efa_topo_tree *t, const size_t *nodes, size_t n,
+			 bool loose_only)
+{
+	char **names = calloc(n ? n : 1, sizeof(*names)), *hl;
+	size_t k = 0;
+
+	if (!names)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!loose_only || !t->in_block[nodes[i]])
+			names[k++] = t->cluster->nodes[nodes[i]].name;
+	hl = efa_hostlist_compress(names, k);
+	free(names);
+	return hl;
 }
 
 char *efa_topology_nodes(const struct efa_topo_tree *t, const struct efa_topo_switch *s)
 {
-	char **names = calloc(s->nnodes ? s->nnodes : 1, sizeof(*names)), *hl;
+	return hostlist_of(t, s->nodes, s->nnodes, false);
+}
 
-	if (!names)
-		return NULL;
+/* The nodes of s that topology/block gives its leaf's block. */
+static size_t loose_nodes(const struct efa_topo_tree *t, const struct efa_topo_switch *s)
+{
+	size_t n = 0;
+
 	for (size_t i = 0; i < s->nnodes; i++)
-		names[i] = t->cluster->nodes[s->nodes[i]].name;
-	hl = efa_hostlist_compress(names, s->nnodes);
-	free(names);
-	return hl;
+		n += !t->in_block[s->nodes[i]];
+	return n;
 }
 
 /* The switches below s, and its own nodes' leaf when it has both. */
@@ -366,23 +471,25 @@ static void put_unit(const struct writer *w, enum efa_topology kind, const char 
 
 /*
  * s and everything below it, top down: for topology/tree its switches and
- * their leaves, for topology/block only the leaves, in tree order, so that
- * leaves under one layer-2 switch stand side by side.
+ * their leaves, for topology/block only the leaves (less the nodes of
+ * capacity blocks), in tree order, so that leaves under one layer-2
+ * switch stand side by side.
  */
 static int render_switch(const struct efa_topo_tree *t, size_t idx, enum efa_topology kind,
 			 const struct writer *w)
 {
 	const struct efa_topo_switch *s = &t->switches[idx];
+	bool block = kind == EFA_TOPOLOGY_BLOCK;
 	char *hl;
 
-	if (s->nchildren && kind == EFA_TOPOLOGY_TREE) {
+	if (s->nchildren && !block) {
 		if (!(hl = compress_children(t, s)))
 			return -1;
 		put_unit(w, kind, s->name, "", hl, NULL);
 		free(hl);
 	}
-	if (s->nnodes) {
-		if (!(hl = efa_topology_nodes(t, s)))
+	if (block ? loose_nodes(t, s) : s->nnodes) {
+		if (!(hl = hostlist_of(t, s->nodes, s->nnodes, block)))
 			return -1;
 		put_unit(w, kind, s->name, s->nchildren ? EFA_TOPO_NO_LAYERS_SUFFIX : "", NULL, hl);
 		free(hl);
@@ -393,24 +500,62 @@ static int render_switch(const struct efa_topo_tree *t, size_t idx, enum efa_top
 	return 0;
 }
 
-/* The switches holding nodes below (and at) s, and the fewest nodes one holds. */
-static size_t count_blocks(const struct efa_topo_tree *t, size_t idx, size_t *fewest)
+static void count_block(size_t nodes, size_t *n, size_t *fewest)
+{
+	if (!nodes)
+		return;
+	(*n)++;
+	if (!*fewest || nodes < *fewest)
+		*fewest = nodes;
+}
+
+/* The blocks of the switches holding loose nodes below (and at) s, and
+ * the fewest nodes one holds. */
+static size_t count_switch_blocks(const struct efa_topo_tree *t, size_t idx, size_t *fewest)
 {
 	const struct efa_topo_switch *s = &t->switches[idx];
 	size_t n = 0;
 
-	if (s->nnodes) {
-		n++;
-		if (!*fewest || s->nnodes < *fewest)
-			*fewest = s->nnodes;
-	}
+	count_block(loose_nodes(t, s), &n, fewest);
 	for (size_t i = 0; i < s->nchildren; i++)
-		n += count_blocks(t, s->children[i], fewest);
+		n += count_switch_blocks(t, s->children[i], fewest);
 	return n;
+}
+
+/* A zone's blocks: its capacity blocks and its switches' leaves. */
+static size_t count_blocks(const struct efa_topo_tree *t, size_t zone, size_t *fewest)
+{
+	size_t n = count_switch_blocks(t, zone, fewest);
+
+	for (size_t i = 0; i < t->nblocks; i++)
+		if (t->blocks[i].zone == zone)
+			count_block(t->blocks[i].nnodes, &n, fewest);
+	return n;
+}
+
+/* A zone's capacity blocks, first in the zone: each is its own unit. */
+static int render_capacity_blocks(const struct efa_topo_tree *t, size_t zone,
+				  const struct writer *w)
+{
+	for (size_t i = 0; i < t->nblocks; i++) {
+		const struct efa_topo_block *k = &t->blocks[i];
+		char *hl;
+
+		if (k->zone != zone)
+			continue;
+		if (!(hl = hostlist_of(t, k->nodes, k->nnodes, false)))
+			return -1;
+		put_unit(w, EFA_TOPOLOGY_BLOCK, k->name, "", NULL, hl);
+		free(hl);
+	}
+	return 0;
 }
 
 static bool switch_named(const struct efa_topo_tree *t, const char *name)
 {
+	for (size_t i = 0; i < t->nblocks; i++)
+		if (!strcmp(t->blocks[i].name, name))
+			return true;
 	for (size_t i = 0; i < t->nswitches; i++)
 		if (!strcmp(t->switches[i].name, name) ||
 		    (t->switches[i].layer == 0 && !strncmp(name, t->switches[i].name, strlen(t->switches[i].name)) &&
@@ -497,7 +642,7 @@ static int render_blocks(const struct efa_topo_tree *t, const struct writer *w)
 	for (size_t z = 0; z < t->nzones; z++) {
 		size_t n = count_blocks(t, z, &fewest), empty = 0;
 
-		if (render_switch(t, z, EFA_TOPOLOGY_BLOCK, w))
+		if (render_capacity_blocks(t, z, w) || render_switch(t, z, EFA_TOPOLOGY_BLOCK, w))
 			return -1;
 		for (; pad && n < span; n++) {
 			char name[EFA_ERROR_MAX];
@@ -519,8 +664,9 @@ static void render_header(const struct efa_topo_tree *t, const char *what, FILE 
 		what);
 	for (size_t i = 0; i < c->nlayers; i++)
 		fprintf(out, "%s%s", i ? "," : "", c->layer_prefixes[i]);
-	fprintf(out, "): changes made here are overwritten.\n# nodes: %zu; zones: %zu; without all layer features: %zu; with contradicting ones: %zu\n",
-		c->nnodes, t->nzones, t->without_layers, t->inconsistent);
+	fprintf(out, "%s%s): changes made here are overwritten.\n# nodes: %zu; zones: %zu; capacity blocks: %zu; without layer features: %zu; with contradicting ones: %zu\n",
+		c->block_prefix ? "; capacity blocks " : "", c->block_prefix ? c->block_prefix : "",
+		c->nnodes, t->nzones, t->nblocks, t->without_layers, t->inconsistent);
 }
 
 static int render_tree(const struct efa_topo_tree *t, const struct writer *w)

@@ -8,11 +8,14 @@
  * DescribeInstanceTopology and the console show); above each layer-1
  * switch, one top switch per zone named by the zone, and nothing above
  * those, so that Slurm never builds one allocation across zones. Nodes
- * without a zone are a zone of their own, "no-zone". A node without a
- * complete set of layers sits directly under its zone's switch, and so
- * does one whose layers contradict what earlier nodes (by name) said: an
- * id under two parents, at two layers, or twice in one path, or one that
- * cannot be a switch name.
+ * without a zone are a zone of their own, "no-zone". A node sits under
+ * the deepest layer it has from the top (EC2 gives 3 or 4 by instance
+ * type, a capacity reservation 1 to 3: depths mix); one without layer 1
+ * sits directly under its zone's switch, and so does one whose layers
+ * contradict what earlier nodes (by name) said: an id under two parents,
+ * at two layers, or twice in one path, a layer below a missing one, or
+ * an id that cannot be a switch name. Nodes of one capacity block (the
+ * CapacityBlockFeaturePrefix= feature) are one block for topology/block.
  */
 #ifndef EFA_TOPOLOGY_H
 #define EFA_TOPOLOGY_H
@@ -41,12 +44,24 @@ struct efa_topo_switch {
 	size_t nnodes;
 };
 
+/* An EC2 capacity block (an UltraServer's NVLink domain): one block of
+ * topology/block, whatever switches its nodes hang from. */
+struct efa_topo_block {
+	char *name;		/* the capacityBlockId */
+	size_t zone;		/* its zone's switch */
+	size_t *nodes;		/* the cluster's node indexes, by name */
+	size_t nnodes;
+};
+
 struct efa_topo_tree {
 	const struct efa_cluster *cluster;	/* whose nodes these are; not owned */
 	struct efa_topo_switch *switches;	/* zones' switches first, no-zone last */
 	size_t nswitches;
 	size_t nzones;
-	size_t without_layers;	/* nodes lacking one or more layer features */
+	struct efa_topo_block *blocks;	/* in the order first seen, by node name */
+	size_t nblocks;
+	bool *in_block;		/* per cluster node: in one of blocks */
+	size_t without_layers;	/* nodes without a layer 1 feature */
 	size_t inconsistent;	/* nodes whose layers contradict others' */
 	size_t without_zone;
 	char note[EFA_ERROR_MAX];	/* the first contradiction, for the log */

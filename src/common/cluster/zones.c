@@ -186,21 +186,33 @@ static struct efa_cluster_zone *zone_for(struct efa_cluster *c, const char *name
 	return z->name && z->feature ? z : NULL;
 }
 
-int efa_cluster_set_layers(struct efa_cluster *c, char *const *prefixes)
+int efa_cluster_set_layers(struct efa_cluster *c, char *const *prefixes, const char *block_prefix)
 {
 	efa_strv_free(c->layer_prefixes);
+	free(c->block_prefix);
 	c->nlayers = 0;
-	if (!(c->layer_prefixes = efa_strv_dup(prefixes)))
+	c->block_prefix = NULL;
+	if (!(c->layer_prefixes = efa_strv_dup(prefixes)) ||
+	    (block_prefix && *block_prefix && !(c->block_prefix = strdup(block_prefix))))
 		return -1;
 	while (c->layer_prefixes[c->nlayers])
 		c->nlayers++;
 	return 0;
 }
 
-/* A node with two ids in one layer has no place in the tree: none kept. */
+/* A node with two ids in one layer (or two blocks) has no place in the
+ * tree (or no block): none kept. */
 static int node_layers(struct efa_cluster_node *n, const struct efa_cluster *c,
 		       char *const *features)
 {
+	if (c->block_prefix) {
+		const char *feature;
+		bool conflict;
+		const char *id = efa_zone_of(features, c->block_prefix, &feature, &conflict);
+
+		if (id && !conflict && !(n->block = strdup(id)))
+			return -1;
+	}
 	if (!c->nlayers)
 		return 0;
 	if (!(n->layers = calloc(c->nlayers, sizeof(*n->layers))))
@@ -273,6 +285,7 @@ void efa_cluster_clear(struct efa_cluster *c)
 		for (size_t l = 0; c->nodes[i].layers && l < c->nlayers; l++)
 			free(c->nodes[i].layers[l]);
 		free(c->nodes[i].layers);
+		free(c->nodes[i].block);
 	}
 	free(c->nodes);
 	for (size_t i = 0; i < c->nzones; i++) {
@@ -288,6 +301,7 @@ void efa_cluster_clear(struct efa_cluster *c)
 	free(c->api_version);
 	free(c->zone_prefix);
 	efa_strv_free(c->layer_prefixes);
+	free(c->block_prefix);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -311,59 +325,94 @@ static int push(char **v, size_t *n, const char *prefix, const char *value)
 	return 0;
 }
 
-char **efa_features_placed(char *const *features, const char *zone_prefix, const char *zone,
-			   bool replace_zone, char *const *layer_prefixes, char *const *layers,
-			   bool replace_layers)
-{
-	size_t nfeatures = 0, nlayers = 0, n = 0;
-	bool zone_done, *layer_done;
-	char **v;
+/* What the placement says a feature of each prefix becomes. */
+struct verdict {
+	const char *value;	/* the new id; NULL: the node's own stands */
+	bool drop;		/* the source says there is none */
+	bool done;
+};
 
-	/* What the source does not know, the node's own features still say. */
-	replace_zone = replace_zone && zone;
-	zone_done = !replace_zone;
+static struct verdict *verdicts(const struct efa_cluster *c, const struct efa_placement *p)
+{
+	struct verdict *v = calloc(c->nlayers + 2, sizeof(*v));
+	size_t depth = 0;
+
+	if (!v)
+		return NULL;
+	if (p->replace_zone && p->zone)
+		v[0].value = p->zone;
+	for (size_t l = 0; p->replace_layers && p->layers && l < c->nlayers; l++)
+		if (p->layers[l])
+			depth = l + 1;
+	/* Below the deepest layer the source gives there is none (EC2
+	 * gives 3 or 4, a reservation 1 to 3); a layer missing above it is
+	 * unknown. Whether a node is in a capacity block is known with its
+	 * layers. */
+	for (size_t l = 0; depth && l < c->nlayers; l++) {
+		v[l + 1].value = l < depth ? p->layers[l] : NULL;
+		v[l + 1].drop = l >= depth;
+	}
+	if (depth && c->block_prefix) {
+		v[c->nlayers + 1].value = p->block;
+		v[c->nlayers + 1].drop = !p->block;
+	}
+	return v;
+}
+
+/* Which verdict a feature falls under: 0 zone, 1.. layers, then the
+ * block; -1 none. */
+static long kind_of(const struct efa_cluster *c, const char *feature)
+{
+	if (c->zone_prefix && of_prefix(feature, c->zone_prefix))
+		return 0;
+	for (size_t l = 0; l < c->nlayers; l++)
+		if (of_prefix(feature, c->layer_prefixes[l]))
+			return (long)l + 1;
+	if (c->block_prefix && of_prefix(feature, c->block_prefix))
+		return (long)c->nlayers + 1;
+	return -1;
+}
+
+static const char *prefix_of(const struct efa_cluster *c, size_t kind)
+{
+	return !kind ? c->zone_prefix : kind <= c->nlayers ? c->layer_prefixes[kind - 1] :
+	       c->block_prefix;
+}
+
+char **efa_features_placed(char *const *features, const struct efa_cluster *c,
+			   const struct efa_placement *p)
+{
+	size_t nfeatures = 0, nkinds = c->nlayers + 2, n = 0;
+	struct verdict *v = verdicts(c, p);
+	char **out;
 
 	while (features && features[nfeatures])
 		nfeatures++;
-	while (layer_prefixes && layer_prefixes[nlayers])
-		nlayers++;
-	v = calloc(nfeatures + nlayers + 2, sizeof(*v));
-	layer_done = calloc(nlayers + 1, sizeof(*layer_done));
-	if (!v || !layer_done)
+	out = calloc(nfeatures + nkinds + 1, sizeof(*out));
+	if (!v || !out)
 		goto fail;
-	for (size_t l = 0; l < nlayers; l++)
-		layer_done[l] = !replace_layers || !layers || !layers[l];
 	/* A replaced feature takes the place of the first it replaces, so
 	 * that a node's list changes no more than it must. */
 	for (size_t i = 0; i < nfeatures; i++) {
-		size_t l = 0;
+		long k = kind_of(c, features[i]);
+		struct verdict *d = k < 0 ? NULL : &v[k];
 
-		if (replace_zone && of_prefix(features[i], zone_prefix)) {
-			if (!zone_done && push(v, &n, zone_prefix, zone))
+		if (d && (d->value || d->drop)) {
+			if (d->value && !d->done && push(out, &n, prefix_of(c, (size_t)k), d->value))
 				goto fail;
-			zone_done = true;
+			d->done = true;
 			continue;
 		}
-		while (replace_layers && l < nlayers && !of_prefix(features[i], layer_prefixes[l]))
-			l++;
-		if (replace_layers && l < nlayers && layers && layers[l]) {
-			if (!layer_done[l] && push(v, &n, layer_prefixes[l], layers[l]))
-				goto fail;
-			layer_done[l] = true;
-			continue;
-		}
-		if (!(v[n++] = strdup(features[i])))
+		if (!(out[n++] = strdup(features[i])))
 			goto fail;
 	}
-	if (!zone_done && push(v, &n, zone_prefix, zone))
-		goto fail;
-	for (size_t l = 0; l < nlayers; l++)
-		if (!layer_done[l] && push(v, &n, layer_prefixes[l], layers[l]))
+	for (size_t k = 0; k < nkinds; k++)
+		if (v[k].value && !v[k].done && push(out, &n, prefix_of(c, k), v[k].value))
 			goto fail;
-	free(layer_done);
-	return v;
+	free(v);
+	return out;
 fail:
-	free(layer_done);
-	efa_strv_free(v);
+	free(v);
+	efa_strv_free(out);
 	return NULL;
 }

@@ -27,6 +27,7 @@ struct efa_cluster_node {
 	char **partitions;	/* NULL-terminated */
 	char **layers;		/* network node ids, one per layer prefix, top first;
 				 * NULL where the node has none, or two */
+	char *block;		/* its EC2 capacity block (an UltraServer); NULL: none */
 };
 
 struct efa_cluster_zone {
@@ -49,6 +50,9 @@ struct efa_cluster {
 	 * first; set before adding nodes. NULL: none recorded. */
 	char **layer_prefixes;
 	size_t nlayers;
+	/* The capacity block as a feature (CapacityBlockFeaturePrefix=);
+	 * NULL: none recorded. */
+	char *block_prefix;
 	struct efa_cluster_node *nodes;
 	size_t nnodes;
 	size_t nodes_cap;
@@ -73,21 +77,34 @@ bool efa_state_usable(char *const *states);
 int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *features,
 			 char *const *states, char *const *partitions, struct efa_error *err);
 
-/*
- * A node's features as another source (Kubernetes labels) says where it
- * is: with replace_zone, features of zone_prefix (also under the Slinky
- * prefix) give way to zone_prefix+zone; with replace_layers, features of
- * each layer prefix give way to prefix+layers[i]. A NULL zone or layer is
- * unknown: the node's own feature for it stays. A new feature
- * takes the place of the first it replaces (else goes last); the rest is
- * kept in order. NULL on ENOMEM.
- */
-char **efa_features_placed(char *const *features, const char *zone_prefix, const char *zone,
-			   bool replace_zone, char *const *layer_prefixes, char *const *layers,
-			   bool replace_layers);
+/* Where another source (Kubernetes labels, EC2) says a node is. */
+struct efa_placement {
+	const char *zone;	/* NULL: unknown */
+	bool replace_zone;	/* the zone comes from this source */
+	/*
+	 * One id per layer prefix, top first. Below the deepest one given
+	 * the node has no layer (EC2 gives 3 or 4, a reservation 1 to 3); a
+	 * layer missing above it is unknown. NULL, or none given: unknown.
+	 */
+	char *const *layers;
+	const char *block;	/* with layers: the capacity block, NULL for none */
+	bool replace_layers;	/* the layers (and block) come from this source */
+};
 
-/* Records the layer prefixes (copied) before nodes are added. */
-int efa_cluster_set_layers(struct efa_cluster *c, char *const *prefixes);
+/*
+ * A node's features as p says where it is: features of c's zone prefix
+ * (also under the Slinky prefix), of each layer prefix and of the block
+ * prefix give way to prefix+id, or go where p says there is none; what p
+ * does not know, the node's own features still say. A new feature takes
+ * the place of the first it replaces (else goes last); the rest is kept
+ * in order. NULL on ENOMEM.
+ */
+char **efa_features_placed(char *const *features, const struct efa_cluster *c,
+			   const struct efa_placement *p);
+
+/* Records the layer prefixes and the block prefix (NULL or "": none),
+ * copied, before nodes are added. */
+int efa_cluster_set_layers(struct efa_cluster *c, char *const *prefixes, const char *block_prefix);
 
 void efa_cluster_clear(struct efa_cluster *c);
 

@@ -17,6 +17,9 @@
 
 #define DEFAULT_CHECKPOINT_TIMEOUT 30
 #define DEFAULT_SNAPSHOT_MAX_AGE 300
+/* An instance stopped and started gets new network nodes; EC2 gives an
+ * UltraServer's capacityBlockId a while after launch. */
+#define DEFAULT_EC2_MAX_AGE 900
 /* Around PyTorch's customary 29500, away from the ephemeral range. */
 #define DEFAULT_MASTER_PORT_LO 29500
 #define DEFAULT_MASTER_PORT_HI 29999
@@ -110,6 +113,7 @@ static const struct key global_keys[] = {
 	GKEY("OnSnapshotMissing", V_CHOICE, on_snapshot_missing, on_missing_choices),
 	GKEY("Topology", V_CHOICE, topology, topology_choices),
 	GKEY("TopologyFeaturePrefixes", V_LIST, topology_feature_prefixes, NULL),
+	GKEY("CapacityBlockFeaturePrefix", V_STRING, capacity_block_feature_prefix, NULL),
 	GKEY("TopologyFile", V_PATH, topology_file, NULL),
 	GKEY("TopologyFormat", V_CHOICE, topology_format, topology_format_choices),
 	GKEY("TopologyReload", V_STRING, topology_reload, NULL),
@@ -117,6 +121,7 @@ static const struct key global_keys[] = {
 	GKEY("TopologySource", V_CHOICE, topology_source, source_choices),
 	GKEY("Ec2Endpoint", V_STRING, ec2_endpoint, NULL),
 	GKEY("Ec2Region", V_STRING, ec2_region, NULL),
+	GKEY("Ec2MaxAge", V_DURATION, ec2_max_age, NULL),
 	GKEY("KubernetesURL", V_STRING, kubernetes_url, NULL),
 	GKEY("KubernetesTokenFile", V_PATH, kubernetes_token_file, NULL),
 	GKEY("KubernetesCAFile", V_PATH, kubernetes_ca_file, NULL),
@@ -183,6 +188,7 @@ void efa_config_free(struct efa_config *cfg)
 	free(cfg->rest_api_version);
 	free(cfg->snapshot);
 	free(cfg->zone_feature_prefix);
+	free(cfg->capacity_block_feature_prefix);
 	efa_strv_free(cfg->topology_feature_prefixes);
 	free(cfg->topology_file);
 	free(cfg->topology_reload);
@@ -234,8 +240,11 @@ struct efa_config *efa_config_defaults(void)
 	cfg->profile_dir = strdup(DATADIR "/slurm-efa/profiles");
 	cfg->snapshot = strdup(LOCALSTATEDIR "/lib/slurm-efa/snapshot.json");
 	cfg->zone_feature_prefix = strdup("az-");
-	cfg->topology_feature_prefixes = list_split("nn1-,nn2-,nn3-");
+	/* EC2 gives 3 or 4 layers, by instance type. */
+	cfg->topology_feature_prefixes = list_split("nn1-,nn2-,nn3-,nn4-");
+	cfg->capacity_block_feature_prefix = strdup("cb-");
 	cfg->snapshot_max_age = DEFAULT_SNAPSHOT_MAX_AGE;
+	cfg->ec2_max_age = DEFAULT_EC2_MAX_AGE;
 	cfg->on_snapshot_missing = EFA_ON_MISSING_ACCEPT;
 	cfg->topology = EFA_TOPOLOGY_NONE;
 	cfg->distributed_env = EFA_YES;
@@ -248,6 +257,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->checkpoint_timeout = DEFAULT_CHECKPOINT_TIMEOUT;
 	cfg->checkpoint_env = strdup("CHECKPOINT_DIR");
 	if (!cfg->profile_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
+	    !cfg->capacity_block_feature_prefix ||
 	    !cfg->topology_feature_prefixes || !cfg->checkpoint_env) {
 		efa_config_free(cfg);
 		return NULL;

@@ -78,10 +78,12 @@ struct efa_config {
 	char *rest_api_version;		/* pinned, "v0.0.45"; NULL: negotiate */
 	char *snapshot;
 	long snapshot_max_age;		/* seconds */
+	long ec2_max_age;		/* seconds an EC2 answer is trusted */
 	char *zone_feature_prefix;
 	enum efa_on_missing on_snapshot_missing;
 	enum efa_topology topology;
 	char **topology_feature_prefixes;	/* NULL-terminated, top layer first */
+	char *capacity_block_feature_prefix;	/* EC2's capacityBlockId */
 	char *topology_file;
 	enum efa_topology_format topology_format;
 	char *topology_reload;
