@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/env/env.h"
+#include "common/env/memlock.h"
 #include "common/env/profile.h"
 #include "common/config/efa_conf.h"
 #include "common/node/rdma.h"
@@ -672,6 +673,36 @@ static void test_fixtures(void)
 	efa_profiles_free(set);
 }
 
+/* A propagated RLIMIT_MEMLOCK below the task's own is refused, never one
+ * that is not below it. */
+static void test_memlock(void)
+{
+	static const struct {
+		const char *value;
+		rlim_t current;
+		bool refuse;
+	} rows[] = {
+		{ "65536", RLIM_INFINITY, true },
+		{ "U65536", RLIM_INFINITY, true },		/* srun --propagate */
+		{ "65536", 8388608, true },
+		{ "8388608", 8388608, false },
+		{ "18446744073709551615", RLIM_INFINITY, false },	/* unlimited */
+		{ "17179869184", 8388608, false },
+		{ "64k", RLIM_INFINITY, false },		/* Slurm refuses it itself */
+		{ "", RLIM_INFINITY, false },
+		{ NULL, RLIM_INFINITY, false },
+	};
+	char msg[1024];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		ok(efa_memlock_refuse(rows[i].value, rows[i].current, msg, sizeof(msg)) == rows[i].refuse,
+		   "memlock %s against %llu: %s", rows[i].value ? rows[i].value : "(unset)",
+		   (unsigned long long)rows[i].current, rows[i].refuse ? "not applied" : "left to Slurm");
+	efa_memlock_refuse("65536", RLIM_INFINITY, msg, sizeof(msg));
+	has_str(msg, "locked-memory limit (64 KiB), below the unlimited EFA tasks get here", "  the message names both");
+	has_str(msg, "PropagateResourceLimitsExcept=MEMLOCK", "  and the slurm.conf fix");
+}
+
 /* A job environment holding one long LD_LIBRARY_PATH, read as slurmstepd
  * gives it: -1 when the buffer is too small for it. */
 struct long_env {
@@ -748,6 +779,7 @@ int main(void)
 	test_warnings();
 	test_warning_boundaries();
 	test_fixtures();
+	test_memlock();
 	remove_profiles();
 	return done_testing();
 }
