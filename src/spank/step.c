@@ -17,6 +17,7 @@
 #include "common/config/efa_conf.h"
 #include "common/env/env.h"
 #include "common/env/launch.h"
+#include "common/env/memlock.h"
 #include "common/node/node.h"
 #include "common/env/profile.h"
 #include "common/base/strutil.h"
@@ -47,6 +48,7 @@ static struct {
 	/* The step's GPUs as Slurm gave them, before any per-task binding. */
 	char gres_gpus[LIST_MAX];
 	char cuda_visible[LIST_MAX];
+	bool refuse_memlock;		/* drop SLURM_RLIMIT_MEMLOCK in each task */
 } step;
 
 static bool job_env(spank_t sp, const char *name, char *buf, size_t size)
@@ -159,6 +161,23 @@ out:
 	efa_node_free(node);
 }
 
+/*
+ * Once per step, in slurmstepd, whose limit each task inherits: a
+ * propagated RLIMIT_MEMLOCK below it is not applied (memlock.h), and the
+ * log says so here, once.
+ */
+static void check_memlock(spank_t sp)
+{
+	char value[64], msg[MESSAGE_MAX];
+	struct rlimit rl;
+
+	if (!job_env(sp, EFA_MEMLOCK_VAR, value, sizeof(value)) || getrlimit(RLIMIT_MEMLOCK, &rl))
+		return;
+	step.refuse_memlock = efa_memlock_refuse(value, rl.rlim_cur, msg, sizeof(msg));
+	if (step.refuse_memlock)
+		slurm_info("efa: node %s: %s", step.node_name, msg);
+}
+
 static int load_config(const struct efa_args *args, struct efa_error *err)
 {
 	char path[PATH_ARG_MAX];
@@ -200,6 +219,8 @@ void efa_step_prepare(spank_t sp, const struct efa_args *args,
 	if (!job_env(sp, "CUDA_VISIBLE_DEVICES", step.cuda_visible, sizeof(step.cuda_visible)))
 		step.cuda_visible[0] = '\0';
 	prepare_plan(args);
+	if (step.plan)
+		check_memlock(sp);
 }
 
 static int task_id(spank_t sp);
@@ -529,6 +550,9 @@ int efa_step_task_init(spank_t sp)
 
 	if (!efa_container_image(sp, step.image, sizeof(step.image)))
 		step.image[0] = '\0';
+	/* slurmstepd applies what is left of it after task_init. */
+	if (step.refuse_memlock)
+		spank_unsetenv(sp, EFA_MEMLOCK_VAR);
 	if (efa_sysfs_open(&fs, "/")) {
 		slurm_error("efa: cannot open the task's root directory");
 		return -1;

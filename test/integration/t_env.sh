@@ -200,3 +200,22 @@ ok $((${job_id:-0} == 0)) "slurmrestd accepts a job with the --efa option in its
 wait_job "${job_id:-0}"
 is "$(cat "$rest_out" 2>/dev/null)" "0: $p5"$'\n'"1: $p4d" \
 	"the slurmrestd job's tasks get the same environment as sbatch --efa"
+
+# Locked memory: a login shell at 64 KiB propagates 64 KiB to every task
+# (PropagateResourceLimits defaults to ALL), which EFA cannot run with. An
+# --efa task keeps slurmd's limit and slurmd's log says why, once per
+# step; a step without EFA gets what the shell had, as Slurm does.
+write_efa_conf
+slurmd_kib=$(awk '/^Max locked memory/ { print ($4 == "unlimited") ? $4 : $4 / 1024 }' \
+	"/proc/$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")/limits")
+memlock_job() {	# memlock_job SBATCH-OPTIONS...: "rc out" under ulimit -l 64
+	(ulimit -S -l 64 && batch "$@" "srun bash -c 'ulimit -l'" && echo "$rc $out")
+}
+log_before=$(wc -l <"$SLURM_EFA_CLUSTER/log/slurmd-n1.log")
+is "$(memlock_job -N1 -w n1 --efa)" "0 $slurmd_kib" \
+	"an --efa task submitted under ulimit -l 64 keeps slurmd's locked-memory limit ($slurmd_kib)"
+memlog=$(tail -n +"$((log_before + 1))" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log" |
+	grep -c "locked-memory limit (64 KiB).*PropagateResourceLimitsExcept=MEMLOCK" || true)
+is "$memlog" 1 "  slurmd's log says so once (the batch step; its srun step propagates the limit the script now has), naming PropagateResourceLimitsExcept=MEMLOCK"
+is "$(memlock_job -N1 -w n1)" "0 64" "a task without --efa gets the submitting shell's 64 KiB, as Slurm propagates it"
+is "$(memlock_job -N1 -w n3 --efa=auto)" "0 64" "  so does an --efa=auto task on a node without EFA"

@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include "common/env/env.h"
+#include "common/env/memlock.h"
 #include "common/env/profile.h"
+#include "common/config/efa_conf.h"
+#include "common/node/rdma.h"
 #include "common/node/stack.h"
 #include "common/base/strutil.h"
 #include "tap.h"
@@ -454,11 +457,65 @@ static void test_warnings(void)
 	efa_strv_free(w);
 	node.stack.ofi_nccl = "1.16.3";
 	require(ok(efa_env_plan_warnings(&plan, NULL, &node, &w) == 0 && w, "warnings with aws-ofi-nccl 1.16.3"));
-	is_str(w[0], "efa-common.profile:23 sets NCCL_PROTO, which aws-ofi-nccl tunes per platform: it overrides the plugin's choice for every job; remove it unless measured on this platform",
-	       "  a variable the plugin tunes, with where it was set");
+	is_str(w[0], "efa-common.profile:23 sets NCCL_PROTO, which aws-ofi-nccl tunes per platform from 1.6.0 on: it overrides the plugin's choice for every job; remove it unless measured on this platform",
+	       "  a variable the plugin tunes, with where it was set and the release that tunes it");
 	has_str(w[1], "site.profile:4 sets NCCL_NVLS_CHUNKSIZE", "  NCCL_NVLS* too");
 	ok(w[1] && !w[2], "  not FI_PROVIDER, nor a line whose condition does not hold");
 	efa_strv_free(w);
+	node.stack.ofi_nccl = NULL;
+	require(ok(efa_env_plan_warnings(&plan, NULL, &node, &w) == 0 && w, "warnings with aws-ofi-nccl unknown"));
+	has_str(w[0], "from 1.6.0 on (this node's is unknown)", "  an unknown version warns, and says so");
+	efa_strv_free(w);
+}
+
+/*
+ * Each variable aws-ofi-nccl tunes, from the release that first sets it
+ * (its tags: src/nccl_ofi_net.c, src/platform-aws.c[pp], src/tuner/): a
+ * site profile and ForceEnv= setting it are warned about on the node's
+ * plugin from that release on, not before.
+ */
+static void test_warning_boundaries(void)
+{
+	static const struct {
+		const char *name, *before, *since;
+	} vars[] = {
+		{ "NCCL_TOPO_FILE", "1.1.0", "1.1.1" },
+		{ "NCCL_PROTO", "1.5.0", "1.6.0" },
+		{ "NCCL_ALGO", "1.7.4", "1.8.0" },
+		{ "NCCL_NET_FORCE_FLUSH", "1.7.4", "1.8.0" },
+		{ "NCCL_NVLSTREE_MAX_CHUNKSIZE", "1.7.4", "1.8.0" },
+		{ "NCCL_NVLS_CHUNKSIZE", "1.8.1", "1.9.0" },
+		{ "NCCL_BUFFSIZE", "1.15.0", "1.16.0" },
+		{ "NCCL_P2P_NET_CHUNKSIZE", "1.15.0", "1.16.0" },
+		{ "NCCL_TUNER_PLUGIN", "1.15.0", "1.16.0" },
+		{ "NCCL_NETDEVS_POLICY", "1.16.3", "1.17.0" },
+		{ "NCCL_DEBUG", NULL, NULL },
+		{ "FI_EFA_USE_DEVICE_RDMA", NULL, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *versions[] = { vars[i].before, vars[i].since, "1.21.1" };
+		struct efa_env_entry e = { (char *)vars[i].name, "1", "site.profile:2", false };
+		struct efa_env_plan plan = { .profile = "site", .v = &e, .n = 1 };
+		char *force[] = { (char *)vars[i].name, NULL };
+		struct efa_config cfg = { .force_env = force };
+
+		for (size_t k = 0; k < 3; k++) {
+			struct efa_node node = { .stack = { .ofi_nccl = (char *)versions[k] } };
+			bool want = vars[i].since && k > 0;
+			char **w = NULL;
+
+			if (!versions[k])
+				continue;
+			require(ok(efa_env_plan_warnings(&plan, &cfg, &node, &w) == 0 && w,
+				   "%s with aws-ofi-nccl %s", vars[i].name, versions[k]));
+			ok(want ? w[0] && w[1] && !w[2] : !w[0], "  %s", want ? "warned, for the profile and ForceEnv=" :
+			   "no warning: this plugin does not tune it");
+			if (want)
+				has_str(w[0], vars[i].since, "  naming %s", vars[i].since);
+			efa_strv_free(w);
+		}
+	}
 }
 
 static const char *planned(const struct efa_env_plan *plan, const char *name)
@@ -530,6 +587,8 @@ static void test_guidance(void)
 		};
 		struct efa_env_plan *plan = NULL;
 
+		/* What discovery finds where no libefa answers: the table's. */
+		node.rdma_read = efa_platform_gdr(rows[i].type) ? EFA_RDMA_READ_YES : EFA_RDMA_READ_UNKNOWN;
 		if (!ok(efa_env_plan_build(&node, set, &plan, &err) == 0,
 			"%s, installer %s, libfabric %s, aws-ofi-nccl %s, kernel %s", rows[i].type,
 			rows[i].installer, rows[i].libfabric, rows[i].ofi_nccl, rows[i].kernel))
@@ -544,6 +603,104 @@ static void test_guidance(void)
 		efa_env_plan_free(plan);
 	}
 	efa_profiles_free(set);
+}
+
+static void set_version(char **field, const char *version)
+{
+	free(*field);
+	*field = version ? strdup(version) : NULL;
+}
+
+/*
+ * FI_EFA_USE_DEVICE_RDMA on fixtures of real instance types, with their
+ * own stacks and with others: libfabric aborts when it is set on an EFA
+ * device without RDMA read (libfabric v1.17.0 rxr_env.c, v2.1.0
+ * efa_rdm_util.c), so it is set only where aws-ofi-nccl's platform table
+ * runs GPUDirect RDMA (no libefa answers in a fixture), and there only for
+ * the stacks that need it (aws-ofi-nccl doc/efa-env-var.md). g4dn falls to
+ * the generic NVIDIA profile, inf1 to the Neuron one; both would set it.
+ */
+static void test_fixtures(void)
+{
+	static const struct {
+		const char *fixture, *libfabric, *ofi_nccl, *profile;
+		enum efa_rdma_read rdma_read;
+		const char *device_rdma;
+	} rows[] = {
+		{ "g4dn.12xlarge", NULL, NULL, "nvidia", EFA_RDMA_READ_UNKNOWN, NULL },
+		{ "g4dn.12xlarge", "1.17.0", "1.6.0", "nvidia", EFA_RDMA_READ_UNKNOWN, NULL },
+		{ "inf1.24xlarge", NULL, NULL, "inf", EFA_RDMA_READ_UNKNOWN, NULL },
+		{ "inf1.24xlarge", "2.1.0amzn5.0", "1.16.3", "inf", EFA_RDMA_READ_UNKNOWN, NULL },
+		{ "p3dn.24xlarge", NULL, NULL, "p3dn", EFA_RDMA_READ_UNKNOWN, NULL },
+		{ "p3dn.24xlarge", "1.17.0", "1.6.0", "p3dn", EFA_RDMA_READ_UNKNOWN, NULL },
+		{ "p4d.24xlarge", NULL, NULL, "p4d", EFA_RDMA_READ_YES, "1" },
+		{ "p4d.24xlarge", "1.19.0", "1.7.0", "p4d", EFA_RDMA_READ_YES, NULL },
+		{ "p4d.24xlarge", "1.19.0", "1.6.1", "p4d", EFA_RDMA_READ_YES, "1" },
+		{ "p5.48xlarge", NULL, NULL, "p5", EFA_RDMA_READ_YES, NULL },
+		{ "p5.48xlarge", "1.17.0", "1.16.3", "p5", EFA_RDMA_READ_YES, "1" },
+		{ "p5en.48xlarge", NULL, NULL, "p5en", EFA_RDMA_READ_YES, NULL },
+		{ "trn1.32xlarge", NULL, NULL, "trn1", EFA_RDMA_READ_YES, "1" },
+	};
+	struct efa_profiles *set = NULL;
+	struct efa_error err = { "" };
+
+	require(ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
+		   "the shipped profiles load (%s)", err.msg));
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct efa_env_plan *plan = NULL;
+		struct efa_node *node = NULL;
+		char root[512];
+
+		snprintf(root, sizeof(root), "%s/%s", FIXTURES, rows[i].fixture);
+		if (!ok(efa_node_discover(root, NULL, &node, &err) == 0, "%s discovered (%s)",
+			rows[i].fixture, err.msg))
+			continue;
+		if (rows[i].libfabric) {
+			set_version(&node->stack.libfabric, rows[i].libfabric);
+			set_version(&node->stack.ofi_nccl, rows[i].ofi_nccl);
+		}
+		is_int(node->rdma_read, rows[i].rdma_read, "  RDMA read: %s", node->rdma_read_why);
+		if (ok(efa_env_plan_build(node, set, &plan, &err) == 0, "  plan with libfabric %s, aws-ofi-nccl %s",
+		       node->stack.libfabric ? node->stack.libfabric : "unknown",
+		       node->stack.ofi_nccl ? node->stack.ofi_nccl : "unknown")) {
+			is_str(plan->profile, rows[i].profile, "  profile %s", rows[i].profile);
+			is_str(planned(plan, "FI_EFA_USE_DEVICE_RDMA"), rows[i].device_rdma,
+			       "  FI_EFA_USE_DEVICE_RDMA %s", rows[i].device_rdma ? "set" : "not set");
+		}
+		efa_env_plan_free(plan);
+		efa_node_free(node);
+	}
+	efa_profiles_free(set);
+}
+
+/* A propagated RLIMIT_MEMLOCK below the task's own is refused, never one
+ * that is not below it. */
+static void test_memlock(void)
+{
+	static const struct {
+		const char *value;
+		rlim_t current;
+		bool refuse;
+	} rows[] = {
+		{ "65536", RLIM_INFINITY, true },
+		{ "U65536", RLIM_INFINITY, true },		/* srun --propagate */
+		{ "65536", 8388608, true },
+		{ "8388608", 8388608, false },
+		{ "18446744073709551615", RLIM_INFINITY, false },	/* unlimited */
+		{ "17179869184", 8388608, false },
+		{ "64k", RLIM_INFINITY, false },		/* Slurm refuses it itself */
+		{ "", RLIM_INFINITY, false },
+		{ NULL, RLIM_INFINITY, false },
+	};
+	char msg[1024];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		ok(efa_memlock_refuse(rows[i].value, rows[i].current, msg, sizeof(msg)) == rows[i].refuse,
+		   "memlock %s against %llu: %s", rows[i].value ? rows[i].value : "(unset)",
+		   (unsigned long long)rows[i].current, rows[i].refuse ? "not applied" : "left to Slurm");
+	efa_memlock_refuse("65536", RLIM_INFINITY, msg, sizeof(msg));
+	has_str(msg, "locked-memory limit (64 KiB), below the unlimited EFA tasks get here", "  the message names both");
+	has_str(msg, "PropagateResourceLimitsExcept=MEMLOCK", "  and the slurm.conf fix");
 }
 
 /* A job environment holding one long LD_LIBRARY_PATH, read as slurmstepd
@@ -620,6 +777,9 @@ int main(void)
 	test_own_libraries();
 	test_long_library_path();
 	test_warnings();
+	test_warning_boundaries();
+	test_fixtures();
+	test_memlock();
 	remove_profiles();
 	return done_testing();
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/env/env.h"
 #include "common/node/image.h"
@@ -117,6 +118,37 @@ static int take_profile(struct efa_env_plan *plan, const struct efa_profiles *pr
 	return 0;
 }
 
+/*
+ * FI_EFA_USE_DEVICE_RDMA=1 (any value libfabric reads as true) makes
+ * libfabric abort() on an EFA device without RDMA read, whatever its
+ * version (rdma.h): a profile's line stands only where the node's devices
+ * are known to have it.
+ */
+static int guard_device_rdma(struct efa_env_plan *plan, const struct efa_node *node)
+{
+	static const char *const off[] = { "0", "false", "no", "off" };
+	struct efa_env_entry *e = NULL;
+	char *reason;
+
+	for (size_t i = 0; i < plan->n && !e; i++)
+		if (!strcmp(plan->v[i].name, "FI_EFA_USE_DEVICE_RDMA") && plan->v[i].value)
+			e = &plan->v[i];
+	if (!e || node->rdma_read == EFA_RDMA_READ_YES)
+		return 0;
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		if (!strcasecmp(e->value, off[i]))
+			return 0;
+	if (asprintf(&reason, "%s, but not set: libfabric aborts with it on an EFA device without RDMA read, and %s",
+		     e->reason, node->rdma_read_why[0] ? node->rdma_read_why :
+		     "nothing says this node's devices have it") < 0)
+		return -1;
+	free(e->value);
+	free(e->reason);
+	e->value = NULL;
+	e->reason = reason;
+	return 0;
+}
+
 static int join_libdirs(struct efa_env_plan *plan, const struct efa_node *node)
 {
 	size_t len = 0;
@@ -157,6 +189,10 @@ int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *p
 		}
 		if (take_profile(plan, profiles, p, node, 0, err))
 			goto fail;
+		if (guard_device_rdma(plan, node)) {
+			efa_error_set(err, "out of memory");
+			goto fail;
+		}
 	}
 	if (join_libdirs(plan, node)) {
 		efa_error_set(err, "out of memory");
@@ -193,26 +229,53 @@ int efa_env_plan_for_task(struct efa_env_plan *plan, const struct efa_node *node
 }
 
 /*
- * What aws-ofi-nccl tunes per platform (src/platform-aws.cpp: the platform
- * table's NCCL_BUFFSIZE, NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLS*,
- * NCCL_NET_FORCE_FLUSH; NCCL_TOPO_FILE; NCCL_TUNER_PLUGIN, whose tuner
- * picks NCCL_ALGO and NCCL_PROTO; NCCL_PROTO=simple where the NIC lacks
- * ordering). Setting them for every job overrides the plugin's choice.
+ * What aws-ofi-nccl tunes itself, and the first release that does: a site
+ * value overrides the plugin only from there on. Checked against the
+ * plugin's tags (src/nccl_ofi_net.c, src/platform-aws.c, later
+ * src/platform-aws.cpp and src/tuner/): NCCL_TOPO_FILE on p4d from 1.1.1;
+ * NCCL_PROTO=simple where the NIC lacks ordering from 1.6.0; the tuner
+ * (which picks NCCL_ALGO and NCCL_PROTO, and steps aside when either is
+ * set), NCCL_NET_FORCE_FLUSH and NCCL_NVLSTREE_MAX_CHUNKSIZE from 1.8.0;
+ * NCCL_NVLS_CHUNKSIZE from 1.9.0; the platform table's NCCL_BUFFSIZE,
+ * NCCL_P2P_NET_CHUNKSIZE and NCCL_TUNER_PLUGIN from 1.16.0;
+ * NCCL_NETDEVS_POLICY from 1.17.0. The other NCCL_NVLS* switches choose
+ * among the algorithms the tuner picks from 1.8.0.
  */
-static bool plugin_tunes(const char *name)
+static const char *plugin_tunes_since(const char *name)
 {
-	static const char *const names[] = {
-		"NCCL_PROTO", "NCCL_ALGO", "NCCL_BUFFSIZE", "NCCL_P2P_NET_CHUNKSIZE",
-		"NCCL_NET_FORCE_FLUSH", "NCCL_NETDEVS_POLICY", "NCCL_TOPO_FILE",
-		"NCCL_TUNER_PLUGIN",
+	static const struct {
+		const char *name, *since;
+	} vars[] = {
+		{ "NCCL_TOPO_FILE", "1.1.1" },
+		{ "NCCL_PROTO", "1.6.0" },
+		{ "NCCL_ALGO", "1.8.0" },
+		{ "NCCL_NET_FORCE_FLUSH", "1.8.0" },
+		{ "NCCL_NVLSTREE_MAX_CHUNKSIZE", "1.8.0" },
+		{ "NCCL_NVLS_CHUNKSIZE", "1.9.0" },
+		{ "NCCL_BUFFSIZE", "1.16.0" },
+		{ "NCCL_P2P_NET_CHUNKSIZE", "1.16.0" },
+		{ "NCCL_TUNER_PLUGIN", "1.16.0" },
+		{ "NCCL_NETDEVS_POLICY", "1.17.0" },
 	};
 
-	if (!strncmp(name, "NCCL_NVLS", 9))
-		return true;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return true;
-	return false;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (!strcmp(name, vars[i].name))
+			return vars[i].since;
+	return strncmp(name, "NCCL_NVLS", 9) ? NULL : "1.8.0";
+}
+
+/*
+ * The release from which the node's aws-ofi-nccl tunes name itself, or
+ * NULL when it does not (or never does). An unknown plugin version counts
+ * as one that does: the warning is cheap, a silent override is not.
+ */
+static const char *plugin_tunes(const char *name, const char *ofi)
+{
+	const char *since = plugin_tunes_since(name);
+
+	if (!since || (ofi && efa_version_cmp(ofi, since) < 0))
+		return NULL;
+	return since;
 }
 
 static int add_warning(char ***list, size_t *n, const char *fmt, ...)
@@ -241,27 +304,25 @@ static int add_warning(char ***list, size_t *n, const char *fmt, ...)
 int efa_env_plan_warnings(const struct efa_env_plan *plan, const struct efa_config *cfg,
 			  const struct efa_node *node, char ***out)
 {
-	const char *ofi = node->stack.ofi_nccl;
-	/* aws-ofi-nccl 1.5.0 and older tuned nothing: setting these was the
-	 * guidance then (efa-common.profile). */
-	bool tuning = !ofi || efa_version_cmp(ofi, "1.5.0") > 0;
+	const char *ofi = node->stack.ofi_nccl, *since;
 	size_t n = 0;
 
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return -1;
-	for (size_t i = 0; tuning && plan && i < plan->n; i++) {
+	for (size_t i = 0; plan && i < plan->n; i++) {
 		const struct efa_env_entry *e = &plan->v[i];
 
-		if (e->value && plugin_tunes(e->name) &&
-		    add_warning(out, &n, "%.*s sets %s, which aws-ofi-nccl tunes per platform: it overrides the plugin's choice for every job; remove it unless measured on this platform",
-				(int)strcspn(e->reason, ","), e->reason, e->name))
+		if (e->value && (since = plugin_tunes(e->name, ofi)) &&
+		    add_warning(out, &n, "%.*s sets %s, which aws-ofi-nccl tunes per platform from %s on%s: it overrides the plugin's choice for every job; remove it unless measured on this platform",
+				(int)strcspn(e->reason, ","), e->reason, e->name, since,
+				ofi ? "" : " (this node's is unknown)"))
 			goto nomem;
 	}
-	for (char **f = cfg ? cfg->force_env : NULL; tuning && f && *f; f++)
-		if (plugin_tunes(*f) &&
-		    add_warning(out, &n, "ForceEnv= forces %s, which aws-ofi-nccl tunes per platform, over every job's own value; remove it unless measured on this platform",
-				*f))
+	for (char **f = cfg ? cfg->force_env : NULL; f && *f; f++)
+		if ((since = plugin_tunes(*f, ofi)) &&
+		    add_warning(out, &n, "ForceEnv= forces %s, which aws-ofi-nccl tunes per platform from %s on%s, over every job's own value; remove it unless measured on this platform",
+				*f, since, ofi ? "" : " (this node's is unknown)"))
 			goto nomem;
 	return 0;
 nomem:

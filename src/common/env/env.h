@@ -87,9 +87,10 @@ int efa_env_plan_for_task(struct efa_env_plan *plan, const struct efa_node *node
  * Warnings about a plan and efa.conf: a profile line or ForceEnv= that sets
  * a variable aws-ofi-nccl tunes per platform (NCCL_PROTO, NCCL_ALGO,
  * NCCL_BUFFSIZE, NCCL_NVLS*, ...), overriding the plugin for every job,
- * where the node's aws-ofi-nccl is one that tunes them (newer than 1.5.0,
- * or unknown). *out is a NULL-terminated list (empty when all is well),
- * freed with efa_strv_free. -1 on ENOMEM.
+ * where the node's aws-ofi-nccl is one that tunes that variable (each has
+ * the release it came in; an unknown version counts as tuning). *out is a
+ * NULL-terminated list (empty when all is well), freed with efa_strv_free.
+ * -1 on ENOMEM.
  */
 int efa_env_plan_warnings(const struct efa_env_plan *plan, const struct efa_config *cfg,
 			  const struct efa_node *node, char ***out);

@@ -326,6 +326,10 @@ int efa_node_discover(const char *root, const char *instance_type,
 		efa_error_set(err, "out of memory reading the node's devices");
 		goto fail;
 	}
+	if (node->nnics)
+		node->rdma_read = efa_rdma_read_discover(root, node->instance_type,
+							 node->rdma_read_why,
+							 sizeof(node->rdma_read_why));
 	if (node->naccels)
 		qsort(node->accels, node->naccels, sizeof(*node->accels), accel_cmp);
 	efa_sysfs_close(&fs);

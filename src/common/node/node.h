@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "common/base/error.h"
+#include "common/node/rdma.h"
 
 #define EFA_PCI_ADDR_MAX 16
 
@@ -62,6 +63,8 @@ struct efa_node {
 	struct efa_accel *accels;	/* GPUs then Neuron devices, by index */
 	size_t naccels;
 	struct efa_stack stack;
+	enum efa_rdma_read rdma_read;	/* of its EFA devices (rdma.h) */
+	char rdma_read_why[384];
 	unsigned char *closeness;	/* naccels x nnics, see efa_bind_index() */
 };
 
