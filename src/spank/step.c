@@ -332,6 +332,13 @@ static int binding_entries(spank_t sp, struct efa_env_entry *e, size_t *n)
 	}
 	req.gpus = gpus;
 	req.ngpus = (size_t)ngpus;
+	if (job_env(sp, "NEURON_LOGICAL_NC_CONFIG", value, sizeof(value)) &&
+	    (req.lnc = efa_neuron_lnc_parse(value)) < 0) {
+		if (req.task == 0)
+			slurm_error("efa: NEURON_LOGICAL_NC_CONFIG=%s is not 1 or 2 (the Neuron runtime takes no other): NEURON_RT_VISIBLE_CORES counts the devices' default logical cores",
+				    value);
+		req.lnc = 0;
+	}
 	if (efa_bind_task(step.node, &req, &b, &err)) {
 		slurm_error("efa: %s", err.msg);
 		return -1;

@@ -141,8 +141,39 @@ static void test_others(void)
 		is_int(count_kind(n, EFA_ACCEL_GPU, false), 0, "trn1: no GPUs");
 		is_int(n->accels[15].index, 15, "trn1: Neuron devices by index");
 		is_int(n->accels[0].cores, 2, "trn1: 2 NeuronCores per device");
+		is_int(efa_neuron_logical_cores(&n->accels[0], 0), 2,
+		       "trn1: one physical core per logical core (NDv2)");
 		efa_node_free(n);
 	}
+	n = discover("trn2.48xlarge", NULL);
+	if (n) {
+		size_t logical = 0, physical = 0;
+
+		is_str(n->instance_type, "trn2.48xlarge", "trn2: instance type");
+		is_int(n->nnics, 16, "trn2: 16 EFA devices");
+		ok(efa_node_usable_nics(n) == 16, "trn2: all usable");
+		require(is_int(count_kind(n, EFA_ACCEL_NEURON, true), 16, "trn2: 16 Trainium2 devices"));
+		for (size_t i = 0; i < n->naccels; i++) {
+			logical += (size_t)efa_neuron_logical_cores(&n->accels[i], 0);
+			physical += (size_t)n->accels[i].cores;
+		}
+		is_int((int)physical, 128, "trn2: 128 physical NeuronCores (8 per device)");
+		is_int((int)logical, 64, "trn2: 64 logical NeuronCores by the runtime's default");
+		is_int(efa_neuron_logical_cores(&n->accels[3], 1), 8,
+		       "trn2: NEURON_LOGICAL_NC_CONFIG=1 gives each device 8");
+		efa_node_free(n);
+	}
+	n = discover("trn2.48xlarge", "trn2u.48xlarge");
+	if (n) {
+		is_int(efa_neuron_logical_cores(&n->accels[0], 0), 4,
+		       "trn2u (same devices, UltraServer type name): 4 logical cores per device");
+		efa_node_free(n);
+	}
+	is_int(efa_neuron_lnc_parse("1"), 1, "NEURON_LOGICAL_NC_CONFIG=1");
+	is_int(efa_neuron_lnc_parse("2"), 2, "NEURON_LOGICAL_NC_CONFIG=2");
+	is_int(efa_neuron_lnc_parse("4"), -1, "NEURON_LOGICAL_NC_CONFIG=4: not a value the runtime takes");
+	is_int(efa_neuron_lnc_parse("2x"), -1, "NEURON_LOGICAL_NC_CONFIG=2x: refused");
+	is_int(efa_neuron_lnc_parse(NULL), -1, "unset: no value");
 	n = discover("cpu-only", NULL);
 	if (n) {
 		is_str(n->instance_type, "c6i.4xlarge", "cpu-only: instance type");
