@@ -239,6 +239,105 @@ static int put(const char *rel, const char *text, const char *link_to)
 }
 
 /* Two NVIDIA GPUs on the PCI bus, bound to the driver as the test says. */
+/* Every install layout of the EFA software: where its libraries are,
+ * and aws-ofi-nccl's version where no installer record has it. */
+static void test_layouts(void)
+{
+	static const struct {
+		const char *fixture, *fabric_dir, *plugin_dir, *ofi_nccl, *what;
+	} cases[] = {
+		{ "p5.48xlarge", "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu",
+		  "1.16.3", "Debian installer, multiarch plugin directory" },
+		{ "p5en.48xlarge", "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib", "1.18.0",
+		  "Debian installer, plugin in lib" },
+		{ "stack-deb-arm64", "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu",
+		  "1.16.3", "Debian installer on aarch64" },
+		{ "stack-rpm-al2023", "/opt/amazon/efa/lib64", "/opt/amazon/ofi-nccl/lib64", "1.16.3",
+		  "RPMs (Amazon Linux 2023): lib64 for both" },
+		{ "stack-ngc-v1", "/opt/amazon/efa/lib", "/opt/amazon/aws-ofi-nccl/lib", "1.14.0",
+		  "libnccl-ofi-ngc-v1 (libnccl-net-aws-ofi.so), version from the library" },
+		{ "stack-ngc-v2", "/opt/amazon/efa/lib", "/opt/amazon/aws-ofi-nccl/lib", "1.16.3",
+		  "libnccl-ofi-ngc-v2, version from the library" },
+		{ "stack-source-1.5", "/opt/amazon/efa/lib64", "/opt/aws-ofi-nccl/lib", "1.5.0aws",
+		  "built from source, 1.5 (\"Using aws-ofi-nccl ...\")" },
+		{ "stack-source-1.11", "/opt/amazon/efa/lib", "/opt/aws-ofi-nccl/lib", "1.11.0-aws",
+		  "built from source, 1.11 (\"Initializing aws-ofi-nccl ...\")" },
+		{ "p4d.24xlarge", "/opt/amazon/efa/lib64", "/opt/aws-ofi-nccl/lib", NULL,
+		  "built from source, a library without the version string" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct efa_stack st = { 0 };
+		struct efa_sysfs fs;
+		char root[512];
+
+		snprintf(root, sizeof(root), "%s/%s", FIXTURES, cases[i].fixture);
+		if (!ok(!efa_sysfs_open(&fs, root) && !efa_stack_discover_software(&fs, &st),
+			"%s: %s: discovered", cases[i].fixture, cases[i].what))
+			continue;
+		is_str(st.libdirs[0], cases[i].fabric_dir, "%s: libfabric's directory", cases[i].fixture);
+		is_str(st.libdirs[1], cases[i].plugin_dir, "%s: aws-ofi-nccl's directory", cases[i].fixture);
+		ok(!st.libdirs[1] || !st.libdirs[2], "%s: no other directory", cases[i].fixture);
+		ok(st.has_libfabric && st.has_net_plugin, "%s: libfabric and the NCCL plugin found",
+		   cases[i].fixture);
+		if (cases[i].ofi_nccl)
+			is_str(st.ofi_nccl, cases[i].ofi_nccl, "%s: aws-ofi-nccl's version", cases[i].fixture);
+		else
+			ok(!st.ofi_nccl, "%s: aws-ofi-nccl's version unknown", cases[i].fixture);
+		efa_stack_clear(&st);
+		efa_sysfs_close(&fs);
+	}
+}
+
+/* The plugin's version string read in pieces, across a piece's end, and
+ * not past the bound. */
+static void test_plugin_version_read(void)
+{
+	static const char text[] = "Initializing aws-ofi-nccl 1.9.2-aws";
+	static const struct {
+		off_t at;
+		const char *want, *what;
+	} cases[] = {
+		{ 65536 - 20, "1.9.2-aws", "cut by the first piece's end" },
+		{ 3 * 1024 * 1024 + 7, "1.9.2-aws", "3 MiB into the library" },
+		{ 65 * 1024 * 1024, NULL, "past the 64 MiB read: not looked for" },
+	};
+
+	char dir[] = "/tmp/efa-unit-plugin.XXXXXX", path[128], cmd[160];
+
+	if (!ok(mkdtemp(dir) != NULL, "set-up: a scratch root"))
+		return;
+	snprintf(path, sizeof(path), "%s/opt/aws-ofi-nccl/lib", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s", path);
+	tmp_setup(system(cmd), "its /opt/aws-ofi-nccl/lib");
+	strcat(path, "/libnccl-net.so");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct efa_stack st = { 0 };
+		struct efa_sysfs fs;
+		FILE *f = fopen(path, "w");
+		int bad = !f;
+
+		if (f) {
+			bad = fseeko(f, cases[i].at, SEEK_SET) ||
+			      fwrite(text, 1, sizeof(text), f) != sizeof(text);
+			bad |= fclose(f);
+		}
+		tmp_setup(bad ? -1 : 0, "a sparse plugin library with its version string");
+		if (efa_sysfs_open(&fs, dir))
+			continue;
+		ok(!efa_stack_discover_software(&fs, &st), "%s: discovered", cases[i].what);
+		if (cases[i].want)
+			is_str(st.ofi_nccl, cases[i].want, "version %s", cases[i].what);
+		else
+			ok(!st.ofi_nccl, "version %s", cases[i].what);
+		efa_stack_clear(&st);
+		efa_sysfs_close(&fs);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		printf("# could not remove %s\n", dir);
+}
+
 static void test_gpu_driver_list(void)
 {
 	static const char *const gpus[] = { "0000:00:01.0", "0000:00:02.0" };
@@ -288,5 +387,7 @@ int main(void)
 	test_others();
 	test_versions();
 	test_gpu_driver_list();
+	test_layouts();
+	test_plugin_version_read();
 	return done_testing();
 }
