@@ -367,6 +367,56 @@ size_t efa_node_usable_nics(const struct efa_node *node)
 	return n;
 }
 
+#define PCI_VENDOR_AMAZON 0x1d0f
+
+/* EFA's PCI device ids are 0xefa0 to 0xefaf (rdma-core's efa provider
+ * lists 0xefa0-0xefa3); ENA, with the same vendor and class, is 0xec20. */
+static bool efa_function(const struct efa_sysfs *fs, const char *addr)
+{
+	long vendor, device;
+
+	return !efa_sysfs_read_long(fs, &vendor, "/sys/bus/pci/devices/%s/vendor", addr) &&
+	       vendor == PCI_VENDOR_AMAZON &&
+	       !efa_sysfs_read_long(fs, &device, "/sys/bus/pci/devices/%s/device", addr) &&
+	       (device >> 4) == 0xefa;
+}
+
+static bool nic_at(const struct efa_node *node, const char *addr)
+{
+	for (size_t i = 0; i < node->nnics; i++)
+		if (!strcmp(node->nics[i].pci.addr, addr))
+			return true;
+	return false;
+}
+
+void efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
+			   char *buf, size_t size)
+{
+	struct efa_sysfs fs;
+	char **addrs = NULL;
+	size_t named = 0;
+
+	buf[0] = '\0';
+	if (expected <= 0 || node->nnics >= (size_t)expected)
+		return;
+	snprintf(buf, size, "%zu of the %d EFA devices a%s %s has (%d missing",
+		 node->nnics, expected, node->instance_type && strchr("aeiou", node->instance_type[0]) ? "n" : "",
+		 node->instance_type ? node->instance_type : "node of its type",
+		 expected - (int)node->nnics);
+	if (!efa_sysfs_open(&fs, root)) {
+		addrs = efa_sysfs_list(&fs, "/sys/bus/pci/devices");
+		for (char **a = addrs; a && *a; a++) {
+			if (nic_at(node, *a) || !efa_function(&fs, *a))
+				continue;
+			efa_strlcatf(buf, size, "%s%s", named++ ? ", " : ": PCI ", *a);
+		}
+		efa_strv_free(addrs);
+		efa_sysfs_close(&fs);
+	}
+	efa_strlcatf(buf, size, "%s)", named ? " without the efa driver" :
+		     ": not on the PCI bus at all");
+}
+
 int efa_neuron_logical_cores(const struct efa_accel *dev, int lnc)
 {
 	int physical = dev->cores > 0 ? dev->cores : 1;

@@ -79,6 +79,15 @@ void efa_node_free(struct efa_node *node);
 size_t efa_node_usable_nics(const struct efa_node *node);
 
 /*
+ * When the node shows fewer EFA devices than expected (a profile's
+ * EFADevices=), says how many and which are missing for a message ("" when
+ * none are): EFA PCI functions no efa driver is bound to are named; a NIC
+ * that did not attach at all can only be counted. root is the node's.
+ */
+void efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
+			   char *buf, size_t size);
+
+/*
  * The Neuron runtime numbers logical NeuronCores: on Trainium2 one is two
  * physical cores unless NEURON_LOGICAL_NC_CONFIG says 1 (aws-neuron-sdk
  * about-neuron/arch/neuron-features/logical-neuroncore-config.rst: "LNC=2
