@@ -3,3 +3,6 @@
 # conditions in efa-cuda matter.
 Match=p4d.24xlarge
 Include=efa-cuda
+# A healthy node shows 4 EFA devices (awslabs/awsome-distributed-ai
+# 4.validation_and_observability/2.gpu-cluster-healthcheck/instance-profiles.conf).
+EFADevices=p4d.24xlarge:4

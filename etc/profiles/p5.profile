@@ -4,3 +4,6 @@
 # own.
 Match=p5.48xlarge
 Include=efa-cuda
+# 32 EFA devices (awslabs/awsome-distributed-ai
+# 4.validation_and_observability/2.gpu-cluster-healthcheck/instance-profiles.conf).
+EFADevices=p5.48xlarge:32

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * slurm-efa check: before submitting, whether a checkpoint directory is
- * allowed on a partition and why, or which directory a job would get.
+ * allowed on a partition and why, or which directory a job would get;
+ * with --node, whether this node shows every EFA device it should.
  * The rules are the ones the job_submit bridge and the plugin apply.
  */
 #include <errno.h>
@@ -16,11 +17,14 @@
 #include "cli.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/config/efa_conf.h"
+#include "common/env/profile.h"
+#include "common/node/node.h"
 
 #define ROOTS_MAX 1024
 
 static const char usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
+	"       slurm-efa check --node [--root DIR] [--config FILE] [--json]\n"
 	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--array-task N]\n"
 	"                       [--user U]\n"
 	"                       [--config FILE] [--json]\n";
@@ -32,6 +36,7 @@ struct request {
 	const char *job_name;
 	const char *job_id;
 	const char *array_task;
+	int node;
 };
 
 struct verdict {
@@ -50,6 +55,7 @@ static int parse(int argc, char **argv, struct request *req)
 		{ "job-name", required_argument, NULL, 'n' },
 		{ "job-id", required_argument, NULL, 'i' },
 		{ "array-task", required_argument, NULL, 'a' },
+		{ "node", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -64,6 +70,7 @@ static int parse(int argc, char **argv, struct request *req)
 		case 'n': req->job_name = optarg; break;
 		case 'i': req->job_id = optarg; break;
 		case 'a': req->array_task = optarg; break;
+		case 'N': req->node = 1; break;
 		default:
 			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
 				argv[optind - 1], usage);
@@ -74,6 +81,8 @@ static int parse(int argc, char **argv, struct request *req)
 		fprintf(stderr, "slurm-efa check: unexpected argument '%s'\n%s", argv[optind], usage);
 		return -1;
 	}
+	if (req->node)
+		return 0;
 	if (!req->dir && (!req->partition || !req->job_name)) {
 		fprintf(stderr, "slurm-efa check: give --checkpoint-dir, or --partition and --job-name for the default directory\n%s",
 			usage);
@@ -202,6 +211,73 @@ static int print(const struct request *req, const struct verdict *v, int json)
 	return 0;
 }
 
+#define RECOUNT_INTERVAL 5
+
+/*
+ * --node, for a node health check (Slurm's HealthCheckProgram, a boot
+ * script): does this node show every EFA device its profile's EFADevices=
+ * says its type has? Counts again for EFADevicesWait= seconds first.
+ */
+static int check_node(const struct efa_config *cfg, const struct cli_common *common)
+{
+	struct efa_profiles *profiles = NULL;
+	const struct efa_profile *p = NULL;
+	struct efa_node *node = NULL;
+	struct efa_error err;
+	char missing[1024];
+	unsigned accels = 0;
+	int rc = EXIT_USAGE, wait, expected;
+	json_t *doc;
+
+	if (efa_node_discover(common->root, cfg->instance_type, &node, &err) ||
+	    efa_profiles_load(cfg->profile_dir, &profiles, &err)) {
+		fprintf(stderr, "slurm-efa: %s\n", err.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < node->naccels; i++)
+		if (node->accels[i].present)
+			accels |= 1u << node->accels[i].kind;
+	p = efa_profiles_match(profiles, node->instance_type, accels);
+	expected = efa_profile_expected_nics(p, node->instance_type, &wait);
+	while (expected > 0 && node->nnics < (size_t)expected && wait > 0) {
+		struct efa_node *again = NULL;
+		int nap = wait < RECOUNT_INTERVAL ? wait : RECOUNT_INTERVAL;
+
+		sleep((unsigned)nap);
+		wait -= nap;
+		if (efa_node_discover(common->root, cfg->instance_type, &again, &err)) {
+			fprintf(stderr, "slurm-efa: %s\n", err.msg);
+			goto out;
+		}
+		efa_node_free(node);
+		node = again;
+	}
+	efa_node_missing_nics(node, common->root, expected, missing, sizeof(missing));
+	if (common->json) {
+		doc = json_pack("{s:s?, s:s?, s:i, s:i, s:b, s:s?}", "instance_type", node->instance_type,
+				"profile", p ? p->name : NULL, "expected_efa_devices", expected,
+				"efa_devices", (int)node->nnics, "healthy", !missing[0],
+				"problem", missing[0] ? missing : NULL);
+		if (cli_print_json(doc)) {
+			fprintf(stderr, "slurm-efa check: out of memory\n");
+			goto out;
+		}
+	} else if (missing[0]) {
+		printf("unhealthy: this node has %s\n", missing);
+	} else if (expected) {
+		printf("healthy: %zu EFA devices, as profile %s expects of %s\n", node->nnics,
+		       p->name, node->instance_type);
+	} else {
+		printf("healthy: %zu EFA devices (profile %s sets no EFADevices= for %s)\n", node->nnics,
+		       p ? p->name : "none", node->instance_type ? node->instance_type : "this type");
+	}
+	rc = missing[0] ? EXIT_REFUSED : 0;
+out:
+	efa_profiles_free(profiles);
+	efa_node_free(node);
+	return rc;
+}
+
 int cmd_check(int argc, char **argv, const struct cli_common *common)
 {
 	const struct efa_partition *part;
@@ -217,6 +293,10 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 	if (efa_config_find_and_load(common->config, &cfg, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		return EXIT_USAGE;
+	}
+	if (req.node) {
+		rc = check_node(cfg, common);
+		goto out;
 	}
 	part = efa_config_partition(cfg, req.partition);
 	if (part && part->checkpoint_root) {

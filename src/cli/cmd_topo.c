@@ -2,6 +2,7 @@
 /* slurm-efa topo: accelerators x EFA NICs, as nvidia-smi topo -m shows GPUs. */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,6 +17,44 @@ static const char *accel_label(const struct efa_accel *a, char *buf, size_t size
 	else
 		snprintf(buf, size, "%s%d", a->kind == EFA_ACCEL_GPU ? "GPU" : "NEURON", a->index);
 	return buf;
+}
+
+/* NEURON_RT_VISIBLE_CORES counts logical cores: the caller's
+ * NEURON_LOGICAL_NC_CONFIG, as a job's, else each device's default. */
+static int caller_lnc(void)
+{
+	int lnc = efa_neuron_lnc_parse(getenv("NEURON_LOGICAL_NC_CONFIG"));
+
+	return lnc > 0 ? lnc : 0;
+}
+
+static void print_neuron_cores(const struct efa_node *node)
+{
+	size_t logical = 0, physical = 0, first = 0;
+	int lnc = caller_lnc();
+
+	for (size_t a = 0; a < node->naccels; a++) {
+		const struct efa_accel *acc = &node->accels[a];
+		int n = efa_neuron_logical_cores(acc, lnc);
+
+		if (acc->kind != EFA_ACCEL_NEURON)
+			continue;
+		if (!logical)
+			printf("\nNeuronCores (NEURON_RT_VISIBLE_CORES numbers logical cores%s):\n",
+			       lnc ? ", NEURON_LOGICAL_NC_CONFIG from the environment" : "");
+		if (acc->present)
+			printf("  NEURON%-3d cores %zu-%zu (%d physical, %d per logical core)\n",
+			       acc->index, first, first + (size_t)n - 1, acc->cores > 0 ? acc->cores : 1,
+			       (acc->cores > 0 ? acc->cores : 1) / n);
+		else
+			printf("  NEURON%-3d %d cores, not usable here\n", acc->index, n);
+		if (acc->present)
+			first += (size_t)n;
+		logical += (size_t)n;
+		physical += (size_t)(acc->cores > 0 ? acc->cores : 1);
+	}
+	if (logical)
+		printf("  %zu logical NeuronCores, %zu physical\n", logical, physical);
 }
 
 static void print_text(const struct efa_node *node)
@@ -45,6 +84,7 @@ static void print_text(const struct efa_node *node)
 		else
 			printf(" (no uverbs: not usable)\n");
 	}
+	print_neuron_cores(node);
 	printf("\nLegend: PXB = same PCIe switch, PHB = same host bridge, NODE = same NUMA node,\n"
 	       "        SYS = across NUMA nodes (or unknown)\n");
 }
@@ -68,10 +108,11 @@ static json_t *to_json(const struct efa_node *node)
 			json_object_set_new(levels, node->nics[n].name,
 					    json_string(efa_close_name(efa_closeness(&acc->pci,
 										     &node->nics[n].pci))));
-		json_array_append_new(accels, json_pack("{s:s, s:i, s:s?, s:i, s:i, s:b, s:o}",
+		json_array_append_new(accels, json_pack("{s:s, s:i, s:s?, s:i, s:i, s:i, s:b, s:o}",
 			"kind", acc->kind == EFA_ACCEL_GPU ? "gpu" : "neuron", "index", acc->index,
 			"pci", acc->pci.addr[0] ? acc->pci.addr : NULL, "numa", acc->pci.numa,
-			"cores", acc->cores, "usable", acc->present, "nics", levels));
+			"cores", acc->kind == EFA_ACCEL_NEURON ? efa_neuron_logical_cores(acc, caller_lnc()) : 0,
+			"physical_cores", acc->cores, "usable", acc->present, "nics", levels));
 	}
 	return json_pack("{s:s?, s:o, s:o}", "instance_type", node->instance_type,
 			 "accelerators", accels, "nics", nics);

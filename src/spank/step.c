@@ -39,6 +39,7 @@ static struct {
 	enum efa_bind bind;
 	char node_name[NODE_NAME_MAX];
 	char failure[MESSAGE_MAX];	/* non-empty: fail every task with it */
+	char warning[MESSAGE_MAX];	/* non-empty: task 0 tells the job */
 	struct efa_config *cfg;
 	struct efa_node *node;		/* kept for per-task bindings */
 	struct efa_env_plan *plan;	/* NULL: set nothing */
@@ -113,6 +114,53 @@ static void log_plan_warnings(const struct efa_node *node)
 	efa_strv_free(warnings);
 }
 
+#define NIC_RECOUNT_INTERVAL 5
+
+/*
+ * A node showing fewer EFA devices than its profile's EFADevices= is
+ * broken or still bringing NICs up (p5en: EFADevicesWait=): count again
+ * for a while, then fail a --efa=required step, or warn an auto one. The
+ * node itself is never failed: slurmd stays up and the admin decides.
+ */
+static void check_expected_nics(struct efa_node **node, const struct efa_profiles *profiles)
+{
+	const struct efa_profile *p;
+	struct efa_error err;
+	char missing[MESSAGE_MAX / 2];
+	unsigned accels = 0;
+	int wait, expected;
+
+	if (!profiles)
+		return;
+	for (size_t i = 0; i < (*node)->naccels; i++)
+		if ((*node)->accels[i].present)
+			accels |= 1u << (*node)->accels[i].kind;
+	p = efa_profiles_match(profiles, (*node)->instance_type, accels);
+	expected = efa_profile_expected_nics(p, (*node)->instance_type, &wait);
+	while (expected > 0 && (*node)->nnics < (size_t)expected && wait > 0) {
+		struct efa_node *again = NULL;
+		int nap = wait < NIC_RECOUNT_INTERVAL ? wait : NIC_RECOUNT_INTERVAL;
+
+		sleep((unsigned)nap);
+		wait -= nap;
+		if (efa_node_discover(step.root, step.cfg->instance_type, &again, &err))
+			break;
+		efa_node_free(*node);
+		*node = again;
+	}
+	efa_node_missing_nics(*node, step.root, expected, missing, sizeof(missing));
+	if (!missing[0])
+		return;
+	slurm_info("efa: node %s has %s: it needs repair", step.node_name, missing);
+	if (step.mode == EFA_MODE_REQUIRED)
+		efa_step_fail("efa: --efa=required but node %s has %s. The node needs repair: tell your cluster admin, exclude it (--exclude=%s), or submit with --efa=auto to run on the devices it has",
+			      step.node_name, missing, step.node_name);
+	else
+		snprintf(step.warning, sizeof(step.warning),
+			 "efa: warning: node %s has %s: the step runs with less EFA bandwidth (tell your cluster admin)",
+			 step.node_name, missing);
+}
+
 static void prepare_plan(const struct efa_args *args)
 {
 	struct efa_profiles *profiles = NULL;
@@ -145,6 +193,9 @@ static void prepare_plan(const struct efa_args *args)
 	}
 	if (efa_profiles_load(step.cfg->profile_dir, &profiles, &err))
 		slurm_error("efa: %s: only the library path is set; fix the profiles", err.msg);
+	check_expected_nics(&node, profiles);
+	if (step.failure[0])
+		goto out;
 	if (efa_env_plan_build(node, profiles, &step.plan, &err))
 		slurm_error("efa: %s", err.msg);
 	else
@@ -353,6 +404,13 @@ static int binding_entries(spank_t sp, struct efa_env_entry *e, size_t *n)
 	}
 	req.gpus = gpus;
 	req.ngpus = (size_t)ngpus;
+	if (job_env(sp, "NEURON_LOGICAL_NC_CONFIG", value, sizeof(value)) &&
+	    (req.lnc = efa_neuron_lnc_parse(value)) < 0) {
+		if (req.task == 0)
+			slurm_error("efa: NEURON_LOGICAL_NC_CONFIG=%s is not 1 or 2 (the Neuron runtime takes no other): NEURON_RT_VISIBLE_CORES counts the devices' default logical cores",
+				    value);
+		req.lnc = 0;
+	}
 	if (efa_bind_task(step.node, &req, &b, &err)) {
 		slurm_error("efa: %s", err.msg);
 		return -1;
@@ -562,6 +620,9 @@ int efa_step_task_init(spank_t sp)
 		slurm_error("%s", step.failure);
 		return -1;
 	}
+	/* Only slurm_error reaches the job's stderr from here. */
+	if (step.warning[0] && task_id(sp) == 0)
+		slurm_error("%s", step.warning);
 	if (step.mode != EFA_MODE_UNSET) {
 		if (set_own(sp, "SLURM_EFA_MODE", efa_mode_name(step.mode)) ||
 		    (step.bind != EFA_BIND_UNSET &&

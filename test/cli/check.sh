@@ -93,5 +93,28 @@ run "$efa" check --config "$tmp/bad.conf" --checkpoint-dir /x
 is "$rc" 2 "a bad efa.conf exits 2"
 like "$out" "bad.conf:1: invalid CheckpointKeep=many" "  naming file and line"
 
+# --node: a health check of this node's EFA devices against its profile's
+# EFADevices= (the shipped profiles).
+nconf=$tmp/node.conf
+echo "ProfileDir=$top_srcdir/etc/profiles" >"$nconf"
+fixtures=$top_builddir/test/fixtures
+run "$efa" check --node --config "$nconf" --root "$fixtures/p4d-3nics"
+is "$rc" 1 "check --node on a p4d showing 3 of its 4 EFA devices exits 1"
+is "$out" "unhealthy: this node has 3 of the 4 EFA devices a p4d.24xlarge has (1 missing: PCI 0000:a0:1b.0 without the efa driver)" \
+	"  naming how many are expected and which is missing"
+run "$efa" check --node --json --config "$nconf" --root "$fixtures/p4d-3nics"
+is "$(jq -r '[.expected_efa_devices, .efa_devices, .healthy] | join(" ")' <<<"$out")" "4 3 false" "  --json says the same"
+while read -r fixture want; do
+	run "$efa" check --node --config "$nconf" --root "$fixtures/$fixture"
+	is "$rc $(cut -d' ' -f1-2 <<<"$out")" "0 healthy: $want" "check --node on $fixture: healthy, exit 0"
+done <<'EOT'
+p4d.24xlarge 4
+p5.48xlarge 32
+p5en.48xlarge 16
+p5-pod 32
+trn2.48xlarge 16
+cpu-only 0
+EOT
+
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

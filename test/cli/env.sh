@@ -123,6 +123,24 @@ like "$out" "^  prepended +LD_LIBRARY_PATH=/opt/amazon/efa/lib64:/opt/aws-ofi-nc
 run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$img" --json
 is "$(jq -r '.image, .stack.libfabric, (.env[] | select(.name == "FI_EFA_USE_DEVICE_RDMA") | .value)' <<<"$out" | paste -sd' ')" \
 	"$img 1.16.1amzn3.0 1" "  --json says the same"
+# Every install layout of the EFA software, as an image's own: its
+# directories on the task's library path, aws-ofi-nccl's version from the
+# installer's record or, where none has it, from the library itself.
+while IFS='|' read -r layout dirs version; do
+	run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$fixtures/$layout"
+	like "$out" "^stack: .*, aws-ofi-nccl ${version//./\\.}," "$layout: aws-ofi-nccl $version"
+	like "$out" "^  prepended +LD_LIBRARY_PATH=$dirs(:|$)" "$layout: LD_LIBRARY_PATH=$dirs"
+done <<'EOT'
+stack-deb-arm64|/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu|1.16.3
+stack-rpm-al2023|/opt/amazon/efa/lib64:/opt/amazon/ofi-nccl/lib64|1.16.3
+stack-ngc-v1|/opt/amazon/efa/lib:/opt/amazon/aws-ofi-nccl/lib|1.14.0
+stack-ngc-v2|/opt/amazon/efa/lib:/opt/amazon/aws-ofi-nccl/lib|1.16.3
+stack-source-1.5|/opt/amazon/efa/lib64:/opt/aws-ofi-nccl/lib|1.5.0aws
+stack-source-1.11|/opt/amazon/efa/lib:/opt/aws-ofi-nccl/lib|1.11.0-aws
+EOT
+run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$fixtures/stack-source-1.5" --json
+is "$(jq -r .stack.ofi_nccl <<<"$out")" "1.5.0aws" "  --json: the version read from the library"
+
 if command -v mksquashfs >/dev/null; then
 	mksquashfs "$img" "$tmp/image.sqsh" -quiet -noappend >/dev/null
 	run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/image.sqsh"

@@ -27,6 +27,20 @@ run "$efa" topo --root "$fixtures/p5-pod"
 like "$out" "\(not usable here\)" "pod: GPUs the pod did not get are marked"
 like "$out" "uverbs0 \(no /dev node: not usable\)" "pod: NICs without a device node are marked"
 
+run "$efa" topo --root "$fixtures/trn2.48xlarge"
+like "$out" "^trn2\.48xlarge: 16 accelerators, 16 EFA NICs$" "trn2: summary line"
+like "$out" "^  NEURON15  cores 60-63 \(8 physical, 2 per logical core\)$" \
+	"trn2: logical NeuronCores, as NEURON_RT_VISIBLE_CORES numbers them (the runtime's default)"
+like "$out" "^  64 logical NeuronCores, 128 physical$" "trn2: 64 logical of 128 physical"
+run env NEURON_LOGICAL_NC_CONFIG=1 "$efa" topo --root "$fixtures/trn2.48xlarge"
+like "$out" "^  NEURON15  cores 120-127 \(8 physical, 1 per logical core\)$" \
+	"trn2 with NEURON_LOGICAL_NC_CONFIG=1: one physical core per logical core"
+run "$efa" topo --json --root "$fixtures/trn2.48xlarge"
+is "$(jq -r '[.accelerators[].cores] | add' <<<"$out") $(jq -r '[.accelerators[].physical_cores] | add' <<<"$out")" \
+	"64 128" "trn2 JSON: logical and physical cores"
+run "$efa" topo --root "$fixtures/trn1.32xlarge"
+like "$out" "^  NEURON15  cores 30-31 \(2 physical, 1 per logical core\)$" "trn1: logical = physical cores"
+
 run "$efa" topo --root "$fixtures/cpu-only"
 like "$out" "^c6i\.4xlarge: 0 accelerators, 0 EFA NICs$" "a CPU node has nothing to show"
 

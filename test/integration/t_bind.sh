@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # --efa-bind=closest: per-task GPUs and EFA NICs from each node's fixture
 # topology, and the distributed-launch variables. n1 is a p5.48xlarge, n2 a
-# p4d.24xlarge, n4 a trn1.32xlarge; each node has 4 (fake) GPUs in Slurm.
+# p4d.24xlarge, n4 a trn1.32xlarge (a trn2.48xlarge for its cases); each
+# node has 4 (fake) GPUs in Slurm.
 
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
@@ -71,6 +72,21 @@ is "$(sort <<<"$out")" "0: 0-7 rdmap16s25,rdmap16s26 n4
 1: 8-15 rdmap32s25,rdmap32s26 n4
 2: 16-23 rdmap144s25,rdmap144s26 n4
 3: 24-31 rdmap160s25,rdmap160s26 n4" "trn1: NeuronCore ranges, NICs spread evenly, the collectives root"
+
+# trn2: NEURON_RT_VISIBLE_CORES counts the runtime's logical cores (two
+# physical per logical by default on Trainium2: 64 on a trn2.48xlarge).
+ln -sfn "$FIXTURES/trn2.48xlarge" "$ROOTS/n4"
+run srun -N1 -w n4 -n16 --efa --efa-bind=closest -l bash -c 'echo "$NEURON_RT_VISIBLE_CORES $FI_EFA_IFACE"'
+is "$(sed 's/^ *//' <<<"$out" | sort -n | sed -n '1p;16p')" "0: 0-3 rdmap86s0
+15: 60-63 rdmap246s0" "trn2, 16 tasks: 4 logical NeuronCores each, the last ending at 63 (not 127); one NIC each"
+run env NEURON_LOGICAL_NC_CONFIG=1 srun -N1 -w n4 -n16 --efa --efa-bind=closest -l \
+	bash -c 'echo "$NEURON_RT_VISIBLE_CORES"'
+is "$(sed 's/^ *//' <<<"$out" | sort -n | sed -n '16p')" "15: 120-127" "trn2 with the job's NEURON_LOGICAL_NC_CONFIG=1: 128 cores"
+run env NEURON_LOGICAL_NC_CONFIG=3 srun -N1 -w n4 -n2 --efa --efa-bind=closest -l \
+	bash -c 'echo "$NEURON_RT_VISIBLE_CORES"'
+is "$(grep -E '^[0-9]+: [0-9]' <<<"$out" | sort -n)" $'0: 0-31\n1: 32-63' "trn2 with NEURON_LOGICAL_NC_CONFIG=3: the default's numbering"
+like "$out" "NEURON_LOGICAL_NC_CONFIG=3 is not 1 or 2" "  and the job is told why"
+ln -sfn "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 
 write_efa_conf "DistributedEnv=no"
 run srun -N1 -w n1 -n1 --efa bash -c 'echo "[${RANK-}] [${MASTER_ADDR-}]"'

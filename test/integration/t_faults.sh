@@ -43,6 +43,23 @@ is "$(node_states)" "n1 idle"$'\n'"n2 idle"$'\n'"n3 idle"$'\n'"n4 idle" \
 	"no node was drained by any of the failures"
 rm -r "$SLURM_EFA_CLUSTER/nodeconf"
 
+# A p4d showing 3 of the 4 EFA devices its profile's EFADevices= expects
+# (the efa driver did not bind one): --efa=required fails the step naming
+# them, auto runs and warns, the node stays up.
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+ln -sfn "$FIXTURES/p4d-3nics" "$ROOTS/n2"
+run srun -w n2 --efa=required true
+is "$((rc != 0))" 1 "--efa=required on a p4d with 3 of its 4 EFA devices fails the step"
+like "$out" "efa: --efa=required but node n2 has 3 of the 4 EFA devices a p4d\.24xlarge has \(1 missing: PCI 0000:a0:1b\.0 without the efa driver\)\. The node needs repair" \
+	"  naming how many are expected and which is missing"
+run srun -w n2 --efa=auto bash -c 'echo "ifname=${NCCL_SOCKET_IFNAME-unset}"'
+is "$rc" 0 "--efa=auto on it runs the step"
+like "$out" "efa: warning: node n2 has 3 of the 4 EFA devices" "  and warns the job"
+like "$out" "^ifname=\^docker,lo,veth$" "  with the EFA environment of the devices it has"
+is "$(node_states | grep '^n2 ')" "n2 idle" "  the node is not drained"
+ln -sfn "$FIXTURES/p4d.24xlarge" "$ROOTS/n2"
+
 # slurmctld restarted while jobs run: it comes back with the same
 # environment and arguments (its job_submit.lua loads the bridge again).
 write_efa_conf

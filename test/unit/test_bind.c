@@ -62,7 +62,7 @@ static bool all_at(const struct efa_node *n, const char *list, int minor, enum e
 static struct efa_task_binding bind_one(const struct efa_node *node, const int *gpus, size_t ngpus,
 				    bool given, unsigned k, unsigned n)
 {
-	struct efa_bind_request req = { gpus, ngpus, given, k, n };
+	struct efa_bind_request req = { gpus, ngpus, given, k, n, 0 };
 	struct efa_task_binding b;
 	struct efa_error err = { "" };
 
@@ -72,6 +72,18 @@ static struct efa_task_binding bind_one(const struct efa_node *node, const int *
 }
 
 static const int all8[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+
+static struct efa_task_binding bind_neuron(const struct efa_node *node, int lnc, unsigned k,
+					   unsigned n)
+{
+	struct efa_bind_request req = { .task = k, .ntasks = n, .lnc = lnc };
+	struct efa_task_binding b;
+	struct efa_error err = { "" };
+
+	if (efa_bind_task(node, &req, &b, &err))
+		printf("# bind: %s\n", err.msg);
+	return b;
+}
 
 /* Tasks' NIC lists are pairwise disjoint and together use every usable NIC. */
 static bool disjoint_cover(const struct efa_node *node, const int *gpus, size_t ngpus, unsigned n)
@@ -242,6 +254,46 @@ static void test_p5en_trn1(void)
 	efa_node_free(n);
 }
 
+/* The runtime's logical NeuronCores: 64 on a trn2.48xlarge by default. */
+static void test_trn2(void)
+{
+	static const struct {
+		int lnc;
+		unsigned task, ntasks;
+		const char *cores;
+		const char *what;
+	} cases[] = {
+		{ 0, 0, 16, "0-3", "trn2 16 tasks: task 0 gets its device's 4 logical cores" },
+		{ 0, 15, 16, "60-63", "trn2 16 tasks: the last task ends at core 63, not 127" },
+		{ 0, 63, 64, "63", "trn2 64 tasks: one logical core each, all within 0-63" },
+		{ 0, 1, 2, "32-63", "trn2 2 tasks: task 1 gets devices 8-15" },
+		{ 1, 15, 16, "120-127", "trn2 NEURON_LOGICAL_NC_CONFIG=1: 8 cores per device, 128 in all" },
+		{ 1, 127, 128, "127", "trn2 NEURON_LOGICAL_NC_CONFIG=1, 128 tasks: one physical core each" },
+		{ 2, 15, 16, "60-63", "trn2 NEURON_LOGICAL_NC_CONFIG=2: as the default" },
+	};
+	struct efa_node *n = load("trn2.48xlarge");
+	struct efa_task_binding b;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		b = bind_neuron(n, cases[i].lnc, cases[i].task, cases[i].ntasks);
+		is_str(b.neuron_cores, cases[i].cores, "%s", cases[i].what);
+	}
+	b = bind_neuron(n, 0, 0, 16);
+	is_int(count_items(b.nics), 1, "trn2 16 tasks: one of the 16 EFA NICs each");
+	b = bind_neuron(n, 0, 64, 65);
+	ok(b.shared, "trn2 65 tasks: more tasks than logical cores share them");
+	efa_node_free(n);
+
+	n = load("trn1.32xlarge");
+	if (!n)
+		return;
+	b = bind_neuron(n, 2, 15, 16);
+	is_str(b.neuron_cores, "30-31", "trn1 with NEURON_LOGICAL_NC_CONFIG=2: Trainium1 has no logical grouping");
+	efa_node_free(n);
+}
+
 static void test_helpers(void)
 {
 	int v[8];
@@ -273,6 +325,7 @@ int main(void)
 	test_p5();
 	test_p4d();
 	test_p5en_trn1();
+	test_trn2();
 	test_helpers();
 	return done_testing();
 }

@@ -141,8 +141,39 @@ static void test_others(void)
 		is_int(count_kind(n, EFA_ACCEL_GPU, false), 0, "trn1: no GPUs");
 		is_int(n->accels[15].index, 15, "trn1: Neuron devices by index");
 		is_int(n->accels[0].cores, 2, "trn1: 2 NeuronCores per device");
+		is_int(efa_neuron_logical_cores(&n->accels[0], 0), 2,
+		       "trn1: one physical core per logical core (NDv2)");
 		efa_node_free(n);
 	}
+	n = discover("trn2.48xlarge", NULL);
+	if (n) {
+		size_t logical = 0, physical = 0;
+
+		is_str(n->instance_type, "trn2.48xlarge", "trn2: instance type");
+		is_int(n->nnics, 16, "trn2: 16 EFA devices");
+		ok(efa_node_usable_nics(n) == 16, "trn2: all usable");
+		require(is_int(count_kind(n, EFA_ACCEL_NEURON, true), 16, "trn2: 16 Trainium2 devices"));
+		for (size_t i = 0; i < n->naccels; i++) {
+			logical += (size_t)efa_neuron_logical_cores(&n->accels[i], 0);
+			physical += (size_t)n->accels[i].cores;
+		}
+		is_int((int)physical, 128, "trn2: 128 physical NeuronCores (8 per device)");
+		is_int((int)logical, 64, "trn2: 64 logical NeuronCores by the runtime's default");
+		is_int(efa_neuron_logical_cores(&n->accels[3], 1), 8,
+		       "trn2: NEURON_LOGICAL_NC_CONFIG=1 gives each device 8");
+		efa_node_free(n);
+	}
+	n = discover("trn2.48xlarge", "trn2u.48xlarge");
+	if (n) {
+		is_int(efa_neuron_logical_cores(&n->accels[0], 0), 4,
+		       "trn2u (same devices, UltraServer type name): 4 logical cores per device");
+		efa_node_free(n);
+	}
+	is_int(efa_neuron_lnc_parse("1"), 1, "NEURON_LOGICAL_NC_CONFIG=1");
+	is_int(efa_neuron_lnc_parse("2"), 2, "NEURON_LOGICAL_NC_CONFIG=2");
+	is_int(efa_neuron_lnc_parse("4"), -1, "NEURON_LOGICAL_NC_CONFIG=4: not a value the runtime takes");
+	is_int(efa_neuron_lnc_parse("2x"), -1, "NEURON_LOGICAL_NC_CONFIG=2x: refused");
+	is_int(efa_neuron_lnc_parse(NULL), -1, "unset: no value");
 	n = discover("cpu-only", NULL);
 	if (n) {
 		is_str(n->instance_type, "c6i.4xlarge", "cpu-only: instance type");
@@ -208,6 +239,105 @@ static int put(const char *rel, const char *text, const char *link_to)
 }
 
 /* Two NVIDIA GPUs on the PCI bus, bound to the driver as the test says. */
+/* Every install layout of the EFA software: where its libraries are,
+ * and aws-ofi-nccl's version where no installer record has it. */
+static void test_layouts(void)
+{
+	static const struct {
+		const char *fixture, *fabric_dir, *plugin_dir, *ofi_nccl, *what;
+	} cases[] = {
+		{ "p5.48xlarge", "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu",
+		  "1.16.3", "Debian installer, multiarch plugin directory" },
+		{ "p5en.48xlarge", "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib", "1.18.0",
+		  "Debian installer, plugin in lib" },
+		{ "stack-deb-arm64", "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu",
+		  "1.16.3", "Debian installer on aarch64" },
+		{ "stack-rpm-al2023", "/opt/amazon/efa/lib64", "/opt/amazon/ofi-nccl/lib64", "1.16.3",
+		  "RPMs (Amazon Linux 2023): lib64 for both" },
+		{ "stack-ngc-v1", "/opt/amazon/efa/lib", "/opt/amazon/aws-ofi-nccl/lib", "1.14.0",
+		  "libnccl-ofi-ngc-v1 (libnccl-net-aws-ofi.so), version from the library" },
+		{ "stack-ngc-v2", "/opt/amazon/efa/lib", "/opt/amazon/aws-ofi-nccl/lib", "1.16.3",
+		  "libnccl-ofi-ngc-v2, version from the library" },
+		{ "stack-source-1.5", "/opt/amazon/efa/lib64", "/opt/aws-ofi-nccl/lib", "1.5.0aws",
+		  "built from source, 1.5 (\"Using aws-ofi-nccl ...\")" },
+		{ "stack-source-1.11", "/opt/amazon/efa/lib", "/opt/aws-ofi-nccl/lib", "1.11.0-aws",
+		  "built from source, 1.11 (\"Initializing aws-ofi-nccl ...\")" },
+		{ "p4d.24xlarge", "/opt/amazon/efa/lib64", "/opt/aws-ofi-nccl/lib", NULL,
+		  "built from source, a library without the version string" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct efa_stack st = { 0 };
+		struct efa_sysfs fs;
+		char root[512];
+
+		snprintf(root, sizeof(root), "%s/%s", FIXTURES, cases[i].fixture);
+		if (!ok(!efa_sysfs_open(&fs, root) && !efa_stack_discover_software(&fs, &st),
+			"%s: %s: discovered", cases[i].fixture, cases[i].what))
+			continue;
+		is_str(st.libdirs[0], cases[i].fabric_dir, "%s: libfabric's directory", cases[i].fixture);
+		is_str(st.libdirs[1], cases[i].plugin_dir, "%s: aws-ofi-nccl's directory", cases[i].fixture);
+		ok(!st.libdirs[1] || !st.libdirs[2], "%s: no other directory", cases[i].fixture);
+		ok(st.has_libfabric && st.has_net_plugin, "%s: libfabric and the NCCL plugin found",
+		   cases[i].fixture);
+		if (cases[i].ofi_nccl)
+			is_str(st.ofi_nccl, cases[i].ofi_nccl, "%s: aws-ofi-nccl's version", cases[i].fixture);
+		else
+			ok(!st.ofi_nccl, "%s: aws-ofi-nccl's version unknown", cases[i].fixture);
+		efa_stack_clear(&st);
+		efa_sysfs_close(&fs);
+	}
+}
+
+/* The plugin's version string read in pieces, across a piece's end, and
+ * not past the bound. */
+static void test_plugin_version_read(void)
+{
+	static const char text[] = "Initializing aws-ofi-nccl 1.9.2-aws";
+	static const struct {
+		off_t at;
+		const char *want, *what;
+	} cases[] = {
+		{ 65536 - 20, "1.9.2-aws", "cut by the first piece's end" },
+		{ 3 * 1024 * 1024 + 7, "1.9.2-aws", "3 MiB into the library" },
+		{ 65 * 1024 * 1024, NULL, "past the 64 MiB read: not looked for" },
+	};
+
+	char dir[] = "/tmp/efa-unit-plugin.XXXXXX", path[128], cmd[160];
+
+	if (!ok(mkdtemp(dir) != NULL, "set-up: a scratch root"))
+		return;
+	snprintf(path, sizeof(path), "%s/opt/aws-ofi-nccl/lib", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s", path);
+	tmp_setup(system(cmd), "its /opt/aws-ofi-nccl/lib");
+	strcat(path, "/libnccl-net.so");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct efa_stack st = { 0 };
+		struct efa_sysfs fs;
+		FILE *f = fopen(path, "w");
+		int bad = !f;
+
+		if (f) {
+			bad = fseeko(f, cases[i].at, SEEK_SET) ||
+			      fwrite(text, 1, sizeof(text), f) != sizeof(text);
+			bad |= fclose(f);
+		}
+		tmp_setup(bad ? -1 : 0, "a sparse plugin library with its version string");
+		if (efa_sysfs_open(&fs, dir))
+			continue;
+		ok(!efa_stack_discover_software(&fs, &st), "%s: discovered", cases[i].what);
+		if (cases[i].want)
+			is_str(st.ofi_nccl, cases[i].want, "version %s", cases[i].what);
+		else
+			ok(!st.ofi_nccl, "version %s", cases[i].what);
+		efa_stack_clear(&st);
+		efa_sysfs_close(&fs);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		printf("# could not remove %s\n", dir);
+}
+
 static void test_gpu_driver_list(void)
 {
 	static const char *const gpus[] = { "0000:00:01.0", "0000:00:02.0" };
@@ -257,5 +387,7 @@ int main(void)
 	test_others();
 	test_versions();
 	test_gpu_driver_list();
+	test_layouts();
+	test_plugin_version_read();
 	return done_testing();
 }

@@ -762,6 +762,42 @@ static void test_long_library_path(void)
 	}
 }
 
+/* EFADevices= and EFADevicesWait=: what a healthy node of a type shows. */
+static void test_expected_devices(void)
+{
+	static const struct {
+		const char *text, *type;
+		int count, wait;
+		const char *error;
+	} cases[] = {
+		{ "Match=p5en.48xlarge\nEFADevices=p5en.48xlarge:16\nEFADevicesWait=15\n", "p5en.48xlarge", 16, 15, NULL },
+		{ "Match=p4d*\nEFADevices=p4d.24xlarge:4,p4de.24xlarge:4\n", "p4de.24xlarge", 4, 0, NULL },
+		{ "Match=p6*\nEFADevices=p6-b200.48xlarge:8\n", "p6-b300.48xlarge", 0, 0, NULL },
+		{ "Match=x\nEFADevices=16\n", NULL, 0, 0, "EFADevices=16: use EFADevices=INSTANCE_TYPE:COUNT" },
+		{ "Match=x\nEFADevices=x:0\n", NULL, 0, 0, "the count must be 1 to" },
+		{ "Match=x\nEFADevices=x:4,\n", NULL, 0, 0, "empty item" },
+		{ "Match=x\nEFADevicesWait=-1\n", NULL, 0, 0, "EFADevicesWait=-1: seconds, 0 to 300" },
+		{ "Match=x\nEnv=A=1 EFADevices=x:4\n", NULL, 0, 0, "on its own line" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct efa_profile p;
+		struct efa_error err = { "" };
+		int wait = -1, rc = efa_profile_parse(cases[i].text, strlen(cases[i].text), "t", &p, &err);
+
+		if (cases[i].error) {
+			ok(rc && strstr(err.msg, cases[i].error), "EFADevices case %zu refused: %s", i, err.msg);
+			continue;
+		}
+		if (!ok(!rc, "EFADevices case %zu parses (%s)", i, err.msg))
+			continue;
+		is_int(efa_profile_expected_nics(&p, cases[i].type, &wait), cases[i].count,
+		       "%s: %d EFA devices expected", cases[i].type, cases[i].count);
+		is_int(wait, cases[i].wait, "  counted again for %d s", cases[i].wait);
+		efa_profile_clear(&p);
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -780,6 +816,7 @@ int main(void)
 	test_warning_boundaries();
 	test_fixtures();
 	test_memlock();
+	test_expected_devices();
 	remove_profiles();
 	return done_testing();
 }

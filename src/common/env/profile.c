@@ -42,6 +42,9 @@ void efa_profile_clear(struct efa_profile *p)
 	for (size_t i = 0; i < p->nvars; i++)
 		var_clear(&p->vars[i]);
 	free(p->vars);
+	for (size_t i = 0; i < p->nexpect; i++)
+		free(p->expect[i].type);
+	free(p->expect);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -204,6 +207,47 @@ static int parse_env(struct efa_profile *p, const char *value, const char *cond,
 	return 0;
 }
 
+#define EXPECT_MAX 4096
+#define EXPECT_WAIT_MAX 300
+
+/* EFADevices=TYPE:N[,TYPE:N...] */
+static int parse_expect(struct efa_profile *p, const char *value, struct efa_error *err)
+{
+	for (const char *item = value; *item;) {
+		size_t len = strcspn(item, ",");
+		const char *colon = memchr(item, ':', len);
+		struct efa_expect *grown;
+		char *end;
+		long n;
+
+		if (!colon || colon == item)
+			return efa_error_set(err, "EFADevices=%s: use EFADevices=INSTANCE_TYPE:COUNT", value);
+		n = strtol(colon + 1, &end, 10);
+		if (end != item + len || colon + 1 == end || n < 1 || n > EXPECT_MAX)
+			return efa_error_set(err, "EFADevices=%s: the count must be 1 to %d", value, EXPECT_MAX);
+		grown = realloc(p->expect, (p->nexpect + 1) * sizeof(*grown));
+		if (!grown)
+			return efa_error_set(err, "out of memory");
+		p->expect = grown;
+		grown[p->nexpect].count = (int)n;
+		grown[p->nexpect].type = strndup(item, (size_t)(colon - item));
+		if (!grown[p->nexpect++].type)
+			return efa_error_set(err, "out of memory");
+		item += len + (item[len] == ',');
+	}
+	return 0;
+}
+
+int efa_profile_expected_nics(const struct efa_profile *p, const char *instance_type,
+			      int *wait)
+{
+	*wait = p ? p->expect_wait : 0;
+	for (size_t i = 0; p && instance_type && i < p->nexpect; i++)
+		if (!strcmp(p->expect[i].type, instance_type))
+			return p->expect[i].count;
+	return 0;
+}
+
 static int parse_line(struct efa_profile *p, char *line, const char *where,
 		      struct efa_error *err)
 {
@@ -226,6 +270,21 @@ static int parse_line(struct efa_profile *p, char *line, const char *where,
 						     value);
 			if (list_append(&p->accelerators, value))
 				return efa_error_set(err, "out of memory");
+		} else if (!strcasecmp(key, "EFADevices")) {
+			if (env)
+				return efa_error_set(err, "EFADevices= goes on its own line, not after Env=");
+			if (!valid_list(value))
+				return efa_error_set(err, "EFADevices=%s: empty item in list", value);
+			if (parse_expect(p, value, err))
+				return -1;
+		} else if (!strcasecmp(key, "EFADevicesWait")) {
+			char *end;
+			long n = strtol(value, &end, 10);
+
+			if (env || *end || end == value || n < 0 || n > EXPECT_WAIT_MAX)
+				return efa_error_set(err, "EFADevicesWait=%s: seconds, 0 to %d, on its own line",
+						     value, EXPECT_WAIT_MAX);
+			p->expect_wait = (int)n;
 		} else if (!strcasecmp(key, "Env")) {
 			if (env)
 				return efa_error_set(err, "one Env= per line");
@@ -235,7 +294,7 @@ static int parse_line(struct efa_profile *p, char *line, const char *where,
 				return efa_error_set(err, "If= follows an Env= on the same line, once");
 			cond = value;
 		} else {
-			return efa_error_set(err, "unknown key '%s': use Match=, Accelerator=, Include=, Env= and If=",
+			return efa_error_set(err, "unknown key '%s': use Match=, Accelerator=, Include=, EFADevices=, EFADevicesWait=, Env= and If=",
 					     key);
 		}
 	}

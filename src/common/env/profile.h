@@ -8,6 +8,8 @@
  *   Accelerator=nvidia                 or: nodes with these devices
  *   Include=efa-cuda                   other profiles, applied first
  *   Env=FI_EFA_USE_DEVICE_RDMA=1 If=libfabric<1.18
+ *   EFADevices=p5.48xlarge:32          EFA devices a healthy node shows
+ *   EFADevicesWait=15                  seconds they may take to appear
  *
  * Env lines apply in order, included profiles first; a later line whose
  * conditions hold replaces an earlier value. Conditions (comma-separated,
@@ -50,6 +52,12 @@ struct efa_profile_var {
 	char *where;			/* "p5.profile:12" */
 };
 
+/* EFADevices=TYPE:N: how many EFA devices a healthy TYPE shows. */
+struct efa_expect {
+	char *type;
+	int count;
+};
+
 struct efa_profile {
 	char *name;			/* file name without ".profile" */
 	char **match;			/* NULL-terminated; NULL: include-only */
@@ -58,6 +66,9 @@ struct efa_profile {
 					 * whose type only "*" matches */
 	struct efa_profile_var *vars;
 	size_t nvars;
+	struct efa_expect *expect;
+	size_t nexpect;
+	int expect_wait;		/* EFADevicesWait=, seconds */
 };
 
 struct efa_profiles {
@@ -73,6 +84,13 @@ int efa_profile_parse(const char *text, size_t len, const char *name,
 		      struct efa_profile *out, struct efa_error *err);
 
 void efa_profiles_free(struct efa_profiles *set);
+
+/*
+ * The EFA devices the profile says an instance of this type has (0: it
+ * does not say), and in *wait how long a node may take to show them all.
+ */
+int efa_profile_expected_nics(const struct efa_profile *p, const char *instance_type,
+			      int *wait);
 
 /* Frees what efa_profile_parse filled in. */
 void efa_profile_clear(struct efa_profile *p);

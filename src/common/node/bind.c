@@ -187,12 +187,12 @@ static void neuron_cores(const struct efa_node *node, const struct efa_bind_requ
 
 	for (size_t i = 0; i < node->naccels; i++)
 		if (node->accels[i].kind == EFA_ACCEL_NEURON && node->accels[i].present)
-			total += node->accels[i].cores > 0 ? (size_t)node->accels[i].cores : 1;
+			total += (size_t)efa_neuron_logical_cores(&node->accels[i], req->lnc);
 	if (!total)
 		return;
-	/* Cores are numbered across devices in index order, so a task's
-	 * devices are a contiguous core range; with more tasks than devices
-	 * the split is by core. */
+	/* The runtime numbers logical cores across devices in index order,
+	 * so a task's devices are a contiguous core range; with more tasks
+	 * than devices the split is by core. */
 	out->shared = share(req->task, req->ntasks, total, &first, &count);
 	if (count == 1)
 		snprintf(out->neuron_cores, sizeof(out->neuron_cores), "%zu", first);

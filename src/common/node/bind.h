@@ -36,6 +36,8 @@ struct efa_bind_request {
 				 * the user set CUDA_VISIBLE_DEVICES): keep them */
 	unsigned task;		/* local task id */
 	unsigned ntasks;	/* tasks of the step on this node */
+	int lnc;		/* the job's NEURON_LOGICAL_NC_CONFIG (1, 2); 0:
+				 * each device's default */
 };
 
 #define EFA_BIND_LIST_MAX 1024
@@ -45,7 +47,8 @@ struct efa_task_binding {
 				 * when it was not given */
 	bool shared;		/* more tasks than accelerators */
 	char nics[EFA_BIND_LIST_MAX];		/* FI_EFA_IFACE value; "" none */
-	char neuron_cores[64];			/* NEURON_RT_VISIBLE_CORES; "" none */
+	char neuron_cores[64];			/* NEURON_RT_VISIBLE_CORES, logical
+						 * cores; "" none */
 };
 
 /*

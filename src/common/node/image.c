@@ -65,7 +65,7 @@ void efa_task_missing(const struct efa_node *node, const struct efa_sysfs *fs,
 		efa_strlcatf(buf, size, "no %s (looked in /opt/amazon/efa, LD_LIBRARY_PATH and /etc/ld.so.cache)",
 			     efa_lib_name(EFA_LIB_FABRIC));
 	if (efa_node_has_gpus(node) && !efa_task_finds(&node->stack, fs, ld_path, EFA_LIB_NET_PLUGIN))
-		efa_strlcatf(buf, size, "%sno %s (looked in /opt/amazon/ofi-nccl, /opt/aws-ofi-nccl, LD_LIBRARY_PATH and /etc/ld.so.cache)",
+		efa_strlcatf(buf, size, "%sno %s (looked in /opt/amazon/ofi-nccl, /opt/amazon/aws-ofi-nccl, /opt/aws-ofi-nccl, LD_LIBRARY_PATH and /etc/ld.so.cache)",
 			     buf[0] ? "; " : "", efa_lib_name(EFA_LIB_NET_PLUGIN));
 	if ((checks & EFA_CHECK_DEVICES) && !devices_visible(node, fs, &n))
 		efa_strlcatf(buf, size, "%snone of the node's %zu EFA devices in its /dev/infiniband (enroot's ENROOT_RESTRICT_DEV=y hides them)",

@@ -170,6 +170,7 @@ static int add_accel(struct efa_node *node, size_t *cap, struct efa_accel **out)
 	memset(*out, 0, sizeof(**out));
 	(*out)->pci.numa = -1;
 	(*out)->index = -1;
+	(*out)->lnc = 1;
 	return 0;
 }
 
@@ -250,6 +251,25 @@ out:
 	return rc;
 }
 
+/*
+ * The driver names a device's generation in info/architecture/arch_type
+ * ("NDv2" Trainium1 and Inferentia2, "NDv3" Trainium2: aws-neuron-driver's
+ * nsysfsmetric_get_neuron_architecture and neuron_dhal_v3.c). Logical
+ * NeuronCores of two physical cores are the runtime's default from
+ * Trainium2 on; earlier devices have only LNC=1.
+ */
+static int default_lnc(const struct efa_sysfs *fs, const char *name)
+{
+	char arch[32];
+	int gen;
+
+	if (efa_sysfs_read(fs, arch, sizeof(arch),
+			   "/sys/class/neuron_device/%s/info/architecture/arch_type", name) ||
+	    sscanf(arch, "NDv%d", &gen) != 1)
+		return 1;
+	return gen >= 3 ? 2 : 1;
+}
+
 static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 			   size_t *cap)
 {
@@ -272,6 +292,7 @@ static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 		if (!efa_sysfs_read_long(fs, &cores, "/sys/class/neuron_device/%s/core_count", *it) &&
 		    cores > 0)
 			dev->cores = (int)cores;
+		dev->lnc = default_lnc(fs, *it);
 		dev->present = efa_sysfs_exists(fs, "/dev/neuron%d", index);
 		/* Current drivers give Neuron devices no parent; use the
 		 * PCI function when a driver links one. */
@@ -348,6 +369,74 @@ size_t efa_node_usable_nics(const struct efa_node *node)
 	for (size_t i = 0; i < node->nnics; i++)
 		n += node->nics[i].usable;
 	return n;
+}
+
+#define PCI_VENDOR_AMAZON 0x1d0f
+
+/* EFA's PCI device ids are 0xefa0 to 0xefaf (rdma-core's efa provider
+ * lists 0xefa0-0xefa3); ENA, with the same vendor and class, is 0xec20. */
+static bool efa_function(const struct efa_sysfs *fs, const char *addr)
+{
+	long vendor, device;
+
+	return !efa_sysfs_read_long(fs, &vendor, "/sys/bus/pci/devices/%s/vendor", addr) &&
+	       vendor == PCI_VENDOR_AMAZON &&
+	       !efa_sysfs_read_long(fs, &device, "/sys/bus/pci/devices/%s/device", addr) &&
+	       (device >> 4) == 0xefa;
+}
+
+static bool nic_at(const struct efa_node *node, const char *addr)
+{
+	for (size_t i = 0; i < node->nnics; i++)
+		if (!strcmp(node->nics[i].pci.addr, addr))
+			return true;
+	return false;
+}
+
+void efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
+			   char *buf, size_t size)
+{
+	struct efa_sysfs fs;
+	char **addrs = NULL;
+	size_t named = 0;
+
+	buf[0] = '\0';
+	if (expected <= 0 || node->nnics >= (size_t)expected)
+		return;
+	snprintf(buf, size, "%zu of the %d EFA devices a%s %s has (%d missing",
+		 node->nnics, expected, node->instance_type && strchr("aeiou", node->instance_type[0]) ? "n" : "",
+		 node->instance_type ? node->instance_type : "node of its type",
+		 expected - (int)node->nnics);
+	if (!efa_sysfs_open(&fs, root)) {
+		addrs = efa_sysfs_list(&fs, "/sys/bus/pci/devices");
+		for (char **a = addrs; a && *a; a++) {
+			if (nic_at(node, *a) || !efa_function(&fs, *a))
+				continue;
+			efa_strlcatf(buf, size, "%s%s", named++ ? ", " : ": PCI ", *a);
+		}
+		efa_strv_free(addrs);
+		efa_sysfs_close(&fs);
+	}
+	efa_strlcatf(buf, size, "%s)", named ? " without the efa driver" :
+		     ": not on the PCI bus at all");
+}
+
+int efa_neuron_logical_cores(const struct efa_accel *dev, int lnc)
+{
+	int physical = dev->cores > 0 ? dev->cores : 1;
+
+	/* Devices before Trainium2 have one physical core per logical one,
+	 * whatever the job asks. */
+	if (lnc <= 0 || dev->lnc <= 1)
+		lnc = dev->lnc > 0 ? dev->lnc : 1;
+	return physical >= lnc ? physical / lnc : 1;
+}
+
+int efa_neuron_lnc_parse(const char *value)
+{
+	if (value && (!strcmp(value, "1") || !strcmp(value, "2")))
+		return value[0] - '0';
+	return -1;
 }
 
 void efa_node_efa_problem(const struct efa_node *node, char *buf, size_t size)

@@ -38,7 +38,9 @@ struct efa_accel {
 	enum efa_accel_kind kind;
 	int index;			/* /dev/nvidiaN minor or neuronN; -1 unknown */
 	struct efa_pci pci;
-	int cores;			/* NeuronCores; 0 for GPUs */
+	int cores;			/* physical NeuronCores; 0 for GPUs */
+	int lnc;			/* physical cores per logical NeuronCore by
+					 * the runtime's default; 1 for GPUs */
 	bool present;			/* its /dev node exists */
 };
 
@@ -78,6 +80,28 @@ int efa_node_discover(const char *root, const char *instance_type,
 void efa_node_free(struct efa_node *node);
 
 size_t efa_node_usable_nics(const struct efa_node *node);
+
+/*
+ * When the node shows fewer EFA devices than expected (a profile's
+ * EFADevices=), says how many and which are missing for a message ("" when
+ * none are): EFA PCI functions no efa driver is bound to are named; a NIC
+ * that did not attach at all can only be counted. root is the node's.
+ */
+void efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
+			   char *buf, size_t size);
+
+/*
+ * The Neuron runtime numbers logical NeuronCores: on Trainium2 one is two
+ * physical cores unless NEURON_LOGICAL_NC_CONFIG says 1 (aws-neuron-sdk
+ * about-neuron/arch/neuron-features/logical-neuroncore-config.rst: "LNC=2
+ * (default)", 64 cores on a trn2.48xlarge). lnc is the job's
+ * NEURON_LOGICAL_NC_CONFIG, 0 for the device's default.
+ */
+int efa_neuron_logical_cores(const struct efa_accel *dev, int lnc);
+
+/* NEURON_LOGICAL_NC_CONFIG's value: 1 or 2 (the only ones the runtime
+ * takes), else -1. */
+int efa_neuron_lnc_parse(const char *value);
 
 /*
  * Explains why EFA cannot be used on this node, for a message that tells

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
@@ -152,55 +153,171 @@ static int add_libdir(const struct efa_sysfs *fs, struct efa_stack *stack, size_
 	return 0;
 }
 
+/* The library directories of one install prefix: RPMs use lib64 (the
+ * aws-ofi-nccl spec's %{_libdir} under /opt/amazon/ofi-nccl), Debian
+ * packages lib or a multiarch lib/<triplet> (x86_64-linux-gnu,
+ * aarch64-linux-gnu, ...). */
+static int prefix_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack, size_t *n,
+			  const char *prefix)
+{
+	char *lib64 = NULL, *lib = NULL, *dir = NULL;
+	char **entries = NULL;
+	int rc = -1;
+
+	if (asprintf(&lib64, "%s/lib64", prefix) < 0) {
+		lib64 = NULL;
+		goto out;
+	}
+	if (asprintf(&lib, "%s/lib", prefix) < 0) {
+		lib = NULL;
+		goto out;
+	}
+	if (has_libraries(fs, lib64) && add_libdir(fs, stack, n, lib64))
+		goto out;
+	entries = efa_sysfs_list(fs, "%s", lib);
+	if (!entries)
+		goto out;
+	for (char **e = entries; *e; e++) {
+		size_t elen = strlen(*e);
+
+		if (elen <= strlen(MULTIARCH_SUFFIX) ||
+		    strcmp(*e + elen - strlen(MULTIARCH_SUFFIX), MULTIARCH_SUFFIX))
+			continue;
+		if (asprintf(&dir, "%s/%s", lib, *e) < 0) {
+			dir = NULL;
+			goto out;
+		}
+		if (has_libraries(fs, dir) && add_libdir(fs, stack, n, dir))
+			goto out;
+		free(dir);
+		dir = NULL;
+	}
+	if (has_libraries(fs, lib) && add_libdir(fs, stack, n, lib))
+		goto out;
+	rc = 0;
+out:
+	free(dir);
+	efa_strv_free(entries);
+	free(lib);
+	free(lib64);
+	return rc;
+}
+
 /*
  * libfabric first, then the NCCL plugin: the order aws-ofi-nccl's own
- * set-up scripts use. lib64 is Amazon Linux and RHEL, lib is Ubuntu; the
- * plugin moved from /opt/aws-ofi-nccl (built from source, older AMIs) to
- * /opt/amazon/ofi-nccl (installer 1.29+), with a multiarch directory on
- * Debian-family systems.
+ * set-up scripts use. The plugin's prefixes: the EFA installer's packages
+ * (/opt/amazon/ofi-nccl, installer 1.29+), the NGC-container packages
+ * libnccl-ofi-ngc-v1/-v2 (/opt/amazon/aws-ofi-nccl: aws-ofi-nccl's
+ * contrib/debian-template/rules), and builds from source into
+ * /opt/aws-ofi-nccl (older AMIs and containers).
  */
 static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
 {
-	static const char *const fixed[] = {
-		"/opt/amazon/efa/lib64", "/opt/amazon/efa/lib",
-	};
-	static const char *const plugin_roots[] = {
-		"/opt/amazon/ofi-nccl/lib", "/opt/aws-ofi-nccl/lib",
+	static const char *const prefixes[] = {
+		"/opt/amazon/efa", "/opt/amazon/ofi-nccl", "/opt/amazon/aws-ofi-nccl",
+		"/opt/aws-ofi-nccl",
 	};
 	size_t n = 0;
 
 	stack->libdirs = calloc(LIBDIRS_MAX + 1, sizeof(*stack->libdirs));
 	if (!stack->libdirs)
 		return -1;
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if (has_libraries(fs, fixed[i]) && add_libdir(fs, stack, &n, fixed[i]))
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (prefix_libdirs(fs, stack, &n, prefixes[i]))
 			return -1;
-	for (size_t i = 0; i < sizeof(plugin_roots) / sizeof(plugin_roots[0]); i++) {
-		char **entries = efa_sysfs_list(fs, "%s", plugin_roots[i]);
+	return 0;
+}
+
+/*
+ * aws-ofi-nccl logs its autoconf PACKAGE_STRING when NCCL loads it, so the
+ * library holds "Using aws-ofi-nccl 1.5.0aws" (releases up to 1.7) or
+ * "Initializing aws-ofi-nccl 1.11.0-aws" (1.8 on; src/nccl_ofi_net.c and
+ * nccl_ofi_api.c of each tag). A plugin built from source or installed
+ * from the NGC packages is in no installer record: this is its version.
+ * The file is read in pieces, at most PLUGIN_READ_MAX bytes of it.
+ */
+#define PLUGIN_READ_MAX (64u * 1024 * 1024)
+#define PLUGIN_CHUNK 65536
+#define PLUGIN_NAME "aws-ofi-nccl "
+#define VERSION_MAX 32
+
+static bool version_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_' || c == '+';
+}
+
+/* The version after a marker in buf[0..len), or false. */
+static bool find_marked_version(const char *buf, size_t len, char *out, size_t size)
+{
+	static const char *const markers[] = { "Initializing " PLUGIN_NAME, "Using " PLUGIN_NAME };
+
+	for (size_t m = 0; m < sizeof(markers) / sizeof(markers[0]); m++) {
+		size_t mlen = strlen(markers[m]);
+		const char *hit = memmem(buf, len, markers[m], mlen);
+		size_t v = 0;
+
+		if (!hit)
+			continue;
+		hit += mlen;
+		while (hit + v < buf + len && v + 1 < size && version_char(hit[v]))
+			v++;
+		/* A NUL ends the string in the library; anything else is not
+		 * the package string. */
+		if (!v || !isdigit((unsigned char)hit[0]) || hit + v == buf + len || hit[v] != '\0')
+			continue;
+		memcpy(out, hit, v);
+		out[v] = '\0';
+		return true;
+	}
+	return false;
+}
+
+static bool plugin_file_version(const struct efa_sysfs *fs, const char *dir, const char *name,
+				char *out, size_t size)
+{
+	/* Room for a marker and its version cut by a piece's end. */
+	const size_t keep = sizeof("Initializing " PLUGIN_NAME) + VERSION_MAX;
+	char *buf = malloc(PLUGIN_CHUNK + keep);
+	size_t have = 0, total = 0;
+	bool found = false;
+	int fd = efa_sysfs_open_regular(fs, "%s/%s", dir, name);
+
+	while (buf && fd >= 0 && !found && total < PLUGIN_READ_MAX) {
+		ssize_t got = read(fd, buf + have, PLUGIN_CHUNK);
+
+		if (got <= 0)
+			break;
+		total += (size_t)got;
+		have += (size_t)got;
+		found = find_marked_version(buf, have, out, size);
+		if (have > keep) {
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return found;
+}
+
+/* The plugin's own version, from the first plugin library in libdirs. */
+static int plugin_version(const struct efa_sysfs *fs, struct efa_stack *stack)
+{
+	char version[VERSION_MAX];
+
+	for (char **d = stack->libdirs; d && *d; d++) {
+		char **entries = efa_sysfs_list(fs, "%s", *d);
+		bool found = false;
 
 		if (!entries)
 			return -1;
-		for (char **e = entries; *e; e++) {
-			char *dir;
-			size_t elen = strlen(*e);
-
-			if (elen <= strlen(MULTIARCH_SUFFIX) ||
-			    strcmp(*e + elen - strlen(MULTIARCH_SUFFIX), MULTIARCH_SUFFIX))
-				continue;
-			if (asprintf(&dir, "%s/%s", plugin_roots[i], *e) < 0) {
-				efa_strv_free(entries);
-				return -1;
-			}
-			if (has_libraries(fs, dir) && add_libdir(fs, stack, &n, dir)) {
-				free(dir);
-				efa_strv_free(entries);
-				return -1;
-			}
-			free(dir);
-		}
+		for (char **e = entries; *e && !found; e++)
+			found = efa_lib_file(*e, EFA_LIB_NET_PLUGIN) &&
+				plugin_file_version(fs, *d, *e, version, sizeof(version));
 		efa_strv_free(entries);
-		if (has_libraries(fs, plugin_roots[i]) && add_libdir(fs, stack, &n, plugin_roots[i]))
-			return -1;
+		if (found)
+			return (stack->ofi_nccl = strdup(version)) ? 0 : -1;
 	}
 	return 0;
 }
@@ -222,7 +339,9 @@ int efa_stack_discover_software(const struct efa_sysfs *fs, struct efa_stack *st
 		if (rc)
 			return -1;
 	}
-	return discover_libdirs(fs, stack);
+	if (discover_libdirs(fs, stack))
+		return -1;
+	return stack->ofi_nccl ? 0 : plugin_version(fs, stack);
 }
 
 int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack)

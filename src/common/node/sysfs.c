@@ -209,6 +209,25 @@ int efa_sysfs_read_file(const struct efa_sysfs *fs, size_t max, char **text, siz
 	return efa_read_fd(fd, fs->root[0] ? fs->root : "/", max, text, len, err);
 }
 
+int efa_sysfs_open_regular(const struct efa_sysfs *fs, const char *fmt, ...)
+{
+	struct stat st;
+	va_list ap;
+	char *rel;
+	int fd;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	fd = fs_open(fs, rel, O_RDONLY | O_NONBLOCK);
+	free(rel);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
 {
 	struct stat st;

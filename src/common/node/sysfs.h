@@ -50,6 +50,11 @@ int efa_sysfs_read_file(const struct efa_sysfs *fs, size_t max, char **text, siz
 			struct efa_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
+/* A regular file opened for reading (O_NONBLOCK: a FIFO never blocks),
+ * for a caller that reads it in pieces; -1 for anything else. */
+int efa_sysfs_open_regular(const struct efa_sysfs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
