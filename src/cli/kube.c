@@ -12,12 +12,22 @@
 #include "kube.h"
 
 #define KUBE_PAGE 500
+/*
+ * Bounds on one list, whatever the server answers: 1,000 full pages hold
+ * 500,000 objects, 100 times the 5,000 nodes a Kubernetes cluster is
+ * documented to scale to, so memory and time stay bounded when a server's
+ * paging never ends and gives no remainingItemCount to bound it by.
+ */
+#define KUBE_MAX_PAGES 1000
+#define KUBE_MAX_ITEMS (KUBE_MAX_PAGES * KUBE_PAGE)
 #define KUBE_CONNECT_MS 5000
 #define KUBE_TIMEOUT_MS 30000
 #define KUBE_MAX_RESPONSE (256u * 1024 * 1024)
 #define KUBE_RETRIES 3
 #define KUBE_RETRY_MS 500
 #define KUBE_NAMESPACE_MAX 253
+/* How much of a continue token a message shows. */
+#define KUBE_TOKEN_SHOWN 64
 
 struct labels {
 	char *node;
@@ -27,6 +37,7 @@ struct labels {
 
 struct reader {
 	struct http_client *http;
+	const char *token_file;
 	size_t nlayers;
 	struct labels *nodes;	/* sorted by node name once read */
 	size_t nnodes;
@@ -65,6 +76,85 @@ static void free_layers(char **layers, size_t n)
 	free(layers);
 }
 
+/* Why a list answer other than 200 came, and what to do about it. */
+static void refused(struct reader *r, const char *path, const char *what,
+		    const struct http_answer *a)
+{
+	json_t *st = a->data ? json_loadb(a->data, a->len, 0, NULL) : NULL;
+	const char *msg = json_string_value(json_object_get(st, "message"));
+	const char *reason = json_string_value(json_object_get(st, "reason"));
+	size_t n;
+
+	snprintf(r->why, r->size, "the Kubernetes API at %s answered HTTP %ld to GET %s%s%.200s%s",
+		 http_url(r->http), a->status, path, msg ? " (" : "", msg ? msg : "", msg ? ")" : "");
+	n = strlen(r->why);
+	if (a->status == 401)
+		snprintf(r->why + n, r->size - n,
+			 ": it does not accept the token in %s (expired, revoked or of another cluster): check KubernetesTokenFile=",
+			 r->token_file);
+	else if (a->status == 403)
+		snprintf(r->why + n, r->size - n,
+			 ": the service account may not %s: grant get and list on nodes and pods (deploy/slinky/rbac.yaml)",
+			 what);
+	else if (a->status == 410 || (reason && !strcmp(reason, "Expired")))
+		snprintf(r->why + n, r->size - n,
+			 ": the list's continue token expired before its next page was asked for; the next sync lists again from the start");
+	else if (a->status == 429)
+		snprintf(r->why + n, r->size - n,
+			 ": the API server is throttling this client (asked %d times, waiting as Retry-After said); the next sync asks again",
+			 1 + KUBE_RETRIES);
+	json_decref(st);
+}
+
+/*
+ * Paging that does not end is refused (rather than followed for ever, or
+ * until memory runs out): a continue token answered with itself, more
+ * pages than the objects the server said remain could fill at the size of
+ * the page that said so (remainingItemCount: an estimate, absent with
+ * selectors or from servers before 1.15, so only a bound), or more than
+ * KUBE_MAX_PAGES pages or KUBE_MAX_ITEMS objects in all.
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+ */
+struct paging {
+	size_t pages;		/* answered so far */
+	size_t items;
+	size_t last_page;	/* 0: no remainingItemCount yet */
+};
+
+static bool endless(struct reader *r, const char *path, struct paging *pg, json_t *meta,
+		    size_t n, const char *sent, const char *next)
+{
+	json_t *left = json_object_get(meta, "remainingItemCount");
+	const char *more = strlen(next) > KUBE_TOKEN_SHOWN ? "..." : "";
+
+	pg->pages++;
+	pg->items += n;
+	if (sent && !strcmp(sent, next)) {
+		snprintf(r->why, r->size,
+			 "the Kubernetes API at %s answered page %zu of GET %s with the continue token it was sent (\"%.*s%s\"): its paging does not advance; the list is abandoned",
+			 http_url(r->http), pg->pages, path, KUBE_TOKEN_SHOWN, next, more);
+		return true;
+	}
+	if (json_is_integer(left) && json_integer_value(left) >= 0) {
+		size_t rest = (size_t)json_integer_value(left), per = n ? n : 1;
+		size_t bound = pg->pages + (rest ? (rest + per - 1) / per : 1);
+
+		if (!pg->last_page || bound < pg->last_page)
+			pg->last_page = bound;
+	}
+	if ((pg->last_page && pg->pages >= pg->last_page) || pg->pages >= KUBE_MAX_PAGES ||
+	    pg->items >= KUBE_MAX_ITEMS) {
+		snprintf(r->why, r->size,
+			 "the Kubernetes API at %s asks for page %zu of GET %s (continue token \"%.*s%s\") after %zu objects, where %s%zu pages: its paging does not end; the list is abandoned",
+			 http_url(r->http), pg->pages + 1, path, KUBE_TOKEN_SHOWN, next, more, pg->items,
+			 pg->last_page ? "the remainingItemCount it gave needs at most " :
+					 "a list is refused past ",
+			 pg->last_page ? pg->last_page : (size_t)KUBE_MAX_PAGES);
+		return true;
+	}
+	return false;
+}
+
 /*
  * GETs every page of a list; calls each(item) per item. 0, or -1 with why
  * filled.
@@ -73,13 +163,14 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 		const char *what)
 {
 	static const char *const headers[] = { "Accept: application/json", NULL };
+	struct paging pg = { 0 };
 	char *token = NULL, *query = NULL;
 	int rc = -1;
 
 	do {
 		struct http_answer a;
 		struct http_error err;
-		json_t *root, *items;
+		json_t *root, *items, *meta;
 		const char *next;
 		char *esc = NULL;
 		bool more;
@@ -99,25 +190,12 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 			snprintf(r->why, r->size, "%s", err.message);
 			goto out;
 		}
-		root = a.data && a.status == 200 ? json_loadb(a.data, a.len, 0, NULL) : NULL;
 		if (a.status != 200) {
-			json_t *st = a.data ? json_loadb(a.data, a.len, 0, NULL) : NULL;
-			const char *msg = json_string_value(json_object_get(st, "message"));
-
-			snprintf(r->why, r->size, "the Kubernetes API at %s answered HTTP %ld to GET %s%s%s%s",
-				 http_url(r->http), a.status, path, msg ? " (" : "", msg ? msg : "",
-				 msg ? ")" : "");
-			if (a.status == 401)
-				snprintf(r->why + strlen(r->why), r->size - strlen(r->why),
-					 ": the token is not accepted: check KubernetesTokenFile=");
-			else if (a.status == 403)
-				snprintf(r->why + strlen(r->why), r->size - strlen(r->why),
-					 ": the service account may not %s: grant get and list on nodes and pods (deploy/slinky/rbac.yaml)",
-					 what);
-			json_decref(st);
+			refused(r, path, what, &a);
 			free(a.data);
 			goto out;
 		}
+		root = a.data ? json_loadb(a.data, a.len, 0, NULL) : NULL;
 		free(a.data);
 		items = json_object_get(root, "items");
 		if (!json_is_array(items)) {
@@ -131,8 +209,13 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 				json_decref(root);
 				goto nomem;
 			}
-		next = json_string_value(json_object_get(json_object_get(root, "metadata"), "continue"));
+		meta = json_object_get(root, "metadata");
+		next = json_string_value(json_object_get(meta, "continue"));
 		more = next && *next;
+		if (more && endless(r, path, &pg, meta, json_array_size(items), token, next)) {
+			json_decref(root);
+			goto out;
+		}
 		free(token);
 		token = more ? strdup(next) : NULL;
 		json_decref(root);
@@ -183,9 +266,23 @@ static int labels_cmp(const void *a, const void *b)
 	return strcmp(((const struct labels *)a)->node, ((const struct labels *)b)->node);
 }
 
+/*
+ * By Slurm node name; where several pods claim one name (a pod being
+ * deleted beside its replacement), the one that is staying and scheduled
+ * first, so that kube_find() finds it.
+ */
 static int placement_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct kube_placement *)a)->pod, ((const struct kube_placement *)b)->pod);
+	const struct kube_placement *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	if (x->deleting != y->deleting)
+		return x->deleting ? 1 : -1;
+	if (!x->node != !y->node)
+		return x->node ? -1 : 1;
+	return strcmp(x->pod, y->pod);
 }
 
 struct pod_reader {
@@ -193,15 +290,48 @@ struct pod_reader {
 	struct kube_map *map;
 };
 
+static const char *nonempty(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+/*
+ * The Slurm node a pod runs: Slinky's slurm-operator (1.2.1) names a
+ * NodeSet pod after the NodeSet ("slurm-worker-p5-0"), while slurmd takes
+ * the pod's hostname as its node name ("p5-0"): the NodeSet controller
+ * sets spec.hostname (the chart's "<nodeset>-" plus the ordinal; in
+ * DaemonSet mode the Kubernetes node's short name or its
+ * nodeset.slinky.slurm.net/hostname-override annotation) and copies it
+ * into the label nodeset.slinky.slurm.net/pod-hostname ("the pod hostname
+ * (used as Slurm node name)"): internal/controller/nodeset/utils/utils.go
+ * (initIdentity, GetSlurmNodeName) and api/v1beta1/well_known.go
+ * (LabelNodeSetPodHostname) of SlinkyProject/slurm-operator v1.2.1. So
+ * spec.hostname, else that label, else (pods made otherwise, with no
+ * hostname: Kubernetes then uses the pod's name) the pod's name.
+ */
+static const char *slurm_name(json_t *item, const char *pod)
+{
+	const char *host = json_string_value(json_object_get(json_object_get(item, "spec"),
+							     "hostname"));
+
+	if (nonempty(host))
+		return host;
+	if (nonempty(label(item, KUBE_POD_HOSTNAME_LABEL)))
+		return label(item, KUBE_POD_HOSTNAME_LABEL);
+	return pod;
+}
+
 static int add_pod(struct reader *r, json_t *item)
 {
 	struct kube_map *map = ((struct pod_reader *)r)->map;
-	const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
-	const char *node = json_string_value(json_object_get(json_object_get(item, "spec"), "nodeName"));
+	json_t *meta = json_object_get(item, "metadata");
+	const char *pod = nonempty(json_string_value(json_object_get(meta, "name")));
+	const char *node = nonempty(json_string_value(json_object_get(json_object_get(item, "spec"),
+								       "nodeName")));
 	struct labels key = { .node = (char *)node }, *l;
 	struct kube_placement *grown, *p;
 
-	if (!name)
+	if (!pod)
 		return 0;
 	if (!(grown = realloc(map->pods, (map->npods + 1) * sizeof(*grown))))
 		return -1;
@@ -211,8 +341,10 @@ static int add_pod(struct reader *r, json_t *item)
 	if (!(p->layers = calloc(r->nlayers + 1, sizeof(*p->layers))))
 		return -1;
 	map->npods++;
+	p->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 	l = node ? bsearch(&key, r->nodes, r->nnodes, sizeof(*r->nodes), labels_cmp) : NULL;
-	if (!(p->pod = strdup(name)) || (node && !(p->node = strdup(node))))
+	if (!(p->name = strdup(slurm_name(item, pod))) || !(p->pod = strdup(pod)) ||
+	    (node && !(p->node = strdup(node))))
 		return -1;
 	if (!l)
 		return 0;
@@ -261,7 +393,10 @@ int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map
 		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
 		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
-	struct pod_reader pr = { .r = { .nlayers = nlayers, .why = why, .size = size }, .map = map };
+	struct pod_reader pr = {
+		.r = { .token_file = o.token_file, .nlayers = nlayers, .why = why, .size = size },
+		.map = map,
+	};
 	struct http_error err;
 	char *path = NULL;
 	int rc = -1;
@@ -302,17 +437,26 @@ out:
 	return rc;
 }
 
-const struct kube_placement *kube_find(const struct kube_map *map, const char *pod)
+const struct kube_placement *kube_find(const struct kube_map *map, const char *name)
 {
-	struct kube_placement key = { .pod = (char *)pod };
+	size_t lo = 0, hi = map->npods;
 
-	return map->npods ? bsearch(&key, map->pods, map->npods, sizeof(*map->pods), placement_cmp) :
-			    NULL;
+	/* The first of the pods of that name: the preferred one. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(map->pods[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < map->npods && !strcmp(map->pods[lo].name, name) ? &map->pods[lo] : NULL;
 }
 
 void kube_map_clear(struct kube_map *map)
 {
 	for (size_t i = 0; i < map->npods; i++) {
+		free(map->pods[i].name);
 		free(map->pods[i].pod);
 		free(map->pods[i].node);
 		free(map->pods[i].zone);

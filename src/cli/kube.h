@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Where Slurm nodes run, from the Kubernetes API: in Slinky each Slurm
- * node is a pod of the same name; the Kubernetes node the pod is scheduled
- * on carries the zone (topology.kubernetes.io/zone) and, on instance types
+ * node is a pod whose hostname is the node's name (kube.c says where that
+ * comes from); the Kubernetes node the pod is scheduled on carries the
+ * zone (topology.kubernetes.io/zone) and, on instance types
  * EKS knows the network topology of, the EC2 network layers
  * (topology.k8s.aws/network-node-layer-1, -2, -3; layer 1 on top).
  * Read-only: list nodes and list pods in one namespace, paged.
@@ -18,17 +19,20 @@
 #define KUBE_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBE_ZONE_LABEL "topology.kubernetes.io/zone"
 #define KUBE_LAYER_LABEL "topology.k8s.aws/network-node-layer-"
+#define KUBE_POD_HOSTNAME_LABEL "nodeset.slinky.slurm.net/pod-hostname"
 #define KUBE_WHY_MAX 1024
 
 struct kube_placement {
-	char *pod;		/* the Slurm node's name */
+	char *name;		/* the Slurm node's name (the pod's hostname) */
+	char *pod;		/* the pod's name */
+	int deleting;		/* metadata.deletionTimestamp is set */
 	char *node;		/* the Kubernetes node; NULL while unscheduled */
 	char *zone;		/* NULL: the node has no zone label */
 	char **layers;		/* nlayers entries, top first; NULL where unlabelled */
 };
 
 struct kube_map {
-	struct kube_placement *pods;	/* sorted by pod name */
+	struct kube_placement *pods;	/* sorted by Slurm node name */
 	size_t npods;
 	size_t nlayers;
 	char *namespace;
@@ -43,8 +47,12 @@ struct kube_map {
 int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map, char *why,
 	      size_t size);
 
-/* The placement of the pod named like a Slurm node, or NULL. */
-const struct kube_placement *kube_find(const struct kube_map *map, const char *pod);
+/*
+ * The placement of the Slurm node's pod, or NULL: the pod whose hostname
+ * is the node's name; of several (one being deleted beside its
+ * replacement), one that is staying and scheduled.
+ */
+const struct kube_placement *kube_find(const struct kube_map *map, const char *name);
 
 void kube_map_clear(struct kube_map *map);
 

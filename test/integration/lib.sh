@@ -188,14 +188,26 @@ kube_api_start() {	# kube_api_start DIR
 	kube_url=https://127.0.0.1:$(cat "$dir/port")
 }
 
-# The pods of namespace slurm, one per POD:NODE (NODE kn-a or kn-b; none:
-# pending). The stand-in reads the file at each request.
-kube_api_pods() {	# kube_api_pods DIR POD:NODE...
-	local dir=$1 p
+# The pods of namespace slurm, one per HOST:NODE (NODE kn-a or kn-b; none:
+# pending), named as Slinky's slurm-operator 1.2.1 names a NodeSet's pods:
+# the NodeSet's name and the ordinal (slurm-worker-p5-1), with the Slurm
+# node's name as spec.hostname and in the label
+# nodeset.slinky.slurm.net/pod-hostname (p5-1). The stand-in reads the file
+# at each request.
+kube_api_pods() {	# kube_api_pods DIR HOST:NODE...
+	local dir=$1 p host
 	shift
 	for p in "$@"; do
-		jq -n --arg p "${p%%:*}" --arg n "${p#*:}" \
-			'{metadata: {name: $p, namespace: "slurm"}, spec: (if $n == "none" then {} else {nodeName: $n} end)}'
+		host=${p%%:*}
+		jq -n --arg h "$host" --arg n "${p#*:}" \
+			--arg set "$(sed -E 's/-?([0-9]+)$//' <<<"$host")" --arg i "$(grep -oE '[0-9]+$' <<<"$host")" \
+			'{metadata: {name: "slurm-worker-\($set)-\($i)", namespace: "slurm",
+				labels: {"app.kubernetes.io/name": "slurmd",
+					"nodeset.slinky.slurm.net/pod-name": "slurm-worker-\($set)-\($i)",
+					"nodeset.slinky.slurm.net/pod-index": $i,
+					"nodeset.slinky.slurm.net/pod-hostname": $h,
+					"nodeset.slinky.slurm.net/scaling-mode": "StatefulSet"}},
+			spec: ({hostname: $h} + (if $n == "none" then {} else {nodeName: $n} end))}'
 	done | jq -s '{kind: "PodList", apiVersion: "v1", metadata: {}, items: .}' >"$dir/api/pods.json.new"
 	mv "$dir/api/pods.json.new" "$dir/api/pods.json"
 }

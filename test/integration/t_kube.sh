@@ -4,7 +4,9 @@
 # the job_submit bridge's zone constraints follow where the pods run. The
 # Kubernetes API is test/rest/fakekube over TLS: it puts n1 in us-west-2b
 # and n3 in us-west-2a, the opposite of slurm.conf's features; n2 and n4
-# stay. 22.05's v0.0.38 cannot update nodes, which sync must say.
+# stay. The pods are named as Slinky names them (slurm-worker-n-1 runs
+# n1: its hostname), so the zones come only through the hostname join.
+# 22.05's v0.0.38 cannot update nodes, which sync must say.
 
 kube_dir=$SLURM_EFA_CLUSTER/kube
 if ! kube_api_start "$kube_dir"; then

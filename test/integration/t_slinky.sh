@@ -4,7 +4,9 @@
 # own features (slurmd -Z --conf "Features=p5,efa Gres=gpu:4 ..."), a
 # partition over a NodeSet feature, auth/slurm, slurm-efa sync beside
 # slurmctld with a token file, zones learned from a stand-in Kubernetes API
-# and written into the nodes' features. The NodeSet scales up and down:
+# and written into the nodes' features; the pods are named as the operator
+# names them (pod slurm-worker-p5-1 runs Slurm node p5-1, its hostname).
+# The NodeSet scales up and down:
 # sync, the bridge and the plugin follow, and nothing is drained. Slinky
 # runs auth/slurm, which the 26.05 cluster of the matrix does.
 
@@ -66,10 +68,10 @@ p5_features() {
 }
 
 # Two pods: in us-west-2a and us-west-2b.
-kube_api_pods "$slinky/kube" s1:kn-a s2:kn-b
-pod_up s1 1
-pod_up s2 2
-is "$(p5_features)" "s1 p5,efa s2 p5,efa" "two dynamic nodes joined configless, with the features they registered"
+kube_api_pods "$slinky/kube" p5-1:kn-a p5-2:kn-b
+pod_up p5-1 1
+pod_up p5-2 2
+is "$(p5_features)" "p5-1 p5,efa p5-2 p5,efa" "two dynamic nodes joined configless, with the features they registered"
 
 scontrol token username=root lifespan=900 >"$slinky/token"
 chmod 600 "$slinky/token"
@@ -88,41 +90,41 @@ set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/slurm-efa" sync --interval 1 \
 	--config "$EFA_CONF" >"$slinky/sync.log" 2>&1 &
 sync_pid=$!
-until_up 20 sh -c "sinfo -h -n s2 -o %b | grep -q az-us-west-2b" || true
-is "$(p5_features)" "s1 p5,efa,az-us-west-2a s2 p5,efa,az-us-west-2b" \
+until_up 20 sh -c "sinfo -h -n p5-2 -o %b | grep -q az-us-west-2b" || true
+is "$(p5_features)" "p5-1 p5,efa,az-us-west-2a p5-2 p5,efa,az-us-west-2b" \
 	"sync wrote each pod's zone from Kubernetes into its node's features"
 
-batch -p p5 -N1 --efa -w s2 "srun printenv SLURM_EFA_PROFILE SLURM_EFA_MODE"
+batch -p p5 -N1 --efa -w p5-2 "srun printenv SLURM_EFA_PROFILE SLURM_EFA_MODE"
 is "$out" $'p5\nrequired' "sbatch --efa on a new node: the step got the p5 profile"
 
 # Scale up: two pods in us-west-2b.
-kube_api_pods "$slinky/kube" s1:kn-a s2:kn-b s3:kn-b s4:kn-b
-pod_up s3 3
-pod_up s4 4
-until_up 20 sh -c "sinfo -h -n s4 -o %b | grep -q az-us-west-2b" || true
+kube_api_pods "$slinky/kube" p5-1:kn-a p5-2:kn-b p5-3:kn-b p5-4:kn-b
+pod_up p5-3 3
+pod_up p5-4 4
+until_up 20 sh -c "sinfo -h -n p5-4 -o %b | grep -q az-us-west-2b" || true
 snapshot_has '[.nodes[] | select(.zone == "us-west-2b")] | length == 3' || true
-until_up 30 sh -c "scontrol show topology | grep -q 'Nodes=.*s\[2-4\]'" || true
-until_up 20 sh -c "sinfo -h -n s4 -o %b | grep -q az-us-west-2b" || true
-is "$(p5_features)" "s1 p5,efa,az-us-west-2a s2 p5,efa,az-us-west-2b s3 p5,efa,az-us-west-2b s4 p5,efa,az-us-west-2b" \
+until_up 30 sh -c "scontrol show topology | grep -q 'Nodes=.*p5-\[2-4\]'" || true
+until_up 20 sh -c "sinfo -h -n p5-4 -o %b | grep -q az-us-west-2b" || true
+is "$(p5_features)" "p5-1 p5,efa,az-us-west-2a p5-2 p5,efa,az-us-west-2b p5-3 p5,efa,az-us-west-2b p5-4 p5,efa,az-us-west-2b" \
 	"scaled up: sync gave the two new nodes their zone"
-like "$(scontrol show topology)" "^SwitchName=us-west-2b .*Nodes=n\[3-4\],s\[2-4\]" \
+like "$(scontrol show topology)" "^SwitchName=us-west-2b .*Nodes=n\[3-4\],p5-\[2-4\]" \
 	"  and put them under their zone's switch in topology.conf"
-like "$(cat "$slinky/sync.log")" "features: updated [12] nodes? through slurmrestd \(.*s4: p5,efa -> p5,efa,az-us-west-2b" \
+like "$(cat "$slinky/sync.log")" "features: updated [12] nodes? through slurmrestd \(.*p5-4: p5,efa -> p5,efa,az-us-west-2b" \
 	"  and said so"
 batch -p p5 -N2 --efa "echo nodes=\$SLURM_JOB_NODELIST"
-like "$(sed -n 's/^nodes=//p' <<<"$out")" '^s\[(2-3|2,4|3-4)\]$' \
+like "$(sed -n 's/^nodes=//p' <<<"$out")" '^p5-\[(2-3|2,4|3-4)\]$' \
 	"  a 2-node --efa job stays in one zone: us-west-2b, where 3 of the 4 nodes are"
 [ "$rc" = 0 ] || diag "sbatch: exit $rc: $out; $(sinfo -h -N -p p5 -o '%N %t %b' | paste -sd ';'); $(grep -i 'p5\|feature\|efa' "$SLURM_EFA_CLUSTER/log/slurmctld.log" | tail -n 8)"
 batch -p p5 -N3 --efa "echo nodes=\$SLURM_JOB_NODELIST"
-is "$(sed -n 's/^nodes=//p' <<<"$out")" "s[2-4]" "  a 3-node --efa job lands in us-west-2b, the zone with 3 nodes"
+is "$(sed -n 's/^nodes=//p' <<<"$out")" "p5-[2-4]" "  a 3-node --efa job lands in us-west-2b, the zone with 3 nodes"
 [ "$rc" = 0 ] || diag "sbatch: exit $rc: $out; $(sinfo -h -N -p p5 -o '%N %t %b' | paste -sd ';')"
 
-# Scale down: s3 and s4 go away, and the zone is too small again.
-kube_api_pods "$slinky/kube" s1:kn-a s2:kn-b
-pod_down s3
-pod_down s4
-snapshot_has '[.nodes[] | select(.name | startswith("s"))] | length == 2' || true
-is "$(jq -r '[.nodes[].name | select(startswith("s"))] | join(" ")' "$slinky/snapshot.json")" "s1 s2" \
+# Scale down: p5-3 and p5-4 go away, and the zone is too small again.
+kube_api_pods "$slinky/kube" p5-1:kn-a p5-2:kn-b
+pod_down p5-3
+pod_down p5-4
+snapshot_has '[.nodes[] | select(.name | startswith("p5-"))] | length == 2' || true
+is "$(jq -r '[.nodes[].name | select(startswith("p5-"))] | join(" ")' "$slinky/snapshot.json")" "p5-1 p5-2" \
 	"scaled down: the snapshot follows"
 run sbatch -p p5 -N3 --efa --wrap true
 like "$out" "efa: no Availability Zone in partition p5 has 3 usable nodes" \
@@ -131,8 +133,8 @@ is "$(sinfo -h -t drain,down,fail -o %N | paste -sd ' ')" "" "no node was draine
 
 kill "$sync_pid" 2>/dev/null || true
 wait "$sync_pid" 2>/dev/null || true
-pod_down s1
-pod_down s2
+pod_down p5-1
+pod_down p5-2
 kill "$kube_pid" 2>/dev/null || true
 wait "$kube_pid" 2>/dev/null || true
 cp "$slinky/slurm.conf.orig" "$SLURM_CONF"

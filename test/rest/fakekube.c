@@ -5,43 +5,72 @@
  * prints the port it listens on, then for SECONDS answers
  *   GET /api/v1/nodes                    from DIR/nodes.json (a NodeList)
  *   GET /api/v1/namespaces/NS/pods       from DIR/pods.json, the pods of NS
- * paged as the API server pages: at most ?limit= items (500 without one;
- * fewer, as a server may return, with FAKEKUBE_PAGE=N in the environment),
- * metadata.continue set while more remain, ?continue= taking it back (an
- * opaque token that needs escaping in a query). A request must carry
- * "Authorization: Bearer <TOKENFILE's content>", read at each request so a
- * test can renew it; otherwise 401. FORBIDDEN ("nodes" or "pods") is
- * answered 403, as for a service account without that RBAC rule. Every
- * request line goes to stderr.
+ * (each file read at every request, so a test can change it), as the
+ * Kubernetes API documents list calls ("Retrieving large results sets in
+ * chunks", kubernetes.io/docs/reference/using-api/api-concepts/, and
+ * ListMeta in the API reference):
+ * - items in storage key order (by name within a namespace);
+ * - ?limit=N: at most N items (all without it; fewer, as a server may
+ *   return, with FAKEKUBE_PAGE=N in the environment); while more remain,
+ *   metadata.continue holds an opaque token and metadata.remainingItemCount
+ *   how many; both absent on the last page;
+ * - ?continue=TOKEN: the next page of the same list. Tokens are shaped as
+ *   the API server's (base64url, no padding, of {"v","rv","start"}); one
+ *   that does not decode is answered 400 BadRequest ("invalid continue
+ *   token"), one whose list has changed since (this server keeps one
+ *   revision: a change to the file is a compaction) or, with
+ *   FAKEKUBE_COMPACT=1, any token at all, 410 Gone with reason Expired;
+ * - metadata.resourceVersion: the file's, else one from its mtime.
+ * Selectors (labelSelector=, fieldSelector=) are answered 400: slurm-efa
+ * sends none, and a client that starts to would learn so here.
+ * Errors are Status objects (kind Status, status Failure, message,
+ * reason, code). A request must carry "Authorization: Bearer <TOKENFILE's
+ * content>", read at each request so a test can renew it; otherwise 401
+ * Unauthorized. FORBIDDEN ("nodes" or "pods") is answered 403 Forbidden,
+ * as for a service account without that RBAC rule. Broken servers, for
+ * the client's limits:
+ * - FAKEKUBE_CONTINUE=same: a continued page carries the token it was
+ *   asked with (its paging never advances); =new: a continued page is
+ *   the same page again under a new token every time (it never ends);
+ * - FAKEKUBE_THROTTLE=N: the first N authenticated requests are answered
+ *   429 TooManyRequests with Retry-After: FAKEKUBE_RETRY_AFTER (1 s by
+ *   default), as API Priority and Fairness rejects a request.
+ * Every request line goes to stderr.
  */
 #include <ctype.h>
 #include <jansson.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "serve.h"
 
-#define PAGE_DEFAULT 500
+#define TOKEN_VERSION "meta.k8s.io/v1"
 
 struct server {
 	SSL_CTX *tls;
 	const char *dir;
 	const char *token_file;
 	const char *forbidden;
+	long throttled;		/* requests still to answer 429 */
+	unsigned long issued;	/* tokens made, for FAKEKUBE_CONTINUE=new */
 };
 
-static void reply(SSL *ssl, int code, const char *reason, json_t *body)
+static void reply(SSL *ssl, int code, const char *reason, const char *extra, json_t *body)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
-	char head[256];
+	char head[512];
 	size_t len = text ? strlen(text) : 0;
 	int n = snprintf(head, sizeof(head),
-			 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n", code, reason, len);
+			 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n%s"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n", code, reason,
+			 extra ? extra : "", len);
 
 	SSL_write(ssl, head, n);
 	if (len)
@@ -49,12 +78,17 @@ static void reply(SSL *ssl, int code, const char *reason, json_t *body)
 	free(text);
 }
 
-static void status(SSL *ssl, int code, const char *reason, const char *message)
+/* A Status object, as the API server answers a failed request. */
+static void status(SSL *ssl, int code, const char *phrase, const char *reason, const char *message,
+		   const char *extra, json_t *details)
 {
-	json_t *st = json_pack("{s:s, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
-			       "status", "Failure", "message", message, "code", code);
+	json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status",
+			       "apiVersion", "v1", "metadata", "status", "Failure", "message", message,
+			       "reason", reason, "code", code);
 
-	reply(ssl, code, reason, st);
+	if (details)
+		json_object_set_new(st, "details", details);
+	reply(ssl, code, phrase, extra, st);
 	json_decref(st);
 }
 
@@ -100,13 +134,13 @@ static char *param(const char *query, const char *name)
 	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
 		if (!strncmp(p, name, nlen) && p[nlen] == '=') {
 			const char *v = p + nlen + 1;
-			size_t len = strcspn(v, "& ");
+			size_t len = strcspn(v, "&");
 			char *out = malloc(len + 1), *o = out;
 
 			for (size_t i = 0; out && i < len; i++) {
 				unsigned c;
 
-				if (v[i] == '%' && i + 2 < len + 1 && sscanf(v + i + 1, "%2x", &c) == 1) {
+				if (v[i] == '%' && i + 2 < len && sscanf(v + i + 1, "%2x", &c) == 1) {
 					*o++ = (char)c;
 					i += 2;
 				} else {
@@ -121,61 +155,205 @@ static char *param(const char *query, const char *name)
 	return NULL;
 }
 
+/* base64url without padding (RFC 4648 section 5), as the API server's
+ * tokens are. */
+static char *b64url(const char *in)
+{
+	size_t len = strlen(in);
+	char *out = malloc(4 * (len / 3 + 1) + 1);
+	int n;
+
+	if (!out)
+		return NULL;
+	n = EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
+	while (n > 0 && out[n - 1] == '=')
+		n--;
+	out[n] = '\0';
+	for (char *c = out; *c; c++)
+		*c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+	return out;
+}
+
+/* The decoded bytes of a base64url token, NULL when it is not one. */
+static char *unb64url(const char *in, size_t *len)
+{
+	size_t n = strlen(in), pad = (4 - n % 4) % 4;
+	char *std = malloc(n + pad + 1), *out = malloc(3 * ((n + pad) / 4) + 1);
+	int got;
+
+	if (!std || !out || pad == 3 || strspn(in, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != n)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		std[i] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : in[i];
+	memset(std + n, '=', pad);
+	std[n + pad] = '\0';
+	got = EVP_DecodeBlock((unsigned char *)out, (unsigned char *)std, (int)(n + pad));
+	if (got < 0)
+		goto fail;
+	*len = (size_t)got - pad;
+	out[*len] = '\0';
+	free(std);
+	return out;
+fail:
+	free(std);
+	free(out);
+	return NULL;
+}
+
+/* A token for the list at revision rv, going on after the item named
+ * last: its storage key with a NUL, the next key there can be. */
+static char *make_token(struct server *srv, long long rv, const char *last, int fresh)
+{
+	json_t *t = json_pack("{s:s, s:I, s:s%}", "v", TOKEN_VERSION, "rv", (json_int_t)rv, "start",
+			      last, strlen(last) + 1);
+	char *text, *out;
+
+	if (fresh)
+		json_object_set_new(t, "n", json_integer((json_int_t)++srv->issued));
+	text = json_dumps(t, JSON_COMPACT | JSON_ENCODE_ANY);
+	out = text ? b64url(text) : NULL;
+	free(text);
+	json_decref(t);
+	return out;
+}
+
+/* The name a token starts after, and its revision; NULL: not a token. */
+static char *read_token(const char *token, long long *rv)
+{
+	size_t len;
+	char *text = unb64url(token, &len), *start = NULL;
+	json_t *t = text ? json_loadb(text, len, JSON_ALLOW_NUL, NULL) : NULL;
+	const char *v = json_string_value(json_object_get(t, "v"));
+	const char *s = json_string_value(json_object_get(t, "start"));
+
+	*rv = json_integer_value(json_object_get(t, "rv"));
+	if (v && !strcmp(v, TOKEN_VERSION) && *rv > 0 && s && *s)
+		start = strdup(s);
+	json_decref(t);
+	free(text);
+	return start;
+}
+
+static const char *name_of(json_t *item)
+{
+	const char *n = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+
+	return n ? n : "";
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(name_of(*(json_t *const *)a), name_of(*(json_t *const *)b));
+}
+
+/* The list's revision: the file's resourceVersion, else its mtime. */
+static long long revision(json_t *all, const char *path)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(all, "metadata"),
+							  "resourceVersion"));
+	struct stat st;
+
+	if (v && atoll(v) > 0)
+		return atoll(v);
+	if (stat(path, &st))
+		return 1;
+	return (long long)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 + 1;
+}
+
 /* One page of the items of file (those of namespace ns, when given). */
-static void list(SSL *ssl, const struct server *srv, const char *file, const char *ns,
-		 const char *query)
+static void list(SSL *ssl, struct server *srv, const char *file, const char *ns, const char *query)
 {
 	char path[4096], *limit_s = param(query, "limit"), *cont = param(query, "continue");
-	json_t *all, *items, *page, *out;
-	size_t limit = limit_s ? strtoul(limit_s, NULL, 10) : PAGE_DEFAULT, from = 0, start, i;
+	char *start = NULL, *next = NULL, rvs[32], *label_sel = param(query, "labelSelector");
+	char *field_sel = param(query, "fieldSelector");
+	const char *broken = getenv("FAKEKUBE_CONTINUE"), *page_env = getenv("FAKEKUBE_PAGE");
+	long long rv, token_rv = 0;
+	size_t limit = limit_s ? strtoul(limit_s, NULL, 10) : 0, n = 0, first, last, i;
+	json_t *all, *items, *page, *out, **sorted = NULL;
 
-	if (getenv("FAKEKUBE_PAGE") && (size_t)atol(getenv("FAKEKUBE_PAGE")) < limit)
-		limit = (size_t)atol(getenv("FAKEKUBE_PAGE"));
 	snprintf(path, sizeof(path), "%s/%s", srv->dir, file);
 	all = json_load_file(path, 0, NULL);
-	if (cont && sscanf(cont, "offset/%zu+=", &from) != 1) {
-		status(ssl, 410, "Gone", "The provided continue parameter is too old or malformed");
+	items = json_object_get(all, "items");
+	rv = revision(all, path);
+	if (label_sel || field_sel) {
+		status(ssl, 400, "Bad Request", "BadRequest", "fakekube serves no selectors", NULL, NULL);
 		goto out;
 	}
-	start = from;
-	items = json_object_get(all, "items");
-	page = json_array();
-	out = json_pack("{s:s, s:s, s:{}, s:o}", "kind", json_string_value(json_object_get(all, "kind")),
-			"apiVersion", "v1", "metadata", "items", page);
-	for (i = 0; i < json_array_size(items); i++) {
+	if (page_env && atol(page_env) > 0 && (!limit || (size_t)atol(page_env) < limit))
+		limit = (size_t)atol(page_env);
+	if (cont && !(start = read_token(cont, &token_rv))) {
+		status(ssl, 400, "Bad Request", "BadRequest",
+		       "invalid continue token: the token does not decode", NULL, NULL);
+		goto out;
+	}
+	if (cont && (token_rv != rv || getenv("FAKEKUBE_COMPACT"))) {
+		status(ssl, 410, "Gone", "Expired",
+		       "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+		       NULL, NULL);
+		goto out;
+	}
+	sorted = calloc(json_array_size(items) + 1, sizeof(*sorted));
+	for (i = 0; sorted && i < json_array_size(items); i++) {
 		json_t *item = json_array_get(items, i);
 		const char *its = json_string_value(json_object_get(json_object_get(item, "metadata"),
 								    "namespace"));
 
-		if (ns && (!its || strcmp(its, ns)))
-			continue;
-		if (from) {
-			from--;
-			continue;
-		}
-		if (limit && json_array_size(page) == limit) {
-			char next[64];
-
-			/* '/', '+' and '=': a client must escape the token. */
-			snprintf(next, sizeof(next), "offset/%zu+=", start + limit);
-			json_object_set_new(json_object_get(out, "metadata"), "continue", json_string(next));
-			break;
-		}
-		json_array_append(page, item);
+		if (!ns || (its && !strcmp(its, ns)))
+			sorted[n++] = item;
 	}
-	reply(ssl, 200, "OK", out);
+	qsort(sorted, n, sizeof(*sorted), by_name);
+	for (first = 0; start && first < n && strcmp(name_of(sorted[first]), start) <= 0; first++)
+		;
+	last = limit && n - first > limit ? first + limit : n;
+	page = json_array();
+	for (i = first; i < last; i++)
+		json_array_append(page, sorted[i]);
+	snprintf(rvs, sizeof(rvs), "%lld", rv);
+	out = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind",
+			json_string_value(json_object_get(all, "kind")) ?
+			json_string_value(json_object_get(all, "kind")) : "List",
+			"apiVersion", "v1", "metadata", "resourceVersion", rvs, "items", page);
+	if (last < n) {
+		json_t *meta = json_object_get(out, "metadata");
+
+		if (cont && broken && !strcmp(broken, "same"))
+			next = strdup(cont);
+		else if (cont && broken && !strcmp(broken, "new"))
+			next = make_token(srv, rv, start, 1);
+		else
+			next = make_token(srv, rv, name_of(sorted[last - 1]), 0);
+		json_object_set_new(meta, "continue", json_string(next ? next : ""));
+		json_object_set_new(meta, "remainingItemCount", json_integer((json_int_t)(n - last)));
+	}
+	reply(ssl, 200, "OK", NULL, out);
 	json_decref(out);
 out:
 	json_decref(all);
+	free(sorted);
+	free(next);
+	free(start);
 	free(limit_s);
 	free(cont);
+	free(label_sel);
+	free(field_sel);
+}
+
+static void forbidden(SSL *ssl, const char *resource, const char *ns)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg),
+		 "%s is forbidden: User \"system:serviceaccount:slurm:slurm-efa\" cannot list resource \"%s\" in API group \"\" %s%s%s",
+		 resource, resource, ns ? "in the namespace \"" : "at the cluster scope", ns ? ns : "",
+		 ns ? "\"" : "");
+	status(ssl, 403, "Forbidden", "Forbidden", msg, NULL, json_pack("{s:s}", "kind", resource));
 }
 
 static void answer(int fd, void *ctx)
 {
-	const struct server *srv = ctx;
+	struct server *srv = ctx;
 	char head[16384], method[16], target[4096], ns[256];
-	const char *query;
+	const char *query, *pods;
 	size_t len = 0;
 	SSL *ssl = SSL_new(srv->tls);
 	int n;
@@ -196,25 +374,36 @@ static void answer(int fd, void *ctx)
 		goto out;
 	fprintf(stderr, "%s %s\n", method, target);
 	query = strchr(target, '?') ? strchr(target, '?') + 1 : "";
+	pods = strstr(target, "/pods");
 	if (!authorized(head, srv->token_file)) {
-		status(ssl, 401, "Unauthorized", "Unauthorized");
+		status(ssl, 401, "Unauthorized", "Unauthorized", "Unauthorized", NULL, NULL);
+	} else if (srv->throttled > 0) {
+		char extra[64];
+
+		srv->throttled--;
+		snprintf(extra, sizeof(extra), "Retry-After: %s\r\n",
+			 getenv("FAKEKUBE_RETRY_AFTER") ? getenv("FAKEKUBE_RETRY_AFTER") : "1");
+		status(ssl, 429, "Too Many Requests", "TooManyRequests",
+		       "Too many requests, please try again later.", extra,
+		       json_pack("{s:i}", "retryAfterSeconds",
+				 getenv("FAKEKUBE_RETRY_AFTER") ? atoi(getenv("FAKEKUBE_RETRY_AFTER")) : 1));
 	} else if (strcmp(method, "GET")) {
-		status(ssl, 405, "Method Not Allowed", "read-only stand-in");
+		status(ssl, 405, "Method Not Allowed", "MethodNotAllowed", "read-only stand-in", NULL,
+		       NULL);
 	} else if (!strncmp(target, "/api/v1/nodes", 13) && strchr("?", target[13])) {
 		if (srv->forbidden && !strcmp(srv->forbidden, "nodes"))
-			status(ssl, 403, "Forbidden",
-			       "nodes is forbidden: User \"system:serviceaccount:slurm:slurm-efa\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
+			forbidden(ssl, "nodes", NULL);
 		else
 			list(ssl, srv, "nodes.json", NULL, query);
-	} else if (sscanf(target, "/api/v1/namespaces/%255[^/]/pods", ns) == 1 &&
-		   strstr(target, "/pods") && strchr("?", strstr(target, "/pods")[5])) {
+	} else if (sscanf(target, "/api/v1/namespaces/%255[^/]/pods", ns) == 1 && pods &&
+		   strchr("?", pods[5])) {
 		if (srv->forbidden && !strcmp(srv->forbidden, "pods"))
-			status(ssl, 403, "Forbidden",
-			       "pods is forbidden: User \"system:serviceaccount:slurm:slurm-efa\" cannot list resource \"pods\" in API group \"\" in the namespace");
+			forbidden(ssl, "pods", ns);
 		else
 			list(ssl, srv, "pods.json", ns, query);
 	} else {
-		status(ssl, 404, "Not Found", "the server could not find the requested resource");
+		status(ssl, 404, "Not Found", "NotFound", "the server could not find the requested resource",
+		       NULL, NULL);
 	}
 	SSL_shutdown(ssl);
 out:
@@ -223,7 +412,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct server srv;
+	struct server srv = { 0 };
 
 	if (argc < 6) {
 		fprintf(stderr, "usage: fakekube SECONDS DIR CERT KEY TOKENFILE [nodes|pods]\n");
@@ -232,6 +421,7 @@ int main(int argc, char **argv)
 	srv.dir = argv[2];
 	srv.token_file = argv[5];
 	srv.forbidden = argc > 6 ? argv[6] : NULL;
+	srv.throttled = getenv("FAKEKUBE_THROTTLE") ? atol(getenv("FAKEKUBE_THROTTLE")) : 0;
 	srv.tls = SSL_CTX_new(TLS_server_method());
 	if (!srv.tls || SSL_CTX_use_certificate_chain_file(srv.tls, argv[3]) != 1 ||
 	    SSL_CTX_use_PrivateKey_file(srv.tls, argv[4], SSL_FILETYPE_PEM) != 1) {
