@@ -130,6 +130,35 @@ static void write_features(struct syncer *s, const struct cli_feature_updates *u
 		    what, done > 3 ? ", ..." : "");
 }
 
+/*
+ * TopologyReload= ran: a reconfigure sets the nodes' features back to
+ * slurm.conf's. 22.05 re-reads slurm.conf in place (read_slurm_conf(1,
+ * true) in src/slurmctld/proc_req.c), 23.11 and later start a new
+ * slurmctld, also with recover = 1 (controller.c); with recover below 2,
+ * _set_features() (read_config.c) and restore_node_features()
+ * (node_mgr.c) keep the configured features and drop those set by
+ * scontrol update or slurmrestd. So the updates are worked out again from
+ * what Slurm holds after the reload, and written after it; scontrol
+ * reconfigure answers once the new slurmctld has read its configuration.
+ */
+static void compare_after_reload(struct syncer *s, struct cli_feature_updates *updates)
+{
+	struct cli_cluster_error rerr;
+	struct efa_cluster after;
+	int not_modified;
+
+	cli_feature_updates_clear(updates);
+	if (cli_rest_cluster(s->rest, s->cfg, s->url, NULL, &after, &not_modified, updates, &s->ec2,
+			     &rerr)) {
+		say("features: cannot read the nodes again after TopologyReload (%s); writing them next round",
+		    rerr.message);
+		/* The next round asks for everything, which compares again. */
+		s->since = 0;
+		return;
+	}
+	efa_cluster_clear(&after);
+}
+
 /* One round: returns 0 when the snapshot is current, -1 when it is not. */
 static int sync_once(struct syncer *s)
 {
@@ -182,9 +211,10 @@ static int sync_once(struct syncer *s)
 		s->have_last = 1;
 		s->unchanged_logged = 0;
 	}
+	if (topology_sync(&s->topo, s->cfg, &s->last, !not_modified, say) && want)
+		compare_after_reload(s, &updates);
 	write_features(s, &updates);
 	cli_feature_updates_clear(&updates);
-	topology_sync(&s->topo, s->cfg, &s->last, !not_modified, say);
 	if (efa_snapshot_write(&s->last, s->path, &err)) {
 		/* A full or read-only disk fails every round: say it once a
 		 * minute, not every second. */

@@ -94,7 +94,7 @@ static void refused(struct reader *r, const char *path, const char *what,
 			 r->token_file);
 	else if (a->status == 403)
 		snprintf(r->why + n, r->size - n,
-			 ": the service account may not %s: grant get and list on nodes and pods (deploy/slinky/rbac.yaml)",
+			 ": the service account may not %s: grant list on nodes and pods (deploy/slinky/rbac.yaml)",
 			 what);
 	else if (a->status == 410 || (reason && !strcmp(reason, "Expired")))
 		snprintf(r->why + n, r->size - n,

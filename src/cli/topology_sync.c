@@ -45,31 +45,31 @@ static void reload(struct topology_sync *ts, const struct efa_config *cfg, topol
 	say_failure(ts, say, msg);
 }
 
-void topology_sync(struct topology_sync *ts, const struct efa_config *cfg,
+bool topology_sync(struct topology_sync *ts, const struct efa_config *cfg,
 		   const struct efa_cluster *c, bool fresh, topology_say say)
 {
 	enum efa_topology_format format;
 	struct efa_topo_tree tree;
 	struct efa_error err;
 	char summary[1024], msg[EFA_ERROR_MAX], yaml_note[128] = "", *text;
-	bool changed;
+	bool changed, reloaded = false;
 
 	if (cfg->topology == EFA_TOPOLOGY_NONE || (!fresh && !ts->retry && !ts->reload_failed))
-		return;
+		return false;
 	if (!cfg->topology_file) {
 		failed(ts, say, "Topology= needs TopologyFile= (topology.conf or topology.yaml beside slurm.conf)");
-		return;
+		return false;
 	}
 	format = efa_topology_format_for(cfg->topology_format, cfg->topology_file, c->slurm_version);
 	if (format == EFA_TOPOLOGY_FORMAT_YAML && !efa_slurm_reads_topology_yaml(c->slurm_version)) {
 		snprintf(msg, sizeof(msg), "Slurm %s reads no topology.yaml (25.05 and later do): set TopologyFormat=conf and point TopologyFile= at topology.conf",
 			 c->slurm_version);
 		failed(ts, say, msg);
-		return;
+		return false;
 	}
 	if (efa_topology_build(c, &tree, &err)) {
 		failed(ts, say, err.msg);
-		return;
+		return false;
 	}
 	if (format == EFA_TOPOLOGY_FORMAT_YAML) {
 		text = efa_topology_render_yaml(&tree, cfg->topology);
@@ -90,11 +90,14 @@ void topology_sync(struct topology_sync *ts, const struct efa_config *cfg,
 		    tree.without_layers, tree.inconsistent, tree.inconsistent ? ": " : "", tree.note,
 		    changed ? ": " : "", changed ? summary : "");
 	ts->reported = true;
-	if ((changed || ts->reload_failed) && cfg->topology_reload)
+	if ((changed || ts->reload_failed) && cfg->topology_reload) {
 		reload(ts, cfg, say);
+		reloaded = true;
+	}
 	if (!ts->reload_failed)
 		ts->said[0] = '\0';
 out:
 	free(text);
 	efa_topology_clear(&tree);
+	return reloaded;
 }

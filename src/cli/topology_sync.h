@@ -29,8 +29,10 @@ typedef void (*topology_say)(const char *fmt, ...) __attribute__((format(printf,
  * "unchanged"): builds the tree, replaces TopologyFile= when its content
  * changed and then runs TopologyReload=, saying what changed. Failures
  * are said (once while they last) and retried next round; none is fatal.
+ * Returns whether TopologyReload= ran (whatever its exit status): a
+ * reconfigure may have reset the nodes' features.
  */
-void topology_sync(struct topology_sync *ts, const struct efa_config *cfg,
+bool topology_sync(struct topology_sync *ts, const struct efa_config *cfg,
 		   const struct efa_cluster *c, bool fresh, topology_say say);
 
 #endif

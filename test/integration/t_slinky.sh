@@ -78,7 +78,8 @@ chmod 600 "$slinky/token"
 mapfile -t kube_lines < <(kube_conf_lines "$slinky/kube")
 # The cluster runs topology/tree: a multi-node job needs its nodes under a
 # switch, so sync keeps topology.conf current as nodes come and go (the
-# reconfigure drops features set through slurmrestd; sync puts them back).
+# reconfigure drops features set through slurmrestd; sync writes them
+# after it).
 slurm_topo=$(dirname "$SLURM_CONF")/topology.conf
 write_efa_conf "RestURL=$SLURMRESTD_URL" "RestUser=root" "RestTokenFile=$slinky/token" \
 	"Snapshot=$slinky/snapshot.json" "SnapshotMaxAge=60" "WriteFeatures=yes" "${kube_lines[@]}" \

@@ -3,7 +3,9 @@
 # topology.conf, slurmctld (TopologyPlugin=topology/tree, from run.sh)
 # reloads it, and a 2-node job lands under one leaf switch. All four nodes
 # go into zone a here, with layer features set in slurm.conf at run time.
-# On 23.11 and later, topology/block follows, over two zones. The end puts
+# On 23.11 and later, topology/block follows, over two zones. Then one
+# sync --once with WriteFeatures=yes and a reconfigure as TopologyReload=
+# must leave both the tree and the features in place. The end puts
 # the plugin, the zones, the features and the one-switch topology.conf
 # back.
 
@@ -317,6 +319,66 @@ print(" ".join("%s:%s:%s" % (t["topology"], t["cluster_default"], "+".join(k for
 		"  a node that changes leaves: topology.yaml is rewritten, the move logged"
 	sed -i '/^PartitionName=blk /d' "$SLURM_CONF"
 	rm "$slurm_yaml"
+fi
+
+# Features and topology in one round: WriteFeatures=yes with zones from
+# Kubernetes, which puts n1 in us-west-2b and n3 in us-west-2a against
+# slurm.conf's zones, and TopologyReload="scontrol reconfigure". The
+# reconfigure sets the nodes' features back to slurm.conf's on every
+# release (from 23.11 on it starts a new slurmctld), so one sync --once
+# must leave the new tree loaded and every node with its zone from
+# Kubernetes: sync writes the features after the reload. The layers are
+# slurm.conf's, consistent with Kubernetes' zones.
+features_of() {	# "NODE AVAILABLE ACTIVE" per node, as scontrol shows them
+	scontrol -o show node | sed -n 's/^NodeName=\([^ ]*\) .*AvailableFeatures=\([^ ]*\) ActiveFeatures=\([^ ]*\).*/\1 \2 \3/p'
+}
+if kube_api_start "$topo_dir/kube"; then
+	kube_api_pods "$topo_dir/kube" n1:kn-b n2:kn-a n3:kn-a n4:kn-b
+	set_features n1 "az-us-west-2a,efa,nn1-core2,nn2-spine2,nn3-leafb"
+	set_features n2 "az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa"
+	set_features n3 "az-us-west-2b,efa,nn1-core1,nn2-spine1,nn3-leafa"
+	set_features n4 "az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafb"
+	printf '%s\n' "$TOPOLOGY_DEFAULT" >"$topo_file"
+	reconfigure
+	scontrol token username=root lifespan=900 >"$topo_dir/root.jwt"
+	chmod 600 "$topo_dir/root.jwt"
+	mapfile -t kube_lines < <(kube_conf_lines "$topo_dir/kube")
+	write_efa_conf "RestURL=$SLURMRESTD_URL" "RestUser=root" "RestTokenFile=$topo_dir/root.jwt" \
+		"Snapshot=$topo_dir/snapshot.json" "WriteFeatures=yes" "${kube_lines[@]}" \
+		"Topology=tree" "TopologyFile=$topo_file" "TopologyReload=\"$reload\""
+	chmod 644 "$EFA_CONF"
+	run "$efa" sync --once --config "$EFA_CONF"
+	is "$rc" 0 "WriteFeatures=yes and TopologyReload='$reload': sync --once exits 0"
+	like "$out" "topology: TopologyReload '$reload' done" "  it ran the reload"
+	sync_out=$out
+	# Right after sync --once, with no polling: what one round left.
+	run scontrol show topology
+	like "$out" "^SwitchName=us-west-2a Level=3 LinkSpeed=1 Nodes=n\[2-3\] Switches=core1$" \
+		"  scontrol show topology: zone a as Kubernetes has it (n2, n3)"
+	like "$out" "^SwitchName=us-west-2b Level=3 LinkSpeed=1 Nodes=n\[1,4\] Switches=core2$" \
+		"  zone b (n1, n4)"
+	like "$out" "^SwitchName=leafb Level=0 LinkSpeed=1 Nodes=n\[1,4\]$" "  and the leaves under them"
+	if [ "$SLURMRESTD_API" = v0.0.38 ]; then
+		# 22.05's slurmrestd has no node update (v0.0.38 nodes.c binds
+		# GET only): the features stay slurm.conf's, and sync says so.
+		like "$sync_out" "features: cannot update node n1: slurmrestd's v0.0.38 cannot update nodes" \
+			"  22.05: slurmrestd cannot update nodes, which sync says"
+		is "$(features_of | awk '{print $1, $3}' | paste -sd ' ')" \
+			"n1 az-us-west-2a,efa,nn1-core2,nn2-spine2,nn3-leafb n2 az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa n3 az-us-west-2b,efa,nn1-core1,nn2-spine1,nn3-leafa n4 az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafb" \
+			"  and the nodes keep slurm.conf's features"
+	else
+		like "$sync_out" "features: updated 2 nodes through slurmrestd \(n1: az-us-west-2a,.* -> az-us-west-2b,.*, n3: az-us-west-2b,.* -> az-us-west-2a," \
+			"  it wrote the two nodes' zones"
+		is "$(features_of | paste -sd ' ')" \
+			"n1 az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafb az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafb n2 az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa n3 az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa az-us-west-2a,efa,nn1-core1,nn2-spine1,nn3-leafa n4 az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafb az-us-west-2b,efa,nn1-core2,nn2-spine2,nn3-leafb" \
+			"  scontrol show node: every node's available and active features have its zone from Kubernetes, after the reload"
+		run "$efa" sync --once --config "$EFA_CONF"
+		unlike "$out" "features: updated|TopologyReload" "  the next sync --once finds nothing to write or reload"
+	fi
+	kill "$kube_pid" 2>/dev/null || true
+	wait "$kube_pid" 2>/dev/null || true
+else
+	ok 1 "test/rest/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
 fi
 
 # Back to the cluster the other tests know.
