@@ -39,6 +39,7 @@ struct ref {
 	struct ref_feat f[REF_MAX];
 	int n;
 	bool count, bracket_or, odd_name, trailing_op;
+	bool beyond;		/* past this reference's limits: no verdict */
 };
 
 /*
@@ -75,12 +76,12 @@ static bool ref_parse(const char *s, int release, struct ref *r)
 				int len = 0;
 
 				if (r->n == REF_MAX)
-					return false;
+					return !(r->beyond = true);
 				f = &r->f[r->n++];
 				for (int k = start; s[k] && !strchr("&,|*()[]", s[k]); k++)
 					len++;
 				if (len >= REF_NAME)
-					return false;
+					return !(r->beyond = true);
 				memcpy(f->name, s + start, len);
 				f->count = count;
 				f->op = c == ',' ? '&' : c;
@@ -299,11 +300,16 @@ static bool zone_named(const struct ref *r)
 	return false;
 }
 
-static bool valid(const char *s, struct ref *r)
+/* 1 when both releases accept s, 0 when one refuses it, -1 when it is
+ * past the reference's limits. */
+static int valid(const char *s, struct ref *r)
 {
 	struct ref other;
+	bool ok22 = ref_parse(s, 22, &other), ok26 = ref_parse(s, 26, r);
 
-	return ref_parse(s, 22, &other) && ref_parse(s, 26, r);
+	if (other.beyond || r->beyond)
+		return -1;
+	return ok22 && ok26;
 }
 
 /* Kept: every alternative within one zone, one at least somewhere. */
@@ -341,7 +347,9 @@ static void check_rewrite(const struct ref *user, const struct ref *out, const c
 	const char *added = out->f[out->n - 1].name;
 	struct node n;
 
-	if (!nalts || (ualts && ualts != nalts) || !nodes_of(user, out, zones, &nz, &n))
+	if (!nodes_of(user, out, zones, &nz, &n))
+		return;	/* too many features to enumerate */
+	if (!nalts || (ualts && ualts != nalts))
 		goto bad;
 	for (int a = 0; a < nalts; a++) {
 		const char *zone = ualts ? ref_zone(added) : ref_zone(out->f[from[a]].name);
@@ -371,34 +379,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ref user, written;
 	const char *c;
 	size_t n = 0;
-	int rc;
+	int rc, v;
 
 	if (!s)
 		return 0;
 	line = strtok_r(s, "\n", &save);
 	/* The snapshot's zone features all carry the prefix. */
 	while ((zones[n] = strtok_r(NULL, "\n", &save)) && n < 64)
-		n += !strncmp(zones[n], "az-", 3);
+		n += !strncmp(zones[n], "az-", 3) && zones[n][3];
 	zones[n] = NULL;
 	rc = efa_constraint_single_zone(line, zones, "az-", &out, &err);
 	c = line ? line : "";
-	if (rc == EFA_CONSTRAINT_KEEP) {
-		if (!valid(c, &user) || user.count) {
+	if (rc == EFA_CONSTRAINT_KEEP && (v = valid(c, &user)) >= 0) {
+		if (!v || user.count) {
 			fprintf(stderr, "'%s' kept, but Slurm refuses it or it has a count\n", c);
 			abort();
 		}
 		check_single_zone(&user, c);
-	} else if (rc == EFA_CONSTRAINT_SET) {
-		if (!valid(out, &written) || written.count) {
+	} else if (rc == EFA_CONSTRAINT_SET && (v = valid(out, &written)) >= 0) {
+		if (!v || written.count) {
 			fprintf(stderr, "'%s' became '%s', which Slurm refuses\n", c, out);
 			abort();
 		}
 		if (!*c)
 			memset(&user, 0, sizeof(user));
-		if ((!*c || valid(c, &user)) && !zone_named(&user))
+		if ((!*c || valid(c, &user) == 1) && !zone_named(&user))
 			check_rewrite(&user, &written, c, out);
 		check_single_zone(&written, out);
-	} else if (rc == EFA_CONSTRAINT_REFUSE && *c && valid(c, &user) && !user.count &&
+	} else if (rc == EFA_CONSTRAINT_REFUSE && *c && valid(c, &user) == 1 && !user.count &&
 		   !user.bracket_or && !user.odd_name && !user.trailing_op &&
 		   !strstr(err.msg, "no zone feature usable")) {
 		const char *names[REF_MAX + 1];
