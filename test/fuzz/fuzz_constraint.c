@@ -128,6 +128,8 @@ static bool ref_parse(const char *s, int release, struct ref *r)
 			continue;
 		}
 		if (start < 0) {
+			if (r->n == REF_MAX)
+				return !(r->beyond = true);
 			start = i;
 			r->f[r->n].group = paren ? groups : 0;
 			r->f[r->n].bracket = bracket;

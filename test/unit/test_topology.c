@@ -34,7 +34,7 @@ void *__wrap_realloc(void *p, size_t size);
 void __wrap_free(void *p);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
-int __wrap_asprintf(char **out, const char *fmt, ...);
+int __wrap_asprintf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 FILE *__wrap_open_memstream(char **text, size_t *size);
 
 static bool armed;
