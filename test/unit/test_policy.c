@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,45 +25,73 @@ static void constraint(const char *user, char **zones, int want_rc, const char *
 	free(out);
 }
 
+/*
+ * Slurm's grammar, row by row: the table the integration test also checks
+ * against the real slurmctld (test/fixtures/constraints.tsv).
+ */
+static void test_constraint_table(void)
+{
+	static char *zones[] = { "az-us-west-2a", "az-us-west-2b", NULL };
+	FILE *f = fopen(FIXTURES "/constraints.tsv", "r");
+	char line[1024];
+	int rows = 0;
+
+	ok(f != NULL, "the constraint table opens");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *user, *policy, *save = NULL;
+
+		if (*line == '#' || *line == '\n')
+			continue;
+		user = strtok_r(line, "\t\n", &save);
+		policy = strtok_r(NULL, "\t\n", &save);
+		if (!policy) {
+			ok(0, "a row has a constraint and a policy: %s", user);
+			continue;
+		}
+		if (!strcmp(user, "-"))
+			user = NULL;
+		if (!strncmp(policy, "set:", 4))
+			constraint(user, zones, EFA_CONSTRAINT_SET, policy + 4, user ? user : "(none)");
+		else if (!strcmp(policy, "keep"))
+			constraint(user, zones, EFA_CONSTRAINT_KEEP, NULL, user);
+		else if (!strncmp(policy, "refuse:", 7))
+			constraint(user, zones, EFA_CONSTRAINT_REFUSE, policy + 7, user);
+		else
+			ok(0, "row %s: policy %s is keep, set: or refuse:", user, policy);
+		rows++;
+	}
+	fclose(f);
+	ok(rows >= 50, "the table has %d rows", rows);
+}
+
 static void test_constraints(void)
 {
-	constraint(NULL, both, EFA_CONSTRAINT_SET, "[az-b|az-a]", "no constraint: the zone bracket");
+	constraint(NULL, both, EFA_CONSTRAINT_SET, "[az-b|az-a]", "no constraint: the zone bracket, best first");
 	constraint("", one, EFA_CONSTRAINT_SET, "[az-a]", "one zone: a one-item bracket");
-	constraint("efa", both, EFA_CONSTRAINT_SET, "efa&[az-b|az-a]", "a plain feature is ANDed");
-	constraint("efa&gpu", both, EFA_CONSTRAINT_SET, "efa&gpu&[az-b|az-a]", "an AND list");
-	constraint("gpu*2&efa", both, EFA_CONSTRAINT_SET, "gpu*2&efa&[az-b|az-a]", "counts are kept");
-	constraint("p5|p5e", both, EFA_CONSTRAINT_SET, "(p5|p5e)&[az-b|az-a]",
-		   "a plain OR is grouped so the zones apply to all of it");
-	constraint("az-a", both, EFA_CONSTRAINT_KEEP, NULL, "one zone pinned: kept");
 	constraint("efa&k8s/az-a", both, EFA_CONSTRAINT_KEEP, NULL, "a Slinky zone pinned: kept");
-	constraint("[az-a|az-b]", both, EFA_CONSTRAINT_KEEP, NULL, "a matching OR over zones: kept");
-	constraint("efa&[az-a|az-b]", both, EFA_CONSTRAINT_KEEP, NULL, "  also after other features");
-	constraint("az-a|az-b", both, EFA_CONSTRAINT_REFUSE, "use one zone (-C az-a) or a matching OR ([az-a|...])",
-		   "a plain OR over zones mixes them: refused with the fix");
-	constraint("az-a&az-b", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
-		   "two zones ANDed: refused");
-	constraint("efa|az-a", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
-		   "a zone in a plain OR: refused");
+	constraint("k8s/az-a|az-a", both, EFA_CONSTRAINT_KEEP, NULL,
+		   "  the same zone with and without Slinky's prefix is one zone");
+	constraint("[k8s/az-a|az-b]&efa", both, EFA_CONSTRAINT_KEEP, NULL, "  in a matching OR too");
 	constraint("[rack1|rack2]", one, EFA_CONSTRAINT_SET, "[rack1|rack2]&az-a",
-		   "the user's bracket and one zone: a plain AND, still one bracket");
+		   "a bracket of the user's own and one zone: a plain AND");
+	constraint("[rack1|rack2]|efa", one, EFA_CONSTRAINT_REFUSE, "already has a [...] set",
+		   "  not when the bracket is joined with '|'");
 	constraint("[rack1|rack2]", both, EFA_CONSTRAINT_REFUSE, "Slurm allows one per job",
-		   "the user's bracket and several zones: refused, no second bracket");
-	constraint("[rack1|az-a]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
-		   "a bracket mixing zones and other features: refused");
-	constraint("[az-a*1&az-b*1]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
-		   "Slurm's multiple counts over two zones (nodes of both): refused");
-	constraint("[az-a&az-b]", both, EFA_CONSTRAINT_REFUSE, "different Availability Zones",
-		   "  and two zones ANDed inside a bracket");
-	constraint("[az-a*1&az-a*1]", both, EFA_CONSTRAINT_KEEP, NULL,
-		   "multiple counts within one zone: kept");
+		   "  several zones cannot be added to it");
+	constraint("(a&b)|c", both, EFA_CONSTRAINT_SET, "(a&b)|c&[az-b|az-a]",
+		   "user parentheses: no second level (Slurm reads left to right)");
 	{
-		char *odd[] = { "az-x[1]", "az-a", "az-b|c", NULL }, *only_odd[] = { "az-&", NULL };
+		char *odd[] = { "az-x[1]", "az-a", "az-b|c", "!az-c", "az-d e", NULL };
+		char *only_odd[] = { "az-&", NULL };
 
 		constraint(NULL, odd, EFA_CONSTRAINT_SET, "[az-a]",
 			   "zone features that would break the syntax are left out");
 		constraint(NULL, only_odd, EFA_CONSTRAINT_REFUSE, "no zone feature usable",
 			   "  and none left is a refusal");
 	}
+	test_constraint_table();
 }
 
 static struct efa_config *config(const char *text)

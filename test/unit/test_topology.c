@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,151 @@
 #include "common/cluster/topology.h"
 #include "common/cluster/topology_file.h"
 #include "tap.h"
+
+/*
+ * Allocation failures on demand: the binary is linked with --wrap for the
+ * allocators and open_memstream (Makefile.am), so the code under test
+ * calls these; with ASan the real ones are ASan's. While armed, the
+ * fail_at-th allocation fails (a stream that cannot grow fails its write,
+ * as open_memstream's does); live counts the blocks handed out and not
+ * freed.
+ */
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void __real_free(void *p);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void __wrap_free(void *p);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+int __wrap_asprintf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+FILE *__wrap_open_memstream(char **text, size_t *size);
+
+static bool armed;
+static long fail_at, calls, live;
+
+static bool fails(void)
+{
+	return armed && ++calls == fail_at;
+}
+
+void *__wrap_malloc(size_t size)
+{
+	void *p = fails() ? NULL : __real_malloc(size);
+
+	live += p != NULL;
+	return p;
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	void *p = fails() ? NULL : __real_calloc(n, size);
+
+	live += p != NULL;
+	return p;
+}
+
+void *__wrap_realloc(void *old, size_t size)
+{
+	void *p = fails() ? NULL : __real_realloc(old, size);
+
+	live += p && !old;
+	return p;
+}
+
+void __wrap_free(void *p)
+{
+	live -= p != NULL;
+	__real_free(p);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	char *p = fails() ? NULL : __real_strdup(s);
+
+	live += p != NULL;
+	return p;
+}
+
+char *__wrap_strndup(const char *s, size_t n)
+{
+	char *p = fails() ? NULL : __real_strndup(s, n);
+
+	live += p != NULL;
+	return p;
+}
+
+int __wrap_asprintf(char **out, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	if (fails())
+		return -1;
+	va_start(ap, fmt);
+	rc = vasprintf(out, fmt, ap);
+	va_end(ap);
+	live += rc >= 0;
+	return rc;
+}
+
+struct memstream {
+	char **text;
+	size_t *size, len;
+};
+
+static ssize_t memstream_write(void *cookie, const char *buf, size_t n)
+{
+	struct memstream *m = cookie;
+	char *grown = fails() ? NULL : __real_realloc(*m->text, m->len + n + 1);
+
+	if (!grown)
+		return 0;
+	live += !*m->text;
+	memcpy(grown + m->len, buf, n);
+	m->len += n;
+	grown[m->len] = '\0';
+	*m->text = grown;
+	*m->size = m->len;
+	return n;
+}
+
+static int memstream_close(void *cookie)
+{
+	struct memstream *m = cookie;
+	int rc = 0;
+
+	if (!*m->text && !(*m->text = fails() ? NULL : __real_calloc(1, 1)))
+		rc = -1;
+	else
+		live += !m->len;
+	__real_free(m);
+	return rc;
+}
+
+/* Unbuffered, so every write the code makes can be the one that fails. */
+FILE *__wrap_open_memstream(char **text, size_t *size)
+{
+	cookie_io_functions_t io = { .write = memstream_write, .close = memstream_close };
+	struct memstream *m = fails() ? NULL : __real_calloc(1, sizeof(*m));
+	FILE *f;
+
+	if (!m)
+		return NULL;
+	*text = NULL;
+	*size = 0;
+	*m = (struct memstream){ text, size, 0 };
+	if (!(f = fopencookie(m, "w", io))) {
+		__real_free(m);
+		return NULL;
+	}
+	setvbuf(f, NULL, _IONBF, 0);
+	return f;
+}
 
 static char *const layer_prefixes[] = { "nn1-", "nn2-", "nn3-", NULL };
 static char *const four_layer_prefixes[] = { "nn1-", "nn2-", "nn3-", "nn4-", NULL };
@@ -709,6 +855,68 @@ static void test_depths(void)
 	efa_cluster_clear(&c);
 }
 
+/*
+ * Each render with its n-th allocation failing, for every n it makes:
+ * NULL, or the whole text; never a part of it, and nothing left
+ * allocated either way.
+ */
+static void render_failing(const struct efa_topo_tree *t, int which, const char *what)
+{
+	char *whole, *text;
+	long n, total, partial = 0, leaked = 0, failed = 0;
+
+#define RENDER() (which < 2 ? efa_topology_render(t, which ? EFA_TOPOLOGY_BLOCK : EFA_TOPOLOGY_TREE) : \
+		  efa_topology_render_yaml(t, which == 2 ? EFA_TOPOLOGY_TREE : EFA_TOPOLOGY_BLOCK))
+	armed = true;
+	fail_at = 0;
+	calls = 0;
+	whole = RENDER();
+	total = calls;
+	armed = false;
+	if (!ok(whole != NULL && total > 0, "%s: rendered with %ld allocations", what, total)) {
+		free(whole);
+		return;
+	}
+	for (n = 1; n <= total; n++) {
+		long before = live;
+
+		armed = true;
+		fail_at = n;
+		calls = 0;
+		text = RENDER();
+		armed = false;
+		if (text) {
+			partial += strcmp(text, whole) != 0;
+			free(text);
+		} else {
+			failed++;
+		}
+		leaked += live != before;
+	}
+#undef RENDER
+	ok(failed > 0, "  %ld of the %ld failures made the render fail", failed, total);
+	is_int(partial, 0, "  none returned a partial text as a success");
+	is_int(leaked, 0, "  none left memory allocated");
+	free(whole);
+}
+
+static void test_allocation_failures(void)
+{
+	struct efa_cluster c;
+	struct efa_topo_tree t;
+	struct efa_error err = { "" };
+
+	two_zones(&c);
+	c.slurm_version = strdup("26.05.3");
+	require(ok(!efa_topology_build(&c, &t, &err), "a tree to render (%s)", err.msg));
+	render_failing(&t, 0, "topology.conf for topology/tree");
+	render_failing(&t, 1, "topology.conf for topology/block");
+	render_failing(&t, 2, "topology.yaml, tree first");
+	render_failing(&t, 3, "topology.yaml, block first");
+	efa_topology_clear(&t);
+	efa_cluster_clear(&c);
+}
+
 int main(void)
 {
 	test_tree();
@@ -720,5 +928,6 @@ int main(void)
 	test_update();
 	test_scale();
 	test_snapshot();
+	test_allocation_failures();
 	return done_testing();
 }

@@ -93,6 +93,7 @@ char *efa_hostlist_compress(char *const *names, size_t n)
 	struct item *it = calloc(n ? n : 1, sizeof(*it));
 	char *text = NULL;
 	size_t size, m = 0;
+	bool failed;
 	FILE *out;
 
 	if (!it)
@@ -120,7 +121,10 @@ char *efa_hostlist_compress(char *const *names, size_t n)
 		put_ranges(out, &it[i], j - i);
 		fputc(']', out);
 	}
-	if (fclose(out)) {
+	/* A write the stream could not grow for leaves a hole, not an end:
+	 * such a list is no list. */
+	failed = ferror(out);
+	if (fclose(out) || failed) {
 		free(text);
 		text = NULL;
 	}
