@@ -162,6 +162,9 @@ static int ec2_call(struct ec2 *e, const char *action, struct aws_query *q, stru
 		snprintf(why, size, "EC2 refused %s (%s%s%s): the credentials need the IAM permission ec2:%s",
 			 action, ae.code[0] ? ae.code : "HTTP 403", ae.message[0] ? ": " : "", ae.message,
 			 action);
+	else if (!strcmp(ae.code, "RequestExpired"))
+		snprintf(why, size, "EC2 refused %s as expired (RequestExpired%s%s): the session token (AWS_SESSION_TOKEN, or the instance role's) has expired, or this host's clock is more than 15 minutes off",
+			 action, ae.message[0] ? ": " : "", ae.message);
 	else if (a->status == 401 || !strcmp(ae.code, "AuthFailure"))
 		snprintf(why, size, "EC2 did not accept the credentials for %s (%s%s%s): check the access key, its secret and the region (%s)",
 			 action, ae.code[0] ? ae.code : "HTTP 401", ae.message[0] ? ": " : "", ae.message,

@@ -314,6 +314,25 @@ for mode in same new; do
 	is "$kept" yes "  the last good snapshot stays"
 done
 
+# A page that does not parse, and a session token past its expiry: each
+# said, naming EC2, and the last good snapshot kept.
+printf '%s\n' "ASIAEXPIREDKEY000001 expired/secret expired-session-token 1" >>"$tmp/credentials"
+FAKEEC2_BROKEN=1 start_server "$tmp/ec2-broken.port" "$fakeec2" 60 us-west-2 "$tmp/credentials" \
+	"$tmp/instances" 2>/dev/null
+sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=http://127.0.0.1:$port|" "$tmp/efa.conf"
+run "$efa" sync --once --config "$tmp/efa.conf"
+like "$rc:$out" "^1:.*ec2: the answer of EC2 is not the XML expected" "a page of EC2 that does not parse: said"
+cmp -s "$tmp/snapshot.json" "$tmp/snapshot.good" && kept=yes || kept=no
+is "$kept" yes "  the last good snapshot stays"
+start_server "$tmp/ec2-expired.port" "$fakeec2" 60 us-west-2 "$tmp/credentials" "$tmp/instances" 2>/dev/null
+sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=http://127.0.0.1:$port|" "$tmp/efa.conf"
+AWS_ACCESS_KEY_ID=ASIAEXPIREDKEY000001 AWS_SECRET_ACCESS_KEY=expired/secret \
+	AWS_SESSION_TOKEN=expired-session-token run "$efa" sync --once --config "$tmp/efa.conf"
+like "$rc:$out" "^1:.*EC2 refused DescribeInstances as expired \(RequestExpired: Request has expired\.\): the session token \(AWS_SESSION_TOKEN, or the instance role's\) has expired" \
+	"an expired session token: said, naming which credential"
+cmp -s "$tmp/snapshot.json" "$tmp/snapshot.good" && kept=yes || kept=no
+is "$kept" yes "  the last good snapshot stays"
+
 conf "ZoneSource=ec2"
 sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=http://127.0.0.1:1|" "$tmp/efa.conf"
 run "$efa" sync --once --config "$tmp/efa.conf"

@@ -19,8 +19,10 @@
  * As EC2 does, it takes the parameters from the query string of a GET or
  * from the form-encoded body of a POST. Every request must be signed with
  * AWS Signature Version 4 for REGION and service ec2 by a key of
- * CREDENTIALS (lines "KEY-ID SECRET [SESSION-TOKEN]"; with a session
- * token, X-Amz-Security-Token must carry it and be signed). The signature
+ * CREDENTIALS (lines "KEY-ID SECRET [SESSION-TOKEN [EXPIRES]]"; with a
+ * session token, X-Amz-Security-Token must carry it and be signed; past
+ * EXPIRES, epoch seconds, it is refused as EC2 refuses an expired one,
+ * 400 RequestExpired). The signature
  * is computed here from the request as received: the canonical query of
  * the URL (each name and value URI-encoded, sorted by name, then by
  * value), the signed headers (sorted, lower case, values trimmed with
@@ -39,6 +41,7 @@
  * first N requests of each kind 503 RequestLimitExceeded.
  * FAKEEC2_TOKEN=same gives the same NextToken forever, =new a new one at
  * every page, never ending: paging as a broken service would.
+ * FAKEEC2_BROKEN=1 cuts every answer short: XML that does not parse.
  *
  * Each request is logged to stderr as "ACTION STATUS ITEMS key=KEY-ID
  * params=N" or "ACTION STATUS why".
@@ -342,20 +345,23 @@ static char *canonical_query(const char *query)
 	return out;
 }
 
-/* The secret (and session token) of key, from the credentials file. */
+/* The secret, session token and its expiry (0: none) of key, from the
+ * credentials file. */
 static bool find_key(const char *file, const char *key, char *secret, size_t ssize, char *token,
-		     size_t tsize)
+		     size_t tsize, long *expires)
 {
 	char line[1024], k[256], s[256], t[512];
 	FILE *f = fopen(file, "r");
 	bool found = false;
 
 	while (f && !found && fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%255s %255s %511s", k, s, t);
+		long e = 0;
+		int n = sscanf(line, "%255s %255s %511s %ld", k, s, t, &e);
 
 		if (n >= 2 && !strcmp(k, key)) {
 			snprintf(secret, ssize, "%s", s);
-			snprintf(token, tsize, "%s", n == 3 ? t : "");
+			snprintf(token, tsize, "%s", n >= 3 ? t : "");
+			*expires = n == 4 ? e : 0;
 			found = true;
 		}
 	}
@@ -408,6 +414,7 @@ static enum refusal check_signature(const char *region_want, const char *service
 	char value[4096], name[128], sts[1024], creq_hash[65], mine[65], payload[65];
 	unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
 	struct tm tm = { 0 };
+	long expires;
 	char *creq = NULL, *ksecret = NULL, *cquery;
 	size_t clen;
 	FILE *out;
@@ -427,7 +434,7 @@ static enum refusal check_signature(const char *region_want, const char *service
 		snprintf(why, wsize, "signed for %s/%s", region, service);
 		return AUTH_FAILURE;
 	}
-	if (!find_key(credentials, key_id, secret, sizeof(secret), token, sizeof(token))) {
+	if (!find_key(credentials, key_id, secret, sizeof(secret), token, sizeof(token), &expires)) {
 		snprintf(why, wsize, "an unknown access key");
 		return AUTH_FAILURE;
 	}
@@ -445,6 +452,10 @@ static enum refusal check_signature(const char *region_want, const char *service
 			 strcmp(value, token) || !strstr(signed_headers, "x-amz-security-token"))) {
 		snprintf(why, wsize, "no (or the wrong, or an unsigned) session token");
 		return AUTH_FAILURE;
+	}
+	if (expires && now() > expires) {
+		snprintf(why, wsize, "the session token expired");
+		return EXPIRED;
 	}
 
 	/* The canonical request, from what arrived. */
@@ -674,6 +685,8 @@ static void describe(int fd, struct server *sv, const struct request *r, bool to
 					start + shown);
 	snprintf(body + len, sizeof(body) - len, "</%s>\n",
 		 topology ? "DescribeInstanceTopologyResponse" : "DescribeInstancesResponse");
+	if (getenv("FAKEEC2_BROKEN"))
+		body[len / 2] = '\0';
 	reply(fd, "200 OK", body);
 	fprintf(stderr, "%s 200 %zu key=%s params=%zu\n",
 		topology ? "DescribeInstanceTopology" : "DescribeInstances", shown,
