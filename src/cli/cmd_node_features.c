@@ -17,7 +17,7 @@
 
 #include "cli.h"
 #include "common/node/node.h"
-#include "imds.h"
+#include "sources/imds.h"
 
 #define IMDS_TIMEOUT_MS 1000
 

@@ -18,7 +18,7 @@
 
 #include "cli.h"
 #include "common/cluster/snapshot.h"
-#include "ec2.h"
+#include "sources/ec2.h"
 #include "topology_sync.h"
 
 static const char usage[] =

@@ -11,8 +11,8 @@
 #include "http/http.h"
 #include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
-#include "ec2.h"
-#include "kube.h"
+#include "sources/ec2.h"
+#include "sources/kube.h"
 
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)
 {

@@ -13,8 +13,8 @@
  * query is empty and its body is signed by its SHA-256, whatever the
  * order.
  */
-#ifndef EFA_CLI_AWS_QUERY_H
-#define EFA_CLI_AWS_QUERY_H
+#ifndef EFA_SOURCES_AWS_QUERY_H
+#define EFA_SOURCES_AWS_QUERY_H
 
 #include <stddef.h>
 

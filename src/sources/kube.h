@@ -8,8 +8,8 @@
  * (topology.k8s.aws/network-node-layer-1, -2, -3; layer 1 on top).
  * Read-only: list nodes and list pods in one namespace, paged.
  */
-#ifndef EFA_CLI_KUBE_H
-#define EFA_CLI_KUBE_H
+#ifndef EFA_SOURCES_KUBE_H
+#define EFA_SOURCES_KUBE_H
 
 #include <stddef.h>
 

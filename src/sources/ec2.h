@@ -14,8 +14,8 @@
  * EC2 may give an UltraServer's capacityBlockId only a while after its
  * launch).
  */
-#ifndef EFA_CLI_EC2_H
-#define EFA_CLI_EC2_H
+#ifndef EFA_SOURCES_EC2_H
+#define EFA_SOURCES_EC2_H
 
 #include <stddef.h>
 #include <time.h>

@@ -4,8 +4,8 @@
  * a session token from PUT /latest/api/token, then GETs that carry it.
  * Short time limits, no proxy, no redirects, small answers.
  */
-#ifndef EFA_CLI_IMDS_H
-#define EFA_CLI_IMDS_H
+#ifndef EFA_SOURCES_IMDS_H
+#define EFA_SOURCES_IMDS_H
 
 #include <stdbool.h>
 #include <stddef.h>

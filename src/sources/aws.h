@@ -6,8 +6,8 @@
  * temporary credentials from the instance metadata service, IMDSv2).
  * The signing itself is the HTTP layer's (aws_sigv4).
  */
-#ifndef EFA_CLI_AWS_H
-#define EFA_CLI_AWS_H
+#ifndef EFA_SOURCES_AWS_H
+#define EFA_SOURCES_AWS_H
 
 #include <stddef.h>
 #include <time.h>
