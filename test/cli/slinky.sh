@@ -216,6 +216,8 @@ is "$(grep -ho 'efa:[0-9][^ ]*' "$containerfile" "$values" | sed 's/^efa://' | s
 	"$slurm_tag-efa0.1.0" "  the images it makes and values.yaml use carry it"
 is "$(grep -o 'tag: [^ ]*' "$values" | sed 's/tag: //' | sort -u | paste -sd ' ')" "$slurm_tag-efa0.1.0" \
 	"  (every tag: of values.yaml)"
+like "$(sed -n 's/^ARG EFA_INSTALLER_VERSION=//p' "$containerfile")" '^[0-9]+\.[0-9]+\.[0-9]+$' \
+	"Containerfile: the EFA installer is pinned to a release, not latest"
 
 # Every file of deploy/ carries its licence, and every deploy/ path the
 # program's messages name exists.
