@@ -182,14 +182,15 @@ enum efa_rdma_read efa_rdma_read_discover(const char *root, const char *type,
 					  char *why, size_t size)
 {
 	const char *entry = efa_platform_gdr(type);
+	enum efa_rdma_read answer;
+	char device[256];
 
 	if (entry) {
 		snprintf(why, size, "aws-ofi-nccl's platform table runs GPUDirect RDMA on %s (entry \"%s\")",
 			 type, entry);
 		return EFA_RDMA_READ_YES;
 	}
-	char device[256];
-	enum efa_rdma_read answer = efa_device_rdma_read(root, device, sizeof(device));
+	answer = efa_device_rdma_read(root, device, sizeof(device));
 
 	snprintf(why, size, "%s; aws-ofi-nccl's platform table lists no GPUDirect RDMA for %s",
 		 device, type ? type : "an unknown instance type");
