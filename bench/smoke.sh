@@ -26,15 +26,17 @@ like "$text" "^\`bench/run --quick\` on [0-9]{4}-[0-9]{2}-[0-9]{2}T" "  the date
 
 # Every measurement has a row with a number, or says why it was skipped.
 number='[0-9][0-9,]*(\.[0-9]+)?'
-like "$text" "^\| 1 \| step launch .*(\| $number \[.*\] ms \||skipped: )" "step launch: a row"
-like "$text" "^\| 2 \| plugin work per step per node, p5\.48xlarge.* \| $number \[" "plugin work per step: a row"
-like "$text" "^\| 3 \| submission throughput.*(\| $number \[.*\] jobs/s|skipped: )" "submission throughput: a row"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| step launch .*(\| $number \[.*\] ms \||skipped: )" \
+	"step launch: a row, naming the Slurm it ran on"
+like "$text" "^\| 2 \| any \| plugin work per step per node, p5\.48xlarge.* \| $number \[" "plugin work per step: a row"
+like "$text" "^\| 3 \| [0-9]+\.[0-9]+\.[0-9]+ \| submission throughput.*(\| $number \[.*\] jobs/s|skipped: )" \
+	"submission throughput: a row, naming the Slurm"
 # bench/run --quick measures the oldest and the newest API version it speaks.
 for v in 38 45; do
 	like "$text" "^\| v0\.0\.$v \| [0-9,]+ \| .* ms \| .* MiB \| .* KiB \| .* µs \($number\) \|$" \
 		"snapshot scale, v0.0.$v: a row per size"
-	like "$text" "^\| 4 \| bridge decision, [0-9,]+ nodes, v0\.0\.$v \| $number µs" "  the decision target's row"
-	like "$text" "^\| 4 \| growth .* v0\.0\.$v \| time: .* \| largest $number× \|" "  the growth's row"
+	like "$text" "^\| 4 \| any \| bridge decision, [0-9,]+ nodes, v0\.0\.$v \| $number µs" "  the decision target's row"
+	like "$text" "^\| 4 \| any \| growth .* v0\.0\.$v \| time: .* \| largest $number× \|" "  the growth's row"
 done
 unlike "$text" "\| n/a" "no measurement is missing (n/a)"
 
