@@ -303,13 +303,10 @@ static int cache_file(const char *dir, const struct efa_nodedesc_key *k, char *b
 	uint64_t h = HASH_SEED;
 	int n;
 
-	/* One file per root and efa.conf settings: nodes sharing a host in
-	 * tests, each with its own root=, do not take turns replacing it. */
+	/* One file per root: nodes sharing a host in tests, each with its
+	 * own root=, do not take turns replacing it. */
 	h = hash_bytes(h, &k->root_dev, sizeof(k->root_dev));
 	h = hash_bytes(h, &k->root_ino, sizeof(k->root_ino));
-	h = hash_bytes(h, k->profile_dir, strlen(k->profile_dir) + 1);
-	if (k->instance_type)
-		h = hash_bytes(h, k->instance_type, strlen(k->instance_type));
 	n = snprintf(buf, size, "%s/node-%016llx", dir, (unsigned long long)h);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
@@ -482,7 +479,7 @@ int efa_node_describe(const char *root, const struct efa_config *cfg,
 		return EFA_NODE_CACHE_BUILT;
 	}
 	if (keep(cache, path, out, &kerr)) {
-		snprintf(note, size, "cannot keep the node's description: %s", kerr.msg);
+		efa_strlcatf(note, size, "; cannot keep the node's description: %s", kerr.msg);
 		return EFA_NODE_CACHE_UNWRITABLE;
 	}
 	return EFA_NODE_CACHE_BUILT;

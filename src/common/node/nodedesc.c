@@ -32,7 +32,7 @@ struct wr {
 
 static void put(struct wr *w, const void *data, size_t len)
 {
-	if (w->oom)
+	if (w->oom || !len)
 		return;
 	if (w->len + len > w->cap) {
 		size_t cap = w->cap ? w->cap : 4096;
@@ -227,6 +227,8 @@ static void get(struct rd *r, void *out, size_t len)
 		memset(out, 0, len);
 		return;
 	}
+	if (!len)
+		return;
 	memcpy(out, r->p, len);
 	r->p += len;
 	r->left -= len;
@@ -493,17 +495,20 @@ int efa_nodedesc_decode(const char *buf, size_t len, struct efa_nodedesc *desc,
 			struct efa_error *err)
 {
 	struct rd r;
-	uint32_t version;
+	uint32_t version, reserved;
 	uint64_t payload, sum;
 
 	memset(desc, 0, sizeof(*desc));
 	if (len < HEADER_SIZE || memcmp(buf, magic, sizeof(magic)))
 		return efa_error_set(err, "not a node description");
 	memcpy(&version, buf + sizeof(magic), 4);
+	memcpy(&reserved, buf + sizeof(magic) + 4, 4);
 	memcpy(&payload, buf + sizeof(magic) + 8, 8);
 	memcpy(&sum, buf + sizeof(magic) + 16, 8);
 	if (version != EFA_NODEDESC_VERSION)
 		return efa_error_set(err, "format version %u, not %u", version, EFA_NODEDESC_VERSION);
+	if (reserved)
+		return efa_error_set(err, "not a node description");
 	if (payload != len - HEADER_SIZE)
 		return efa_error_set(err, "truncated: %zu bytes of %llu", len - HEADER_SIZE,
 				     (unsigned long long)payload);
