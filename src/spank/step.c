@@ -19,6 +19,7 @@
 #include "common/env/launch.h"
 #include "common/env/memlock.h"
 #include "common/node/node.h"
+#include "common/node/nodecache.h"
 #include "common/env/profile.h"
 #include "common/base/strutil.h"
 #include "checkpoint.h"
@@ -161,8 +162,25 @@ static void check_expected_nics(struct efa_node **node, const struct efa_profile
 			 step.node_name, missing);
 }
 
+/* The node and its profiles, read once per boot (nodecache.h). */
+static int describe_node(struct efa_nodedesc *desc, struct efa_error *err)
+{
+	const struct efa_node_cache cache = { .dir = step.cfg->node_cache_dir,
+					      .settle = EFA_NODE_CACHE_SETTLE };
+	char note[1024];
+	int rc = efa_node_describe(step.root, step.cfg, &cache, desc, note, sizeof(note), err);
+
+	if (rc == EFA_NODE_CACHE_BUILT)
+		slurm_debug("efa: node %s: read the node afresh: %s", step.node_name, note);
+	else if (rc == EFA_NODE_CACHE_UNWRITABLE)
+		slurm_info("efa: node %s: %s: each step reads the node again until this is fixed",
+			   step.node_name, note);
+	return rc < 0 ? -1 : 0;
+}
+
 static void prepare_plan(const struct efa_args *args)
 {
+	struct efa_nodedesc desc;
 	struct efa_profiles *profiles = NULL;
 	struct efa_node *node = NULL;
 	struct efa_error err;
@@ -172,13 +190,17 @@ static void prepare_plan(const struct efa_args *args)
 		slurm_error("efa: root=%s is too long", args->root);
 		return;
 	}
-	if (efa_node_discover(step.root, step.cfg->instance_type, &node, &err)) {
+	if (describe_node(&desc, &err)) {
 		slurm_error("efa: %s", err.msg);
 		if (step.mode == EFA_MODE_REQUIRED)
 			efa_step_fail("efa: --efa=required but node %s cannot read its devices: %s",
 				      step.node_name, err.msg);
 		return;
 	}
+	node = desc.node;
+	profiles = desc.profiles;
+	desc.node = NULL;
+	desc.profiles = NULL;
 	efa_node_efa_problem(node, problem, sizeof(problem));
 	if (problem[0]) {
 		if (step.mode == EFA_MODE_REQUIRED) {
@@ -191,8 +213,9 @@ static void prepare_plan(const struct efa_args *args)
 		}
 		goto out;
 	}
-	if (efa_profiles_load(step.cfg->profile_dir, &profiles, &err))
-		slurm_error("efa: %s: only the library path is set; fix the profiles", err.msg);
+	if (!profiles)
+		slurm_error("efa: %s: only the library path is set; fix the profiles",
+			    desc.profiles_error);
 	check_expected_nics(&node, profiles);
 	if (step.failure[0])
 		goto out;
@@ -208,6 +231,7 @@ static void prepare_plan(const struct efa_args *args)
 	step.node = node;
 	node = NULL;
 out:
+	efa_nodedesc_clear(&desc);
 	efa_profiles_free(profiles);
 	efa_node_free(node);
 }

@@ -102,6 +102,7 @@ static const struct choice ckpt_fs_choices[] = {
 static const struct key global_keys[] = {
 	GKEY("InstanceType", V_STRING, instance_type, NULL),
 	GKEY("ProfileDir", V_PATH, profile_dir, NULL),
+	GKEY("NodeCacheDir", V_PATH, node_cache_dir, NULL),
 	GKEY("RestURL", V_STRING, rest_url, NULL),
 	GKEY("RestUser", V_STRING, rest_user, NULL),
 	GKEY("RestTokenFile", V_PATH, rest_token_file, NULL),
@@ -181,6 +182,7 @@ void efa_config_free(struct efa_config *cfg)
 	free(cfg->path);
 	free(cfg->instance_type);
 	free(cfg->profile_dir);
+	free(cfg->node_cache_dir);
 	free(cfg->rest_url);
 	free(cfg->rest_user);
 	free(cfg->rest_token_file);
@@ -238,6 +240,7 @@ struct efa_config *efa_config_defaults(void)
 	if (!cfg)
 		return NULL;
 	cfg->profile_dir = strdup(DATADIR "/slurm-efa/profiles");
+	cfg->node_cache_dir = strdup(EFA_NODE_CACHE_DIR);
 	cfg->snapshot = strdup(LOCALSTATEDIR "/lib/slurm-efa/snapshot.json");
 	cfg->zone_feature_prefix = strdup("az-");
 	/* EC2 gives 3 or 4 layers, by instance type. */
@@ -256,7 +259,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->checkpoint_mode = 0700;
 	cfg->checkpoint_timeout = DEFAULT_CHECKPOINT_TIMEOUT;
 	cfg->checkpoint_env = strdup("CHECKPOINT_DIR");
-	if (!cfg->profile_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
+	if (!cfg->profile_dir || !cfg->node_cache_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
 	    !cfg->capacity_block_feature_prefix ||
 	    !cfg->topology_feature_prefixes || !cfg->checkpoint_env) {
 		efa_config_free(cfg);

@@ -16,6 +16,9 @@
 
 #define EFA_CONFIG_MAX_SIZE (1024 * 1024)
 
+/* NodeCacheDir='s default: /run is emptied at every boot (FHS 3.0, 3.15). */
+#define EFA_NODE_CACHE_DIR "/run/slurm-efa"
+
 enum efa_on_missing {
 	EFA_ON_MISSING_ACCEPT = 0,
 	EFA_ON_MISSING_REJECT,
@@ -71,6 +74,7 @@ struct efa_config {
 	char *path;			/* NULL when built from defaults */
 	char *instance_type;		/* NULL: detect from DMI */
 	char *profile_dir;
+	char *node_cache_dir;		/* the node's description, kept per boot */
 	char *rest_url;
 	char *rest_user;
 	char *rest_token_file;

@@ -611,10 +611,16 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 		  size_t ntask, const struct efa_config *cfg,
 		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
 {
-	struct apply a = { .cfg = cfg, .image = plan ? plan->image : NULL,
-			   .get = get, .put = put, .ctx = ctx };
+	struct apply a;
 	int rc;
 
+	/* Not zeroed whole: its two buffers are 16 KiB, per task. */
+	a.cfg = cfg;
+	a.image = plan ? plan->image : NULL;
+	a.get = get;
+	a.put = put;
+	a.ctx = ctx;
+	a.owned_now[0] = '\0';
 	if (get(ctx, EFA_ENV_OWNED_VAR, a.owned_before, sizeof(a.owned_before)) != 1)
 		a.owned_before[0] = '\0';
 	for (size_t i = 0; plan && i < plan->n; i++)

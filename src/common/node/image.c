@@ -90,7 +90,7 @@ int efa_image_host_mounts(const struct efa_node *node, const char *root, char *b
 		if (add_mount(root, *d, buf, size))
 			return -1;
 	if (node->stack.installer &&
-	    add_mount(root, "/opt/amazon/efa_installed_packages", buf, size))
+	    add_mount(root, efa_stack_record, buf, size))
 		return -1;
 	return 0;
 }

@@ -90,13 +90,13 @@ struct verbs {
  * Where the node's package manager or the EFA installer puts libefa:
  * Debian and Ubuntu's multiarch directory, RHEL and Amazon Linux's lib64.
  */
-static const char *const libefa_dirs[] = {
+const char *const efa_libefa_dirs[] = {
 #if defined(__x86_64__)
 	"/usr/lib/x86_64-linux-gnu",
 #elif defined(__aarch64__)
 	"/usr/lib/aarch64-linux-gnu",
 #endif
-	"/usr/lib64", "/usr/lib", "/opt/amazon/efa/lib64", "/opt/amazon/efa/lib",
+	"/usr/lib64", "/usr/lib", "/opt/amazon/efa/lib64", "/opt/amazon/efa/lib", NULL,
 };
 
 static void *open_libefa(const char *root, char *why, size_t size)
@@ -104,10 +104,10 @@ static void *open_libefa(const char *root, char *why, size_t size)
 	const char *prefix = strcmp(root, "/") ? root : "";
 	char path[4096];
 
-	for (size_t i = 0; i < sizeof(libefa_dirs) / sizeof(libefa_dirs[0]); i++) {
+	for (const char *const *dir = efa_libefa_dirs; *dir; dir++) {
 		void *lib;
 
-		snprintf(path, sizeof(path), "%s%s/libefa.so.1", prefix, libefa_dirs[i]);
+		snprintf(path, sizeof(path), "%s%s/libefa.so.1", prefix, *dir);
 		if (access(path, R_OK))
 			continue;
 		lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -36,6 +36,9 @@ const char *efa_platform_gdr(const char *type);
  */
 enum efa_rdma_read efa_device_rdma_read(const char *root, char *why, size_t size);
 
+/* Where libefa.so.1 is looked for, in order (NULL-terminated). */
+extern const char *const efa_libefa_dirs[];
+
 /*
  * Both sources: yes where the table lists the type (no device is opened
  * on the types AWS runs GPUDirect RDMA on), else the device's answer.

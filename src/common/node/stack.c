@@ -14,6 +14,7 @@
 #define MULTIARCH_SUFFIX "-linux-gnu"
 
 const char *const efa_stack_roots[] = { "/opt/amazon", "/opt/aws-ofi-nccl", NULL };
+const char efa_stack_record[] = "/opt/amazon/efa_installed_packages";
 
 void efa_stack_clear(struct efa_stack *stack)
 {
@@ -204,26 +205,27 @@ out:
 }
 
 /*
- * libfabric first, then the NCCL plugin: the order aws-ofi-nccl's own
+ * efa_stack_prefixes: libfabric first, then the NCCL plugin: the order aws-ofi-nccl's own
  * set-up scripts use. The plugin's prefixes: the EFA installer's packages
  * (/opt/amazon/ofi-nccl, installer 1.29+), the NGC-container packages
  * libnccl-ofi-ngc-v1/-v2 (/opt/amazon/aws-ofi-nccl: aws-ofi-nccl's
  * contrib/debian-template/rules), and builds from source into
  * /opt/aws-ofi-nccl (older AMIs and containers).
  */
+const char *const efa_stack_prefixes[] = {
+	"/opt/amazon/efa", "/opt/amazon/ofi-nccl", "/opt/amazon/aws-ofi-nccl",
+	"/opt/aws-ofi-nccl", NULL,
+};
+
 static int discover_libdirs(const struct efa_sysfs *fs, struct efa_stack *stack)
 {
-	static const char *const prefixes[] = {
-		"/opt/amazon/efa", "/opt/amazon/ofi-nccl", "/opt/amazon/aws-ofi-nccl",
-		"/opt/aws-ofi-nccl",
-	};
 	size_t n = 0;
 
 	stack->libdirs = calloc(LIBDIRS_MAX + 1, sizeof(*stack->libdirs));
 	if (!stack->libdirs)
 		return -1;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (prefix_libdirs(fs, stack, &n, prefixes[i]))
+	for (const char *const *p = efa_stack_prefixes; *p; p++)
+		if (prefix_libdirs(fs, stack, &n, *p))
 			return -1;
 	return 0;
 }
@@ -332,8 +334,7 @@ int efa_stack_discover_software(const struct efa_sysfs *fs, struct efa_stack *st
 	memset(stack, 0, sizeof(*stack));
 	/* A missing, unreadable or oversized record leaves every version
 	 * unknown. */
-	if (!efa_sysfs_read_file(fs, INSTALLED_MAX, &text, &len, &err,
-				 "/opt/amazon/efa_installed_packages")) {
+	if (!efa_sysfs_read_file(fs, INSTALLED_MAX, &text, &len, &err, "%s", efa_stack_record)) {
 		rc = efa_stack_parse_installed(text, stack);
 		free(text);
 		if (rc)

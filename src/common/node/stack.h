@@ -14,6 +14,11 @@
  * what must be copied out of an image to read its stack. */
 extern const char *const efa_stack_roots[];
 
+/* The EFA installer's record, and the install prefixes whose lib, lib64
+ * and lib/<multiarch> directories are searched for libraries. */
+extern const char efa_stack_record[];
+extern const char *const efa_stack_prefixes[];
+
 int efa_stack_discover(const struct efa_sysfs *fs, struct efa_stack *stack);
 
 /*
