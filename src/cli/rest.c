@@ -331,7 +331,12 @@ int cli_cluster_load(const struct cli_common *common, const struct cli_source *s
 		return EXIT_USAGE;
 	}
 	if (src->snapshot) {
-		if (!efa_snapshot_read((*cfg)->snapshot, cluster, &err))
+		char note[EFA_ERROR_MAX + 128];
+
+		rc = efa_snapshot_load((*cfg)->snapshot, cluster, note, sizeof(note), &err);
+		if (note[0])
+			fprintf(stderr, "slurm-efa: %s\n", note);
+		if (!rc)
 			return 0;
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		return EXIT_REFUSED;
