@@ -51,7 +51,12 @@ struct compact_header {
 	uint32_t release;	/* the slurm-efa that wrote it: usability was
 				 * decided by its rules */
 	uint32_t source, slurm_version, api_version, zone_prefix, block_prefix;
+	uint32_t flags;
+	uint32_t unused;	/* keeps the records 8-byte aligned */
 };
+
+/* Layer prefixes were recorded (possibly none): layer_prefixes not NULL. */
+#define HAS_LAYERS 1u
 
 #define CHECKED_FROM (offsetof(struct compact_header, checksum) + sizeof(uint64_t))
 
@@ -314,6 +319,7 @@ int efa_snapshot_write_compact(const struct efa_cluster *c, const char *path,
 		efa_error_set(err, "%s: the cluster is too large for the compact form", compact);
 		goto out;
 	}
+	h.flags = c->layer_prefixes ? HAS_LAYERS : 0;
 	h.nnodes = (uint32_t)c->nnodes;
 	h.nzones = (uint32_t)c->nzones;
 	h.nlayers = (uint32_t)c->nlayers;
@@ -377,7 +383,8 @@ static int check_header(const struct compact_header *h, size_t len, const char *
 		return efa_error_set(err, "%s: written for another version of the JSON snapshot (being written now, or the JSON was changed since)",
 				     name);
 	layout_of(h, &l);
-	if (h->nlayers > MAX_LAYERS || l.end != len || !h->strings_size)
+	if (h->nlayers > MAX_LAYERS || (h->nlayers && !(h->flags & HAS_LAYERS)) || l.end != len ||
+	    !h->strings_size)
 		return efa_error_set(err, "%s: its counts do not fit its size", name);
 	return 0;
 }
@@ -438,7 +445,8 @@ static int build(const struct compact_header *h, char *mem, struct efa_cluster *
 	    string_at(strings, ss, h->zone_prefix, false, &c->zone_prefix) ||
 	    string_at(strings, ss, h->block_prefix, false, &c->block_prefix))
 		return -1;
-	c->layer_prefixes = ptrs;
+	if (h->flags & HAS_LAYERS)
+		c->layer_prefixes = ptrs;
 	for (uint32_t i = 0; i < h->nlayers; i++)
 		if (string_at(strings, ss, prefixes[i], true, ptrs++))
 			return -1;
