@@ -53,9 +53,9 @@ int efa_snapshot_write_compact(const struct efa_cluster *c, const char *path,
 			       struct efa_error *err);
 
 /*
- * Reads compact snapshot bytes (name for messages), checked for the JSON
- * of identity json (NULL: not checked), for tests and fuzzing. The cluster
- * lives in one allocation (c->block) and is read only.
+ * Reads compact snapshot bytes (name for messages), for tests and fuzzing:
+ * checked for the JSON of identity json and for this release (json NULL:
+ * neither). The cluster lives in one allocation (c->block), read only.
  */
 int efa_snapshot_compact_parse(const void *data, size_t len, const char *name,
 			       const struct efa_snapshot_id *json, struct efa_cluster *c,

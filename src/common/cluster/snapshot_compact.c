@@ -403,8 +403,10 @@ static int string_at(const char *strings, uint32_t size, uint32_t off, bool requ
 	return 0;
 }
 
-/* The cluster, pointing into the file at mem + memory_for(h). */
-static int build(const struct compact_header *h, char *mem, struct efa_cluster *c)
+/* The cluster, pointing into the file at mem + memory_for(h); the release
+ * that wrote it must be this one when own_release. */
+static int build(const struct compact_header *h, char *mem, bool own_release,
+		 struct efa_cluster *c)
 {
 	char *file = mem + memory_for(h);
 	struct layout l;
@@ -427,7 +429,7 @@ static int build(const struct compact_header *h, char *mem, struct efa_cluster *
 	strings = file + l.strings;
 	/* Every offset below the size then ends inside the strings. */
 	if (strings[ss - 1] || string_at(strings, ss, h->release, true, &release) ||
-	    strcmp(release, PACKAGE_VERSION))
+	    (own_release && strcmp(release, PACKAGE_VERSION)))
 		return -1;
 	c->nodes = (struct efa_cluster_node *)mem;
 	c->zones = (struct efa_cluster_zone *)(c->nodes + h->nnodes);
@@ -509,7 +511,7 @@ static int build(const struct compact_header *h, char *mem, struct efa_cluster *
  * Checks and builds a file already in place at the end of mem (its header
  * copied to h): on success c owns mem, else mem is freed.
  */
-static int finish(const struct compact_header *h, char *mem, const char *name,
+static int finish(const struct compact_header *h, char *mem, const char *name, bool own_release,
 		  struct efa_cluster *c, struct efa_error *err)
 {
 	char *file = mem + memory_for(h);
@@ -518,7 +520,7 @@ static int finish(const struct compact_header *h, char *mem, const char *name,
 		efa_error_set(err, "%s: damaged (checksum does not match)", name);
 		goto fail;
 	}
-	if (build(h, mem, c)) {
+	if (build(h, mem, own_release, c)) {
 		efa_error_set(err, "%s: a record points outside the file, or another slurm-efa release wrote it",
 			      name);
 		goto fail;
@@ -545,7 +547,7 @@ int efa_snapshot_compact_parse(const void *data, size_t len, const char *name,
 	if (!(mem = malloc(memory_for(&h) + len)))
 		return efa_error_set(err, "out of memory reading %s", name);
 	memcpy(mem + memory_for(&h), data, len);
-	return finish(&h, mem, name, c, err);
+	return finish(&h, mem, name, json != NULL, c, err);
 }
 
 /* Reads all of fd at offset 0 into buf. */
@@ -600,7 +602,7 @@ static int read_compact(const char *name, const struct efa_snapshot_id *json,
 	close(fd);
 	/* The header read first is the one checked: a file changed under us
 	 * fails the checksum. */
-	return finish(&h, mem, name, c, err);
+	return finish(&h, mem, name, true, c, err);
 fail:
 	close(fd);
 	return -1;
