@@ -2,24 +2,29 @@
 /*
  * The zone snapshot at scale: what slurm-efa sync does with one nodes
  * answer (parse it, build the cluster, write the snapshot) and what the
- * job_submit bridge does with the snapshot (read it once, decide jobs).
+ * job_submit bridge does with the snapshot (load it once, decide jobs).
  *
  *   snapshot_scale [--rounds N] [--decisions N] [--seconds S] NODES.json SNAPSHOT
  *
  * With --rounds 0 --decisions 0, parse, build, efa_snapshot_write,
- * efa_snapshot_read and efa_policy_decide each run exactly once (for
- * counting their instructions with callgrind).
+ * efa_snapshot_write_compact, efa_snapshot_load and efa_policy_decide
+ * each run exactly once (for counting their instructions with callgrind).
+ * SNAPSHOT is the JSON; its compact form goes beside it.
  *
  * The answer's API version is read from its meta (openapi/v0.0.38, or
  * data_parser/v0.0.N from v0.0.40 on), as the client knows it from the URL.
  *
  * Prints, one "name value" per line: api (the answer's version, 38 for
  * v0.0.38), rss_input_kib (the answer read), rss_peak_kib (after one
- * sync), snapshot_bytes, nodes, zones; then per
+ * sync), snapshot_bytes, compact_bytes, write_json_ms and
+ * write_compact_ms (one write each, fsync included), nodes, zones; then per
  * round, alternating, "jansson MS" (json_loadb alone, the baseline),
  * "parse MS" (rest_parse_listing + rest_parse_nodes), "build MS"
  * (efa_cluster_add_node for every node) and "sync MS" (the two); then
- * "load MS" per snapshot read; then "decide US" per batch of decisions
+ * "load MS" per snapshot load (efa_snapshot_load, what the bridge does:
+ * the compact form), "json_load MS" per efa_snapshot_read of the JSON (what
+ * it did before, and does when the compact form is not current); then
+ * "decide US" per batch of decisions
  * (efa_policy_decide for a 2-node --efa job in a SingleZone=yes
  * partition), up to N decisions or S seconds, and "decisions", "verdict".
  */
@@ -29,6 +34,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/config/efa_conf.h"
 #include "common/cluster/policy.h"
@@ -153,17 +159,25 @@ static void decide(const char *snapshot, long rounds, long max, double seconds)
 	struct efa_decision d;
 	struct efa_cluster c;
 	struct efa_error err;
+	char note[EFA_ERROR_MAX + 128];
 	double start, t0;
 	long done = 0;
 
 	for (long r = 0; r < rounds; r++) {
 		t0 = now_ms();
-		if (efa_snapshot_read(snapshot, &c, &err))
+		if (efa_snapshot_load(snapshot, &c, note, sizeof(note), &err))
 			die("snapshot", err.msg);
 		printf("load %.3f\n", now_ms() - t0);
+		if (note[0])
+			die("the compact snapshot was not used", note);
+		efa_cluster_clear(&c);
+		t0 = now_ms();
+		if (efa_snapshot_read(snapshot, &c, &err))
+			die("snapshot", err.msg);
+		printf("json_load %.3f\n", now_ms() - t0);
 		efa_cluster_clear(&c);
 	}
-	if (efa_snapshot_read(snapshot, &c, &err) ||
+	if (efa_snapshot_load(snapshot, &c, note, sizeof(note), &err) ||
 	    efa_config_parse(conf, strlen(conf), "bench.conf", &cfg, &err))
 		die("decide", err.msg);
 	if (efa_policy_decide(cfg, &c, NULL, c.generated, &req, &d))
@@ -194,8 +208,9 @@ int main(int argc, char **argv)
 	slurmrest_nodes *nodes;
 	struct efa_cluster c;
 	struct efa_error err;
-	struct stat st;
-	char *body;
+	struct stat st, cst;
+	char *body, *compact = NULL;
+	double t0, t1, t2;
 	size_t len;
 	int i;
 
@@ -221,15 +236,24 @@ int main(int argc, char **argv)
 	parse(body, len, &nodes);
 	build(nodes, &c);
 	slurmrest_nodes_free(nodes);
+	t0 = now_ms();
 	if (efa_snapshot_write(&c, argv[i + 1], &err))
 		die("snapshot", err.msg);
+	t1 = now_ms();
+	if (efa_snapshot_write_compact(&c, argv[i + 1], &err))
+		die("compact snapshot", err.msg);
+	t2 = now_ms();
 	printf("rss_peak_kib %ld\n", peak_rss_kib());
-	if (stat(argv[i + 1], &st))
-		die(argv[i + 1], "cannot stat");
-	printf("snapshot_bytes %lld\nnodes %zu\nzones %zu\n", (long long)st.st_size, c.nnodes, c.nzones);
+	if (stat(argv[i + 1], &st) || !(compact = efa_snapshot_compact_path(argv[i + 1])) ||
+	    stat(compact, &cst))
+		die(argv[i + 1], "cannot stat it or its compact form");
+	printf("snapshot_bytes %lld\ncompact_bytes %lld\nwrite_json_ms %.3f\nwrite_compact_ms %.3f\nnodes %zu\nzones %zu\n",
+	       (long long)st.st_size, (long long)cst.st_size, t1 - t0, t2 - t1, c.nnodes, c.nzones);
 	efa_cluster_clear(&c);
 	sync_rounds(body, len, rounds);
 	decide(argv[i + 1], rounds, decisions, seconds);
+	unlink(compact);
+	free(compact);
 	free(body);
 	return 0;
 }

@@ -141,7 +141,10 @@ local function apply(job_desc, req)
 		return undecided("the slurm_efa Lua module did not load (" .. tostring(efa) ..
 			"): check package.cpath / LUA_CPATH of slurmctld")
 	end
-	local verdict, result, log = bridge:decide(req)
+	local verdict, result, log, note = bridge:decide(req)
+	if note then
+		log_info("%s", note)
+	end
 	if log then
 		log_info("job of %s in %s: %s", tostring(req.user), tostring(req.partition), log)
 	end

@@ -226,7 +226,18 @@ static int sync_once(struct syncer *s)
 		}
 		return -1;
 	}
-	s->write_error_said = 0;
+	/* The JSON is current either way: a compact form that could not be
+	 * written is older than it, which readers see and skip. */
+	if (efa_snapshot_write_compact(&s->last, s->path, &err)) {
+		time_t now = time(NULL);
+
+		if (now - s->write_error_said >= WRITE_ERROR_EVERY) {
+			say("%s; the bridge reads the JSON snapshot instead (slower)", err.msg);
+			s->write_error_said = now;
+		}
+	} else {
+		s->write_error_said = 0;
+	}
 	if (!not_modified || s->failing) {
 		describe(&s->last, summary, sizeof(summary));
 		say("wrote %s: %zu nodes from %s (Slurm %s, %s): %s", s->path, s->last.nnodes, s->url,

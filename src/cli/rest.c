@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "http/http.h"
@@ -331,7 +332,17 @@ int cli_cluster_load(const struct cli_common *common, const struct cli_source *s
 		return EXIT_USAGE;
 	}
 	if (src->snapshot) {
-		if (!efa_snapshot_read((*cfg)->snapshot, cluster, &err))
+		char note[EFA_ERROR_MAX + 128], *compact;
+		struct stat st;
+
+		rc = efa_snapshot_load((*cfg)->snapshot, cluster, note, sizeof(note), &err);
+		/* A compact form that is there but not used is worth a word;
+		 * none at all (a snapshot written by hand) is not. */
+		compact = note[0] ? efa_snapshot_compact_path((*cfg)->snapshot) : NULL;
+		if (compact && !stat(compact, &st))
+			fprintf(stderr, "slurm-efa: %s\n", note);
+		free(compact);
+		if (!rc)
 			return 0;
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		return EXIT_REFUSED;

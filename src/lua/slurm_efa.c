@@ -5,14 +5,15 @@
  *
  *   local efa = require("slurm_efa")
  *   local bridge = efa.open([config_path])
- *   local verdict, result, log = bridge:decide{partition = "gpu", ...}
+ *   local verdict, result, log, note = bridge:decide{partition = "gpu", ...}
  *
  * decide() never touches the network: it reads efa.conf and the zone
- * snapshot written by slurm-efa sync, again only when they changed (stat),
- * and calls the policy in src/common. verdict is "accept", "change" (result
+ * snapshot written by slurm-efa sync (its compact form when current),
+ * again only when they changed (stat), and calls the policy in src/common. verdict is "accept", "change" (result
  * is a table of job fields to set), "reject" (result is the message for the
  * user) or "error" (result says what broke; the Lua side then follows
- * OnSnapshotMissing=).
+ * OnSnapshotMissing=). note, on the call that loaded a snapshot from its
+ * JSON because the compact form was missing or not trusted, says why.
  */
 #include <errno.h>
 #include <lauxlib.h>
@@ -51,6 +52,9 @@ struct bridge {
 	bool have_snapshot;
 	struct file_id snap_id;
 	char snap_problem[EFA_ERROR_MAX];
+	/* Why the last load read the JSON, not the compact form: logged
+	 * once, by the decide() that loaded it. */
+	char snap_note[EFA_ERROR_MAX + 128];
 };
 
 static bool same_file(const struct file_id *id, const struct stat *st)
@@ -112,7 +116,7 @@ static void load_snapshot(struct bridge *b)
 	}
 	if (b->have_snapshot && same_file(&b->snap_id, &st))
 		return;
-	if (efa_snapshot_read(b->cfg->snapshot, &fresh, &err)) {
+	if (efa_snapshot_load(b->cfg->snapshot, &fresh, b->snap_note, sizeof(b->snap_note), &err)) {
 		snprintf(b->snap_problem, sizeof(b->snap_problem), "%s", err.msg);
 		goto drop;
 	}
@@ -209,7 +213,11 @@ static int bridge_decide(lua_State *L)
 	else
 		lua_pushnil(L);
 	efa_decision_clear(&d);
-	return 3;
+	if (!b->snap_note[0])
+		return 3;
+	lua_pushstring(L, b->snap_note);
+	b->snap_note[0] = '\0';
+	return 4;
 }
 
 /* The settings the Lua side needs when decide() cannot be trusted. */

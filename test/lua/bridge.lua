@@ -98,6 +98,16 @@ local j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2, name = "train" 
 is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "sbatch -N2 --efa is accepted")
 is(j.features, "[az-us-west-2b|az-us-west-2a]", "  with both zones, the one with more usable nodes first")
 is(j.admin_comment, "slurm-efa: checkpoints in /fsx/ckpt/alice/train", "  and its checkpoint directory recorded")
+-- Written by hand, the snapshot has no compact form: read from the JSON, said once.
+like(logs[1], "^efa: cannot open .*/snapshot%.bin.*; reading .*/snapshot%.json instead",
+	"  a snapshot without its compact form is read from the JSON, and the log says why")
+local seen = #logs
+bridge.job_submit(job({ partition = "gpu", min_nodes = 2, max_nodes = 2 }), parts, 1000)
+local again = false
+for i = seen + 1, #logs do
+	again = again or logs[i]:find("snapshot.bin", 1, true) ~= nil
+end
+ok(not again, "  once: the next submission, the snapshot unchanged, says nothing about it")
 
 j = job({ min_nodes = 2, max_nodes = 4, features = "efa", name = "runs/a" }, { EFA .. "required" })
 is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "no partition given: the default partition's rules apply")

@@ -276,6 +276,11 @@ int efa_cluster_add_node(struct efa_cluster *c, const char *name, char *const *f
 
 void efa_cluster_clear(struct efa_cluster *c)
 {
+	if (c->arena) {
+		free(c->arena);
+		memset(c, 0, sizeof(*c));
+		return;
+	}
 	for (size_t i = 0; i < c->nnodes; i++) {
 		free(c->nodes[i].name);
 		free(c->nodes[i].zone);

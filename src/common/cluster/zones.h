@@ -58,6 +58,9 @@ struct efa_cluster {
 	size_t nodes_cap;
 	struct efa_cluster_zone *zones;	/* sorted by name */
 	size_t nzones;
+	/* Set when all of the above lives in this one allocation (a compact
+	 * snapshot read): read only, no nodes can be added. */
+	void *arena;
 };
 
 /*
