@@ -475,11 +475,15 @@ out:
 
 static void value_digest(const char *value, char out[DIGEST_LEN + 1])
 {
+	static const char hex[] = "0123456789abcdef";
 	uint32_t h = 2166136261u;	/* FNV-1a */
 
 	for (const unsigned char *c = (const unsigned char *)value; *c; c++)
 		h = (h ^ *c) * 16777619u;
-	snprintf(out, DIGEST_LEN + 1, "%08x", h);
+	/* By hand: a step makes one per variable per task. */
+	for (int i = DIGEST_LEN - 1; i >= 0; i--, h >>= 4)
+		out[i] = hex[h & 0xf];
+	out[DIGEST_LEN] = '\0';
 }
 
 enum recorded { NOT_RECORDED, RECORDED, RECORDED_WITH_DIGEST };
@@ -527,13 +531,23 @@ struct apply {
 	void *ctx;
 	char owned_before[ENV_VALUE_MAX];	/* EFA_ENV_OWNED_VAR on arrival */
 	char owned_now[ENV_VALUE_MAX];
+	size_t owned_len;
 };
 
 static void record_add(struct apply *a, const char *name, const char *digest)
 {
+	size_t nlen = strlen(name), sep = a->owned_len ? 1 : 0;
+	char *p = a->owned_now + a->owned_len;
+
 	/* Too many to record is harmless: those stay as user values. */
-	efa_strlcatf(a->owned_now, sizeof(a->owned_now), "%s%s:%s",
-		     a->owned_now[0] ? "," : "", name, digest);
+	if (a->owned_len + sep + nlen + 1 + DIGEST_LEN >= sizeof(a->owned_now))
+		return;
+	if (sep)
+		*p++ = ',';
+	memcpy(p, name, nlen);
+	p[nlen] = ':';
+	memcpy(p + nlen + 1, digest, DIGEST_LEN + 1);
+	a->owned_len += sep + nlen + 1 + DIGEST_LEN;
 }
 
 static int apply_entry(struct apply *a, const struct efa_env_entry *e)
@@ -621,6 +635,7 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 	a.put = put;
 	a.ctx = ctx;
 	a.owned_now[0] = '\0';
+	a.owned_len = 0;
 	if (get(ctx, EFA_ENV_OWNED_VAR, a.owned_before, sizeof(a.owned_before)) != 1)
 		a.owned_before[0] = '\0';
 	for (size_t i = 0; plan && i < plan->n; i++)
