@@ -203,6 +203,9 @@ step_fails "CheckpointFS=lustre on a root that is not Lustre" \
 ok "$([ ! -e "$ckroot/$user/lustre" ]; echo $?)" "  and creates nothing"
 run "${as_user[@]}" srun -N1 -w n3 "${cd_opt[@]}" true
 like "$out" "$(stepd_error n3) efa: node n3 cannot hold checkpoints" "  srun shows the message"
+# The failed step's node may still be completing for a moment; it must
+# come back idle, never drained.
+wait_nodes_idle || true
 is "$(sinfo -h -n n3 -o %T)" "idle" "  and n3 stays idle"
 
 # A checkpoint file system that stops answering: test/fs/hangfs stands for
@@ -235,6 +238,7 @@ if [ -x "$hangfs" ] && command -v fusermount3 >/dev/null; then
 	like "$out" "efa: node n1 cannot create checkpoint directory $hung/ckpt/$user/hung: its file system did not answer within 2 s \(CheckpointTimeout=\)" \
 		"  naming the path and the limit"
 	unlike "$out" "step-ran" "  before the program runs"
+	wait_nodes_idle || true
 	is "$(sinfo -h -n n1 -o %T)" "idle" "  and n1 stays up"
 	hangfs_umount "$hung"
 
@@ -250,6 +254,7 @@ if [ -x "$hangfs" ] && command -v fusermount3 >/dev/null; then
 	like "$out" "^batch-ran$" "  having run its script"
 	log_has_n2=$(grep -a "checkpoint retention in $rdir took more than 4 s: stopped" "$SLURM_EFA_CLUSTER/log/slurmd-n2.log" || true)
 	ok $([ -n "$log_has_n2" ]; echo $?) "  retention is stopped after 4 s (twice CheckpointTimeout=) and the log says so"
+	wait_nodes_idle || true
 	is "$(sinfo -h -n n2 -o %T)" "idle" "  and n2 stays up"
 	hangfs_umount "$rdir/checkpoint-1"
 else
