@@ -137,6 +137,8 @@ like "$out" "answered HTTP 403 to GET /api/v1/namespaces/slurm/pods \(pods is fo
 # Servers whose paging does not end: sync gives up within seconds, naming
 # the API, the list and the token, and a daemon keeps its last snapshot.
 broken_kube() {	# broken_kube ENV=VALUE...: a stand-in with those settings; sets kube_broken
+	# The last one's port and log would be read before this one truncates them.
+	rm -f "$tmp/broken.port" "$tmp/broken.log"
 	env "$@" "$fakekube" 60 "$fixtures/kube" "$tmp/ca.pem" "$tmp/key.pem" "$tmp/kube-accepts" \
 		>"$tmp/broken.port" 2>"$tmp/broken.log" &
 	pids+=($!)

@@ -78,6 +78,9 @@ timed() {	# timed CMD...: $out, $rc and $ms
 start_server() {	# start_server PORTFILE CMD...
 	local file=$1
 	shift
+	# A file left by an earlier server would be read before this one
+	# truncates it.
+	rm -f "$file"
 	"$@" >"$file" &
 	pids+=($!)
 	for _ in $(seq 50); do

@@ -418,6 +418,7 @@ static int build(const struct compact_header *h, char *mem, bool own_release,
 	char **ptrs, *release;
 	size_t *counts;
 	uint32_t ss = h->strings_size;
+	uint64_t next;
 
 	layout_of(h, &l);
 	prefixes = (const uint32_t *)(file + l.prefixes);
@@ -453,14 +454,18 @@ static int build(const struct compact_header *h, char *mem, bool own_release,
 		if (string_at(strings, ss, prefixes[i], true, ptrs++))
 			return -1;
 	*ptrs++ = NULL;
+	/* Each record's partitions follow the one before's, as written: ranges
+	 * that overlap would give more partitions than ptrs and counts hold. */
+	next = 0;
 	for (uint32_t i = 0; i < h->nzones; i++) {
 		const struct compact_zone *o = &zones[i];
 		struct efa_cluster_zone *z = &c->zones[i];
 
-		if ((uint64_t)o->first_part + o->nparts > h->nzparts ||
+		if (o->first_part != next || next + o->nparts > h->nzparts ||
 		    string_at(strings, ss, o->name, true, &z->name) ||
 		    string_at(strings, ss, o->feature, true, &z->feature))
 			return -1;
+		next += o->nparts;
 		z->nodes = o->nodes;
 		z->usable = o->usable;
 		z->partitions = ptrs;
@@ -477,17 +482,19 @@ static int build(const struct compact_header *h, char *mem, bool own_release,
 		*ptrs++ = NULL;
 		counts += 2 * (size_t)o->nparts;
 	}
+	next = 0;
 	for (uint32_t i = 0; i < h->nnodes; i++) {
 		const struct compact_node *o = &nodes[i];
 		struct efa_cluster_node *n = &c->nodes[i];
 
-		if ((uint64_t)o->first_part + o->nparts > h->nnparts ||
+		if (o->first_part != next || next + o->nparts > h->nnparts ||
 		    string_at(strings, ss, o->name, true, &n->name) ||
 		    string_at(strings, ss, o->zone, false, &n->zone) ||
 		    string_at(strings, ss, o->zone_feature, false, &n->zone_feature) ||
 		    string_at(strings, ss, o->state, true, &n->state) ||
 		    string_at(strings, ss, o->block, false, &n->block))
 			return -1;
+		next += o->nparts;
 		n->usable = o->flags & NODE_USABLE;
 		n->zone_conflict = o->flags & NODE_ZONE_CONFLICT;
 		n->layers = NULL;
