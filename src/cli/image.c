@@ -2,13 +2,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/base/child.h"
 #include "common/base/strutil.h"
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
@@ -20,6 +21,8 @@
 /* unsquashfs's arguments: the fixed ones, the stack's roots, and two
  * patterns for each of the LD_LIBRARY_PATH entries looked at. */
 #define UNSQUASHFS_ARGS_MAX (16 + 2 * EFA_LIBPATH_DIRS_MAX)
+/* It copies out a few files, but reads the image's whole directory table. */
+#define UNSQUASHFS_TIMEOUT_MS 120000
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -85,38 +88,64 @@ static int parse_environment(const char *text, char ***out)
 	return 0;
 }
 
-static int unsquashfs(const char *file, const char *dest, char **patterns,
-		      struct efa_error *err)
+/* unsquashfs's arguments and who it runs as, for the child. */
+struct unsquashfs_job {
+	const char **argv;
+	uid_t uid;	/* 0: as the caller */
+	gid_t gid;
+};
+
+/*
+ * The child: as root it first becomes an unprivileged user, so that an
+ * image cannot make it create device nodes, root-owned setuid files or
+ * privileged xattrs on this host. Its messages go to the pipe.
+ */
+static int run_unsquashfs(void *arg, int fd)
 {
+	const struct unsquashfs_job *job = arg;
+	int null = open("/dev/null", O_RDONLY);
+
+	if (null >= 0)
+		dup2(null, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (job->uid && (setgroups(0, NULL) || setgid(job->gid) || setuid(job->uid))) {
+		dprintf(fd, "cannot become uid %u: %s", (unsigned)job->uid, strerror(errno));
+		return 126;
+	}
+	execvp(job->argv[0], (char *const *)job->argv);
+	return 127;
+}
+
+static int unsquashfs(const char *file, const char *dest, char **patterns,
+		      const struct unsquashfs_job *as, struct efa_error *err)
+{
+	/* -no-xattrs: an image's xattrs (capabilities, security labels)
+	 * are not this reader's business. */
 	const char *argv[UNSQUASHFS_ARGS_MAX + 8] = {
-		"unsquashfs", "-no-progress", "-quiet", "-f", "-d", dest, file,
+		"unsquashfs", "-no-progress", "-quiet", "-no-xattrs", "-f", "-d", dest, file,
 	};
-	size_t n = 7;
-	int status, devnull;
-	pid_t pid;
+	struct unsquashfs_job job = *as;
+	struct efa_child child;
+	char out[512];
+	size_t n = 8;
 
 	for (char **p = patterns; *p && n < UNSQUASHFS_ARGS_MAX; p++)
 		argv[n++] = *p;
 	argv[n] = NULL;
-	pid = fork();
-	if (pid < 0)
-		return efa_error_set(err, "cannot start unsquashfs: %s", strerror(errno));
-	if (pid == 0) {
-		devnull = open("/dev/null", O_RDWR);
-		if (devnull >= 0) {
-			dup2(devnull, STDIN_FILENO);
-			dup2(devnull, STDOUT_FILENO);
-			dup2(devnull, STDERR_FILENO);
-		}
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return efa_error_set(err, "cannot wait for unsquashfs: %s", strerror(errno));
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+	job.argv = argv;
+	if (efa_child_run(run_unsquashfs, &job, UNSQUASHFS_TIMEOUT_MS, true, out, sizeof(out),
+			  &child, err))
+		return -1;
+	out[strcspn(out, "\n")] = '\0';
+	if (child.killed)
+		return efa_error_set(err, "unsquashfs took more than %d s to read %s",
+				     UNSQUASHFS_TIMEOUT_MS / 1000, file);
+	if (child.status == 127)
 		return efa_error_set(err, "cannot run unsquashfs (squashfs-tools) to read %s", file);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return efa_error_set(err, "unsquashfs cannot read %s: a corrupt image?", file);
+	if (child.status)
+		return efa_error_set(err, "unsquashfs cannot read %s: a corrupt image?%s%s", file,
+				     out[0] ? " " : "", out);
 	return 0;
 }
 
@@ -168,16 +197,41 @@ static int read_environment(struct cli_image *img, struct efa_error *err)
 	return rc ? efa_error_set(err, "out of memory") : 0;
 }
 
+/* Every slot is cleared: the list is read up to its first NULL. */
 static void free_patterns(char **patterns, size_t *n)
 {
-	while (*n)
-		free(patterns[--*n]);
-	patterns[0] = NULL;
+	while (*n) {
+		--*n;
+		free(patterns[*n]);
+		patterns[*n] = NULL;
+	}
 }
 
-static int unpack(const char *file, struct cli_image *img, struct efa_error *err)
+/*
+ * Who unsquashfs runs as: the caller, unless that is root, who reads a
+ * user's image as the user who owns it, into a directory that user owns:
+ * the image can then make nothing its owner could not make already.
+ */
+static int unsquashfs_user(const char *tmp, const struct stat *image,
+			   struct unsquashfs_job *as, struct efa_error *err)
+{
+	as->uid = 0;
+	as->gid = 0;
+	if (geteuid() || !image->st_uid)
+		return 0;
+	as->uid = image->st_uid;
+	as->gid = image->st_gid;
+	if (chown(tmp, as->uid, as->gid))
+		return efa_error_set(err, "cannot give %s to uid %u: %s", tmp, (unsigned)as->uid,
+				     strerror(errno));
+	return 0;
+}
+
+static int unpack(const char *file, const struct stat *st, struct cli_image *img,
+		  struct efa_error *err)
 {
 	char *patterns[UNSQUASHFS_ARGS_MAX + 1] = { 0 }, root[4096];
+	struct unsquashfs_job as;
 	size_t n = 0;
 	int rc = -1;
 
@@ -188,13 +242,15 @@ static int unpack(const char *file, struct cli_image *img, struct efa_error *err
 		return efa_error_set(err, "cannot make a temporary directory: %s", strerror(errno));
 	}
 	snprintf(root, sizeof(root), "%s/root", img->tmp);
+	if (unsquashfs_user(img->tmp, st, &as, err))
+		return -1;
 	if (add_pattern(patterns, &n, "etc/environment", "") ||
 	    add_pattern(patterns, &n, "etc/ld.so.cache", ""))
 		goto nomem;
 	for (const char *const *r = efa_stack_roots; *r; r++)
 		if (add_pattern(patterns, &n, *r + 1, ""))
 			goto nomem;
-	if (unsquashfs(file, root, patterns, err))
+	if (unsquashfs(file, root, patterns, &as, err))
 		goto out;
 	if (efa_sysfs_open_confined(&img->fs, root)) {
 		efa_error_set(err, "cannot read %s unpacked in %s", file, root);
@@ -205,7 +261,7 @@ static int unpack(const char *file, struct cli_image *img, struct efa_error *err
 	free_patterns(patterns, &n);
 	if (library_patterns(cli_image_getenv(img, "LD_LIBRARY_PATH"), patterns, &n))
 		goto nomem;
-	rc = n ? unsquashfs(file, root, patterns, err) : 0;
+	rc = n ? unsquashfs(file, root, patterns, &as, err) : 0;
 	goto out;
 nomem:
 	efa_error_set(err, "out of memory");
@@ -216,31 +272,40 @@ out:
 
 int cli_image_open(const char *path, struct cli_image *img, struct efa_error *err)
 {
-	char magic[4];
+	char magic[4], arg[4096];
 	struct stat st;
 	int fd;
 
 	memset(img, 0, sizeof(*img));
 	img->fs.dirfd = -1;
-	if (stat(path, &st))
-		return efa_error_set(err, "cannot read image %s: %s", path, strerror(errno));
+	/* Looked at without opening it: a device node is never opened. */
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		efa_error_set(err, "cannot read image %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	if (S_ISDIR(st.st_mode)) {
+		close(fd);
 		if (efa_sysfs_open_confined(&img->fs, path))
 			return efa_error_set(err, "cannot open image directory %s", path);
 		if (read_environment(img, err))
 			goto fail;
 		return 0;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return efa_error_set(err, "cannot read image %s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode) || read(fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic) ||
+	fd = efa_reopen_regular(fd, O_RDONLY | O_NONBLOCK);
+	if (fd < 0 || read(fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic) ||
 	    memcmp(magic, SQUASHFS_MAGIC, sizeof(magic))) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return efa_error_set(err, "%s is neither a squashfs image nor a directory", path);
 	}
 	close(fd);
-	if (unpack(path, img, err))
+	/* A name that starts with '-' is a file to unsquashfs, not an option. */
+	if (snprintf(arg, sizeof(arg), "%s%s", path[0] == '-' ? "./" : "", path) >= (int)sizeof(arg))
+		return efa_error_set(err, "image path %s is too long", path);
+	if (unpack(arg, &st, img, err))
 		goto fail;
 	return 0;
 fail:

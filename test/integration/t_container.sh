@@ -178,7 +178,9 @@ run "${as_user[@]}" srun -D /tmp -N1 -w n1 -J ck-mounts --container-mounts="$ckr
 is "$out" "$ckroot/$ck_user/ck-mounts" "with --container-mounts of the directory the step runs"
 is "$(cat "$ckroot/$ck_user/ck-mounts/step-1" 2>&1)" saved "  and what it wrote is on the node"
 
-sed "s|@bindir[@]|$top_builddir|g" "$top_srcdir/etc/enroot/hooks.d/50-slurm-efa.sh.in" >"$efa_hook"
+# The hook reads the efa.conf it was installed for, whatever the job says.
+sed -e "s|@bindir[@]|$top_builddir|g" -e "s|@sysconfdir[@]/slurm/efa.conf|$EFA_CONF|g" \
+	"$top_srcdir/etc/enroot/hooks.d/50-slurm-efa.sh.in" >"$efa_hook"
 chmod 755 "$efa_hook"
 run "${as_user[@]}" srun -D /tmp -N2 -w n1,n2 -J ck-hook --container-image="$images/newer.sqsh" sh -c "$write_ckpt"
 is "$out" "$ckroot/$ck_user/ck-hook"$'\n'"$ckroot/$ck_user/ck-hook" "with slurm-efa's enroot hook a 2-node container step gets its checkpoint directory"

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/base/child.h"
@@ -30,8 +31,14 @@ static int shell_group(void *arg, int fd)
 	return 127;
 }
 
+static long elapsed_ms(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
 int main(void)
 {
+	struct timespec t0, t1;
 	struct efa_child r;
 	struct efa_error err;
 	char out[16];
@@ -51,5 +58,20 @@ int main(void)
 	ok(efa_child_run(shell_group, "sleep 30 & echo bg; wait", 300, true, out, sizeof(out), &r, &err) == 0 &&
 	   r.killed, "a shell with a child of its own is killed past its deadline");
 	is_str(out, "bg\n", "  its output kept");
+
+	/* A child that redirects its output away: the pipe closes at once,
+	 * the child goes on, and the deadline still holds. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ok(efa_child_run(shell_group, "echo before; exec >>/dev/null 2>&1; sleep 5", 1000, true, out,
+			 sizeof(out), &r, &err) == 0 && r.killed,
+	   "a child that redirects its output and outlives its deadline is killed");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ok(elapsed_ms(&t0, &t1) < 3000, "  at its deadline (%ld ms), not when it ends by itself",
+	   elapsed_ms(&t0, &t1));
+	is_int(r.status, 128 + SIGKILL, "  by SIGKILL, and waited for");
+	is_str(out, "before\n", "  what it said before is kept");
+	ok(efa_child_run(shell_group, "exec >&-; sleep 0.2; exit 4", 5000, true, out, sizeof(out), &r,
+			 &err) == 0 && !r.killed && r.status == 4,
+	   "one that closes its output and ends in time is waited for, with its status");
 	return done_testing();
 }

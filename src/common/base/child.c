@@ -49,6 +49,34 @@ static bool collect(int fd, long timeout_ms, char *out, size_t size, size_t *len
 	}
 }
 
+static int exit_status(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Waits up to timeout_ms for pid to end; true with *status when it did. */
+static bool reap(pid_t pid, long timeout_ms, int *status)
+{
+	struct timespec start, nap = { 0, 1000000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		pid_t done = waitpid(pid, status, WNOHANG);
+
+		if (done == pid)
+			return true;
+		if (done < 0 && errno != EINTR)
+			return false;
+		if (ms_since(&start) >= timeout_ms)
+			return false;
+		/* A child ends soon after it closes its output: short naps
+		 * first, then at most 20 ms between looks. */
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 20000000)
+			nap.tv_nsec *= 2;
+	}
+}
+
 int efa_child_run(int (*fn)(void *arg, int fd), void *arg, long timeout_ms, bool own_group,
 		  char *out, size_t size, struct efa_child *res, struct efa_error *err)
 {
@@ -77,25 +105,21 @@ int efa_child_run(int (*fn)(void *arg, int fd), void *arg, long timeout_ms, bool
 	if (own_group)
 		setpgid(pid, pid);
 	close(fds[1]);
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	res->killed = !collect(fds[0], timeout_ms, out, size, &res->len);
 	out[res->len] = '\0';
 	close(fds[0]);
-	if (res->killed)
-		kill(own_group ? -pid : pid, SIGKILL);
-	/* A child that closed its end is ending: waited for at once. */
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		pid_t done = waitpid(pid, &status, res->killed ? WNOHANG : 0);
-
-		if (done == pid) {
-			res->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-			return 0;
-		}
-		if ((done < 0 && errno != EINTR) || ms_since(&start) > EFA_CHILD_REAP_MS) {
-			res->status = -1;
-			return 0;
-		}
-		if (done == 0)
-			usleep(20000);
+	/* A child that closed or redirected its output is still bound by
+	 * the deadline: the pipe's end is not the child's. */
+	if (!res->killed && reap(pid, timeout_ms - ms_since(&start), &status)) {
+		res->status = exit_status(status);
+		return 0;
 	}
+	res->killed = true;
+	kill(own_group ? -pid : pid, SIGKILL);
+	if (reap(pid, EFA_CHILD_REAP_MS, &status))
+		res->status = exit_status(status);
+	else
+		res->status = -1;	/* stuck where no signal reaches: left behind */
+	return 0;
 }

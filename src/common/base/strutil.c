@@ -24,6 +24,31 @@ int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 	return (n < 0 || (size_t)n >= size - used) ? -1 : 0;
 }
 
+int efa_reopen_regular(int path_fd, int flags)
+{
+	char self[64];
+	struct stat st;
+	int fd, saved;
+
+	if (fstat(path_fd, &st)) {
+		saved = errno;
+		close(path_fd);
+		errno = saved;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(path_fd);
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	fd = open(self, flags | O_CLOEXEC);
+	saved = errno;
+	close(path_fd);
+	errno = saved;
+	return fd;
+}
+
 int efa_read_file(const char *path, size_t max, char **text, size_t *len,
 		  struct efa_error *err)
 {

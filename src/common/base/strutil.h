@@ -19,6 +19,14 @@ int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 int efa_read_file(const char *path, size_t max, char **text, size_t *len,
 		  struct efa_error *err);
 
+/*
+ * Opens what path_fd (an O_PATH descriptor, closed here) names with flags,
+ * only when it is a regular file: a device node or FIFO is looked at,
+ * never opened. Returns the new descriptor, or -1 with errno (EINVAL for
+ * anything but a regular file).
+ */
+int efa_reopen_regular(int path_fd, int flags);
+
 /* The same for a file already open (read only, closed here); path names
  * it in errors. */
 int efa_read_fd(int fd, const char *path, size_t max, char **text, size_t *len,

@@ -113,11 +113,20 @@ static int fs_open(const struct efa_sysfs *fs, const char *rel, int flags)
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 
+	int fd;
+
 	if (!rel)
 		return -1;
 	if (!fs->confined)
 		return openat(fs->dirfd, rel, flags | O_CLOEXEC);
-	return (int)syscall(SYS_openat2, fs->dirfd, rel, &how, sizeof(how));
+	/* Someone else's tree: what is read is looked at first, so that a
+	 * device node or FIFO planted there is never opened. */
+	if (!(flags & (O_PATH | O_DIRECTORY)))
+		how.flags = O_PATH | O_CLOEXEC;
+	fd = (int)syscall(SYS_openat2, fs->dirfd, rel, &how, sizeof(how));
+	if (fd < 0 || (flags & (O_PATH | O_DIRECTORY)))
+		return fd;
+	return efa_reopen_regular(fd, flags);
 }
 
 static int read_small(const struct efa_sysfs *fs, const char *rel, char *buf, size_t size)
@@ -199,7 +208,8 @@ int efa_sysfs_read_file(const struct efa_sysfs *fs, size_t max, char **text, siz
 		return efa_error_set(err, "out of memory");
 	fd = fs_open(fs, rel, O_RDONLY | O_NONBLOCK);
 	if (fd < 0) {
-		efa_error_set(err, "cannot open %s/%s: %s", fs->root, rel, strerror(errno));
+		efa_error_set(err, "cannot open %s/%s: %s", fs->root, rel,
+			      fs->confined && errno == EINVAL ? "not a regular file" : strerror(errno));
 		free(rel);
 		return -1;
 	}
