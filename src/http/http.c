@@ -381,11 +381,15 @@ struct http_client *http_new(const struct http_options *o, struct http_error *er
 		     c->service);
 		goto fail;
 	}
-	if (c->token && !c->unix_path && !strncmp(c->base, "http://", 7) && !loopback(c->base) &&
-	    !o->allow_plain_http) {
+	/* A bearer token, and a SigV4 signature with its session token, are
+	 * credentials alike: neither crosses the network in clear. */
+	if ((c->token || o->aws_sigv4) && !c->unix_path && !strncmp(c->base, "http://", 7) &&
+	    !loopback(c->base) && !o->allow_plain_http) {
 		fail(err, HTTP_E_USAGE,
-		     "%s at %s is plain http:// on another host: its token would cross the network in clear. Use https://%s%s",
-		     c->service, c->url, o->plain_http_key ? ", or allow it with " : "",
+		     "%s at %s is plain http:// on another host: its %s would cross the network in clear. Use https://%s%s",
+		     c->service, c->url,
+		     c->token ? "token" : "signed requests and AWS session token",
+		     o->plain_http_key ? ", or allow it with " : "",
 		     o->plain_http_key ? o->plain_http_key : "");
 		goto fail;
 	}

@@ -74,9 +74,10 @@ struct http_options {
 	const char *token_prefix;
 	const char *token_header;
 	/*
-	 * A token is never sent over plain http:// to a host other than this
-	 * one (localhost, 127.0.0.0/8, ::1) unless allow_plain_http says so;
-	 * plain_http_key names how to allow it, for the message.
+	 * A token, or a request signed with aws_sigv4, is never sent over
+	 * plain http:// to a host other than this one (localhost, 127.0.0.0/8,
+	 * ::1) unless allow_plain_http says so; plain_http_key names how to
+	 * allow it, for the message.
 	 */
 	int allow_plain_http;
 	const char *plain_http_key;

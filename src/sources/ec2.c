@@ -95,6 +95,8 @@ struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, si
 		.retries = EC2_RETRIES,
 		.retry_ms = EC2_RETRY_MS,
 		.posts_are_reads = 1,
+		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
+		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
 	char *url = NULL, *sigv4 = NULL;
 	struct http_error herr;

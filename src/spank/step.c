@@ -15,6 +15,7 @@
 #include "common/node/sysfs.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/config/efa_conf.h"
+#include "common/config/plugin_args.h"
 #include "common/env/env.h"
 #include "common/env/launch.h"
 #include "common/env/memlock.h"
@@ -58,15 +59,29 @@ static bool job_env(spank_t sp, const char *name, char *buf, size_t size)
 	return spank_getenv(sp, name, buf, (int)size) == ESPANK_SUCCESS;
 }
 
+/*
+ * The node's Slurm name, which root= and config= may hold (%n): slurmstepd
+ * puts it in its own environment (SLURMD_NODENAME, Slurm 22.05 to 26.05),
+ * which no job can touch; SLURM_TOPOLOGY_ADDR is in the job's. Either is
+ * taken only when it is safe in a path.
+ */
 static void find_node_name(spank_t sp)
 {
 	char addr[NODE_NAME_MAX * 2], pattern[NODE_NAME_MAX];
+	const char *own = getenv("SLURMD_NODENAME");
 
+	if (efa_node_name_safe(own) && strlen(own) < sizeof(step.node_name)) {
+		snprintf(step.node_name, sizeof(step.node_name), "%s", own);
+		return;
+	}
 	if (!job_env(sp, "SLURM_TOPOLOGY_ADDR_PATTERN", pattern, sizeof(pattern)))
 		pattern[0] = '\0';
-	if (job_env(sp, "SLURM_TOPOLOGY_ADDR", addr, sizeof(addr)) &&
-	    !efa_node_name_from_topology(addr, pattern, step.node_name, sizeof(step.node_name)))
-		return;
+	if (job_env(sp, "SLURM_TOPOLOGY_ADDR", addr, sizeof(addr))) {
+		if (!efa_node_name_from_topology(addr, pattern, step.node_name, sizeof(step.node_name)))
+			return;
+		slurm_info("efa: SLURM_TOPOLOGY_ADDR='%.200s' names no node this plugin can use in a path: using the host's name",
+			   addr);
+	}
 	if (gethostname(step.node_name, sizeof(step.node_name)))
 		snprintf(step.node_name, sizeof(step.node_name), "(unknown)");
 }

@@ -63,17 +63,23 @@ stop_cluster() {
 	if [ "${tap_failed:-0}" -gt 0 ] && [ -d "$cluster_dir/log" ]; then
 		cp -r "$cluster_dir/log" "$kept_logs" && echo "# the cluster's logs are kept in $kept_logs"
 	fi
-	rm -rf "$cluster_dir" "$topo_extra" "$topo_extra.conf"
+	rm -rf "$cluster_dir" "$topo_extra" "$topo_extra.conf" "${SLURM_EFA_LUA_DIR:-}"
 }
 trap stop_cluster EXIT
+# The bridge's Lua files where slurmctld's LUA_PATH points: a copy, so
+# that a test can take the bridge away as a broken upgrade would.
+SLURM_EFA_LUA_DIR=$(mktemp -d /tmp/slurm-efa-lua.XXXXXX)
+chmod 755 "$SLURM_EFA_LUA_DIR"
+export SLURM_EFA_LUA_DIR
 start_cluster() {
+	cp "$top_srcdir"/lua/*.lua "$SLURM_EFA_LUA_DIR/"
 	"$top_srcdir/test/cluster/up" --dir "$cluster_dir" \
 		--slurm "${SLURM_PREFIX:-/usr}" --auth "$AUTH" \
 		--conf-extra "$topo_extra" --topology-conf "$topo_extra.conf" \
 		--plugstack-line "required $SPANK_EFA_SO" \
 		--job-submit "$top_srcdir/lua/job_submit.lua" \
 		--daemon-env "SLURM_EFA_CONF=$cluster_dir/efa.conf" \
-		--daemon-env "LUA_PATH=$top_srcdir/lua/?.lua;;" \
+		--daemon-env "LUA_PATH=$SLURM_EFA_LUA_DIR/?.lua;;" \
 		--daemon-env "LUA_CPATH=$top_builddir/.libs/?.so;;" >"$cluster_log" 2>&1
 }
 # A start that fails is tried once more from scratch, with what the first

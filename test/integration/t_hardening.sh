@@ -204,3 +204,10 @@ ok "$([ ! -e /tmp/nul-escaped ]; echo $?)" "  and nothing after it is made"
 write_efa_conf
 run env SLURM_EFA_SET=PATH,LD_PRELOAD LD_PRELOAD= srun -N1 -w n1 --efa bash -c 'echo "${PATH:+path} [${LD_PRELOAD-unset}]"'
 is "$out" "path []" "a forged SLURM_EFA_SET cannot make slurm-efa remove PATH or LD_PRELOAD"
+# root=$ROOTS/%n is built as root from the node's name: a job's own
+# SLURM_TOPOLOGY_ADDR must not lead it to another node's files.
+for addr in ../roots/n2 n1/../n2 ..; do
+	run env SLURM_TOPOLOGY_ADDR="$addr" SLURM_TOPOLOGY_ADDR_PATTERN=node \
+		srun -N1 -w n1 --efa bash -c 'echo "${SLURM_EFA_PROFILE-none}"'
+	is "$out" "p5" "a job whose SLURM_TOPOLOGY_ADDR is '$addr' still gets node n1's own profile"
+done

@@ -101,4 +101,30 @@ like "$out" "not a snapshot" "a broken snapshot file is refused as missing"
 run scontrol ping
 like "$out" "is UP" "  and slurmctld is still up"
 
+# A slurmctld whose Lua cannot find the bridge (its path moved with an
+# upgrade): the shipped job_submit.lua fails closed for what the policy
+# covers, whatever OnSnapshotMissing= says. job_submit/lua loads the script
+# afresh when its mtime moves on.
+policy_conf 3600 accept
+reload_job_submit() {
+	touch -d "@$(($(date +%s) + $1))" "$SLURM_EFA_CLUSTER/job_submit.lua"
+}
+mv "$SLURM_EFA_LUA_DIR/slurm_efa_bridge.lua" "$SLURM_EFA_LUA_DIR/moved.lua"
+reload_job_submit 2
+run sbatch -N2 -p gpu --efa --wrap true
+ok $((rc == 0)) "without the bridge, a 2-node --efa job in a SingleZone=yes partition is refused"
+like "$out" "efa: this job cannot be checked now: it asks for slurm-efa .*Contact your cluster admin" \
+	"  telling the user to contact the admin"
+run sbatch -N1 -p gpu --wrap true
+ok $((rc == 0)) "  so is a job without --efa in that partition"
+run sbatch -N1 -p cpu -o /dev/null --wrap true
+is "$rc" 0 "  a job that asks for nothing in a partition without a policy goes through"
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmctld.log")" "efa: cannot load slurm_efa_bridge \(module 'slurm_efa_bridge' not found" \
+	"  and slurmctld's log says what failed"
+mv "$SLURM_EFA_LUA_DIR/moved.lua" "$SLURM_EFA_LUA_DIR/slurm_efa_bridge.lua"
+reload_job_submit 4
+run sbatch -N2 -p gpu --efa --hold --wrap true
+is "$rc" 0 "with the bridge back, the --efa job is accepted again"
+scancel "$(sed -n 's/^Submitted batch job //p' <<<"$out")" 2>/dev/null || true
+
 write_efa_conf

@@ -38,5 +38,27 @@ for setting in reject accept; do
 	check "$want" "$got" "without the C module, OnSnapshotMissing=$setting decides"
 done
 check 1 "$(grep -c 'slurm_efa Lua module did not load' "$tmp/log")" "  and the log says the module is missing"
+
+# The shipped job_submit.lua without the bridge (LUA_PATH misses it):
+# refused when the policy covers the job, accepted otherwise.
+printf '%s\n' "OnSnapshotMissing=accept" "PartitionName=gpu EFA=required SingleZone=yes" \
+	"PartitionName=cpu EFA=off" >"$SLURM_EFA_CONF"
+got=$(LUA_PATH="$tmp/?.lua" LUA_CPATH="$tmp/?.so" "$lua" "$top_srcdir/test/lua/nobridge.lua" \
+	"$top_srcdir/lua/job_submit.lua" 2>&1) || true
+verdict() { sed -n "s/^$1 //p" <<<"$got"; }
+check -1 "$(verdict efa_option)" "no bridge: a job with --efa is refused, whatever OnSnapshotMissing= says"
+check -1 "$(verdict rest_option)" "  so is a slurmrestd job with --checkpoint-dir in its environment"
+check -1 "$(verdict policy_partition)" "  and a job in a partition efa.conf gives a policy"
+check -1 "$(verdict policy_in_list)" "  or in a list naming one"
+check 0 "$(verdict plain_job)" "  a job that asks for nothing in a partition without a policy goes through"
+check 0 "$(verdict default_partition)" "  (its default partition too)"
+check 0 "$(verdict modify_time)" "  a change that moves nothing is let through"
+check -1 "$(verdict modify_to_gpu)" "  a move into a partition with a policy is refused"
+check 1 "$(grep -c '^user: efa: this job cannot be checked now: it asks for slurm-efa .*Contact your cluster admin' <<<"$got")" \
+	"  the user is told to contact the admin"
+check 1 "$(grep -c '^log: efa: cannot load slurm_efa_bridge (.*): jobs that ask for slurm-efa' <<<"$got")" \
+	"  the admin's log says what failed"
+check 1 "$(grep -c '^log: efa: refused a job of alice: it asks for slurm-efa' <<<"$got")" \
+	"  and which job was refused"
 echo "1..$n"
 exit "$status"

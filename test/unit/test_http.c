@@ -53,6 +53,34 @@ static void test_plain_http(void)
 	ok(try_new("http://1270.0.0.1:6820", "jwt", NULL, 0, &err) == -1, "nor 1270.0.0.1");
 }
 
+/* EC2's requests are signed (SigV4) and carry the session token. */
+static int try_signed(const char *url, int allow, struct http_error *err)
+{
+	struct http_options o = {
+		.service = "EC2", .url = url, .connect_ms = 1000, .timeout_ms = 1000,
+		.max_response = 1024, .aws_sigv4 = "aws:amz:us-west-2:ec2",
+		.allow_plain_http = allow, .plain_http_key = "AllowPlainHTTP=yes in efa.conf",
+	};
+	struct http_client *c = http_new(&o, err);
+
+	http_free(c);
+	return c ? 0 : -1;
+}
+
+static void test_plain_http_signed(void)
+{
+	struct http_error err;
+
+	ok(try_signed("http://10.0.0.7:8080", 0, &err) == -1,
+	   "signed requests to another host over http:// are refused");
+	has_str(err.message, "EC2 at http://10.0.0.7:8080 is plain http:// on another host: its signed requests and AWS session token would cross the network in clear",
+		"  naming what would cross in clear");
+	has_str(err.message, "allow it with AllowPlainHTTP=yes in efa.conf", "  and the same escape");
+	ok(try_signed("http://10.0.0.7:8080", 1, &err) == 0, "allowed explicitly, it is taken");
+	ok(try_signed("https://10.0.0.7:8080", 0, &err) == 0, "https:// is fine");
+	ok(try_signed("http://127.0.0.1:8080", 0, &err) == 0, "a stand-in on this host is fine");
+}
+
 static void test_token_lines(void)
 {
 	struct http_error err;
@@ -95,6 +123,7 @@ int main(void)
 	if (tmp_open())
 		return done_testing();
 	test_plain_http();
+	test_plain_http_signed();
 	test_token_lines();
 	test_public_url();
 	tmp_close();

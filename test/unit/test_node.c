@@ -338,6 +338,33 @@ static void test_plugin_version_read(void)
 		printf("# could not remove %s\n", dir);
 }
 
+/* A driver (or layout) without info/architecture/arch_type: the PCI device
+ * id of the functions neuron-driver bound says Trainium2. */
+static void test_trn2_without_arch_type(void)
+{
+	char dir[] = "/tmp/efa-trn2-noarch.XXXXXX", cmd[16384];
+	struct efa_error err = { "" };
+	struct efa_node *n = NULL;
+	size_t logical = 0;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a '%s/trn2.48xlarge/.' '%s' && find '%s' -path '*/neuron_device/neuron*/info/architecture/arch_type' -delete",
+		 FIXTURES, dir, dir);
+	tmp_setup(system(cmd), "a trn2 without the driver's arch_type");
+	ok(efa_node_discover(dir, NULL, &n, &err) == 0, "trn2 without arch_type: discovered (%s)", err.msg);
+	for (size_t i = 0; n && i < n->naccels; i++)
+		logical += (size_t)efa_neuron_logical_cores(&n->accels[i], 0);
+	is_int((int)logical, 64, "  still 64 logical NeuronCores: LNC=2, from PCI device id 0x7364");
+	efa_node_free(n);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		printf("# could not remove %s\n", dir);
+}
+
 static void test_gpu_driver_list(void)
 {
 	static const char *const gpus[] = { "0000:00:01.0", "0000:00:02.0" };
@@ -387,6 +414,7 @@ int main(void)
 	test_others();
 	test_versions();
 	test_gpu_driver_list();
+	test_trn2_without_arch_type();
 	test_layouts();
 	test_plugin_version_read();
 	return done_testing();

@@ -42,6 +42,22 @@ int main(void)
 		is_str(buf, "/a%n", "%%%% is a literal %%");
 		ok(efa_expand_node_name("/fixtures/%n", "a-very-long-node-name-that-does-not-fit-in-sixteen",
 				   buf, 16) == -1, "a root that does not fit is refused");
+
+		/* The job's environment holds SLURM_TOPOLOGY_ADDR: its user
+		 * chooses it, and root builds paths from it. */
+		ok(efa_node_name_from_topology("s0.../../etc", "switch.node", buf, sizeof(buf)) == -1,
+		   "a topology address whose node name holds '/' is refused");
+		ok(efa_node_name_from_topology("..", "node", buf, sizeof(buf)) == -1 &&
+		   efa_node_name_from_topology("s0...", "switch.node", buf, sizeof(buf)) == -1 &&
+		   efa_node_name_from_topology("s0.", "switch.node", buf, sizeof(buf)) == -1,
+		   "  so are '..', '.' and an empty name");
+		ok(efa_node_name_from_topology("n1\nx", "node", buf, sizeof(buf)) == -1,
+		   "  and one with a control character");
+		ok(efa_expand_node_name("/fixtures/%n/x", "..", buf, sizeof(buf)) == -1 &&
+		   efa_expand_node_name("/fixtures/%n", "a/b", buf, sizeof(buf)) == -1,
+		   "root=/fixtures/%%n never takes '..' or a '/' from a node name");
+		ok(efa_expand_node_name("/etc/efa.conf", "..", buf, sizeof(buf)) == 0,
+		   "  a pattern without %%n does not care");
 	}
 	{
 		char name[64], tiny[16];

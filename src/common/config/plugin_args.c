@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,16 @@ int efa_args_parse(int argc, char **argv, struct efa_args *args,
 	return rc;
 }
 
+bool efa_node_name_safe(const char *name)
+{
+	if (!name || !*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
 int efa_node_name_from_topology(const char *addr, const char *pattern,
 				char *buf, size_t size)
 {
@@ -39,6 +50,8 @@ int efa_node_name_from_topology(const char *addr, const char *pattern,
 			return -1;
 		name++;
 	}
+	if (!efa_node_name_safe(name))
+		return -1;
 	return snprintf(buf, size, "%s", name) >= (int)size ? -1 : 0;
 }
 
@@ -51,6 +64,8 @@ int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, 
 		size_t len = 1;
 
 		if (p[0] == '%' && p[1] == 'n') {
+			if (!efa_node_name_safe(node_name))
+				return -1;
 			piece = node_name;
 			len = strlen(node_name);
 			p++;

@@ -4,6 +4,7 @@
 #ifndef EFA_PLUGIN_ARGS_H
 #define EFA_PLUGIN_ARGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/base/error.h"
@@ -22,10 +23,18 @@ int efa_args_parse(int argc, char **argv, struct efa_args *args,
 		   struct efa_error *err);
 
 /*
+ * Whether a node name can stand in a path (root=/fixtures/%n): not empty,
+ * not "." or "..", no '/' and no control characters. The name slurmstepd
+ * sees comes from the job's environment, which its user controls.
+ */
+bool efa_node_name_safe(const char *name);
+
+/*
  * The Slurm node name inside slurmstepd before any task exists, from
  * SLURM_TOPOLOGY_ADDR ("s1.s2.n1") and SLURM_TOPOLOGY_ADDR_PATTERN
  * ("switch.switch.node"): what follows the switch components, so node
- * names with dots survive. Returns 0, or -1 when addr is missing.
+ * names with dots survive. Returns 0, or -1 when addr is missing or the
+ * name is not safe in a path (efa_node_name_safe).
  */
 int efa_node_name_from_topology(const char *addr, const char *pattern,
 				char *buf, size_t size);
@@ -33,7 +42,7 @@ int efa_node_name_from_topology(const char *addr, const char *pattern,
 /*
  * Expands %n (node name) and %% in a root= or config= argument into buf:
  * one plugstack.conf line for nodes whose files differ. Returns 0, or -1
- * when the result does not fit.
+ * when the result does not fit or the pattern names an unsafe node name.
  */
 int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, size_t size);
 

@@ -252,21 +252,70 @@ out:
 }
 
 /*
- * The driver names a device's generation in info/architecture/arch_type
- * ("NDv2" Trainium1 and Inferentia2, "NDv3" Trainium2: aws-neuron-driver's
- * nsysfsmetric_get_neuron_architecture and neuron_dhal_v3.c). Logical
- * NeuronCores of two physical cores are the runtime's default from
- * Trainium2 on; earlier devices have only LNC=1.
+ * A Neuron device's architecture generation from its PCI device id, as
+ * aws-neuron-driver's neuron_pci_set_device_architecture decides it
+ * (neuron_device.h): 0x7064-0x7067 Inferentia1 (V1), 0x7164 Trainium1 and
+ * 0x7264 Inferentia2 (V2), 0x7364 Trainium2 (V3), 0x7564 and 0x7565
+ * Trainium3 (V4). 0 for an id it does not know.
  */
-static int default_lnc(const struct efa_sysfs *fs, const char *name)
+static int neuron_arch_of_pci_id(long id)
+{
+	switch (id) {
+	case 0x7064: case 0x7065: case 0x7066: case 0x7067:
+		return 1;
+	case 0x7164: case 0x7264:
+		return 2;
+	case 0x7364:
+		return 3;
+	case 0x7564: case 0x7565:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The generation of the node's Neuron devices from the PCI functions the
+ * Neuron driver (PCI driver "neuron-driver") has bound: an instance holds
+ * one kind. Current drivers give a Neuron device no link to its function,
+ * so the functions are read from the driver's side; 0 when none is known.
+ */
+static int neuron_arch_from_pci(const struct efa_sysfs *fs)
+{
+	char **fns = efa_sysfs_list(fs, "/sys/bus/pci/drivers/neuron-driver");
+	int arch = 0;
+	long id;
+
+	for (char **it = fns; it && *it && !arch; it++)
+		if (strchr(*it, ':') &&
+		    !efa_sysfs_read_long(fs, &id, "/sys/bus/pci/drivers/neuron-driver/%s/device", *it))
+			arch = neuron_arch_of_pci_id(id);
+	efa_strv_free(fns);
+	return arch;
+}
+
+/*
+ * Logical NeuronCores of two physical cores are the runtime's default from
+ * Trainium2 on (the Neuron SDK's "Logical NeuronCore configuration": LNC=2
+ * is the default, LNC applies to Trn2 and Trn3); earlier devices have only
+ * LNC=1. The driver names a device's generation in
+ * info/architecture/arch_type ("NDv2" Trainium1 and Inferentia2, "NDv3"
+ * Trainium2: nsysfsmetric_get_neuron_architecture, neuron_dhal_v3.c);
+ * where an older driver or another layout lacks it, the PCI device id says
+ * the same (pci_arch, read once per node; -1 until then).
+ */
+static int default_lnc(const struct efa_sysfs *fs, const char *name, int *pci_arch)
 {
 	char arch[32];
 	int gen;
 
 	if (efa_sysfs_read(fs, arch, sizeof(arch),
 			   "/sys/class/neuron_device/%s/info/architecture/arch_type", name) ||
-	    sscanf(arch, "NDv%d", &gen) != 1)
-		return 1;
+	    sscanf(arch, "NDv%d", &gen) != 1) {
+		if (*pci_arch < 0)
+			*pci_arch = neuron_arch_from_pci(fs);
+		gen = *pci_arch;
+	}
 	return gen >= 3 ? 2 : 1;
 }
 
@@ -274,6 +323,7 @@ static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 			   size_t *cap)
 {
 	char **names = efa_sysfs_list(fs, "/sys/class/neuron_device");
+	int pci_arch = -1;
 
 	if (!names)
 		return -1;
@@ -292,7 +342,7 @@ static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 		if (!efa_sysfs_read_long(fs, &cores, "/sys/class/neuron_device/%s/core_count", *it) &&
 		    cores > 0)
 			dev->cores = (int)cores;
-		dev->lnc = default_lnc(fs, *it);
+		dev->lnc = default_lnc(fs, *it, &pci_arch);
 		dev->present = efa_sysfs_exists(fs, "/dev/neuron%d", index);
 		/* Current drivers give Neuron devices no parent; use the
 		 * PCI function when a driver links one. */
