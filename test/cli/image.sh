@@ -39,6 +39,15 @@ run sh -c "cd '$tmp' && exec '$efa' env --config '$conf' --root '$node' --image 
 is "$rc" 1 "an image named '-d.sqsh' is read as an image, not taken for an option"
 like "$out" "^EFA: not usable in this image: no aws-ofi-nccl" "  with what it holds"
 
+# What follows is root reading a user's image: only root makes device
+# nodes (a package build as a user says so and stops here).
+if [ "$(id -u)" -ne 0 ]; then
+	echo "ok $((tap_n + 1)) # SKIP not root: root reading a user's image with device nodes"
+	echo "1..$((tap_n + 1))"
+	[ "$tap_failed" -eq 0 ]
+	exit
+fi
+
 # A user's image with a device node where /etc/environment should be,
 # read by root: unsquashfs runs as the image's owner, who cannot make one.
 dev=$tmp/dev
