@@ -25,7 +25,7 @@
 #include "common/env/env.h"
 #include "common/env/launch.h"
 #include "common/node/node.h"
-#include "common/node/nodecache.h"
+#include "common/nodecache/nodecache.h"
 #include "common/env/profile.h"
 
 #define TASKS 8

@@ -20,7 +20,7 @@
 #include "common/env/launch.h"
 #include "common/env/memlock.h"
 #include "common/node/node.h"
-#include "common/node/nodecache.h"
+#include "common/nodecache/nodecache.h"
 #include "common/env/profile.h"
 #include "common/base/strutil.h"
 #include "checkpoint.h"

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "common/config/efa_conf.h"
-#include "common/node/nodecache.h"
-#include "common/node/nodedesc.h"
+#include "common/nodecache/nodecache.h"
+#include "common/nodecache/nodedesc.h"
 #include "tap.h"
 #include "tmpdir.h"
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The environment a step gets on a node: built once per step from the
- * node, its profile and efa.conf (the plan), then applied to each task's
- * environment, where the user's own values win unless efa.conf forces.
+ * node, its profile and efa.conf (the plan: plan.c), checked against what
+ * the node's aws-ofi-nccl tunes itself (warnings.c), then applied to each
+ * task's environment (apply.c), where the user's own values win unless
+ * efa.conf forces.
  */
 #ifndef EFA_ENV_H
 #define EFA_ENV_H
@@ -51,13 +53,6 @@ struct efa_env_plan {
 	const char *image;
 	const struct efa_sysfs *task_fs;
 };
-
-/* Variables no profile may set and no site may force. */
-bool efa_env_denied(const char *name);
-
-/* Variables no profile may set: the loader's (LD_*; slurm-efa manages
- * LD_LIBRARY_PATH itself) and slurm-efa's own (SLURM_EFA_*). */
-bool efa_env_reserved(const char *name);
 
 /*
  * Builds the plan for node from profiles (NULL: no profile variables).

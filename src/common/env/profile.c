@@ -6,11 +6,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/env/env.h"
+#include "common/base/strutil.h"
 #include "common/config/kvline.h"
 #include "common/env/profile.h"
+#include "common/env/varnames.h"
 #include "common/node/stack.h"
-#include "common/base/strutil.h"
 #include "common/node/sysfs.h"
 
 #define PROFILE_SUFFIX ".profile"

@@ -4,7 +4,7 @@
 
 #include "common/base/strutil.h"
 #include "common/node/bind.h"
-#include "common/node/nodedesc.h"
+#include "common/nodecache/nodedesc.h"
 #include "common/node/stack.h"
 
 static const char magic[8] = "EFANODE";

@@ -20,7 +20,7 @@
 
 #include "common/base/error.h"
 #include "common/config/efa_conf.h"
-#include "common/node/nodedesc.h"
+#include "common/nodecache/nodedesc.h"
 
 /* Inputs changed this recently may change again within their file
  * system's time granularity, unseen: such a description is not kept. */

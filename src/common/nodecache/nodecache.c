@@ -13,7 +13,7 @@
 #include "common/base/atomic_write.h"
 #include "common/base/strutil.h"
 #include "common/node/bind.h"
-#include "common/node/nodecache.h"
+#include "common/nodecache/nodecache.h"
 #include "common/node/rdma.h"
 #include "common/node/stack.h"
 

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The environment a step gets, applied to a task's: the user's values, the
+ * owned-variables record, the library path, aws-ofi-nccl's own tuning, the
+ * propagated memlock limit (src/common/env: apply.c, warnings.c,
+ * memlock.c). Profiles and plans are test_profile's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/base/strutil.h"
+#include "common/config/efa_conf.h"
+#include "common/env/env.h"
+#include "common/env/memlock.h"
+#include "common/env/varnames.h"
+#include "common/node/rdma.h"
+#include "common/node/stack.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/efa-env.XXXXXX";
+
+/* A fake environment for efa_env_apply. */
+struct fake_env {
+	char names[16][64];
+	char values[16][256];
+	char decisions[16][16];
+	int n;
+};
+
+static int fake_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	struct fake_env *e = ctx;
+
+	for (int i = 0; i < e->n; i++) {
+		if (!strcmp(e->names[i], name)) {
+			snprintf(buf, size, "%s", e->values[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int fake_put(void *ctx, const char *name, const char *value,
+		    enum efa_env_decision d, const char *reason)
+{
+	struct fake_env *e = ctx;
+	int i;
+
+	(void)reason;
+	for (i = 0; i < e->n && strcmp(e->names[i], name); i++)
+		;
+	if (i == e->n) {
+		e->n++;
+		snprintf(e->names[i], sizeof(e->names[i]), "%s", name);
+		e->values[i][0] = '\0';	/* "" here: not set */
+	}
+	if (d == EFA_ENV_REMOVED)
+		e->values[i][0] = '\0';
+	else if (d != EFA_ENV_SKIPPED && d != EFA_ENV_USER)
+		snprintf(e->values[i], sizeof(e->values[i]), "%s", value);
+	snprintf(e->decisions[i], sizeof(e->decisions[i]), "%s", efa_env_decision_name(d));
+	return 0;
+}
+
+static const char *fake_value(struct fake_env *e, const char *name)
+{
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->names[i], name))
+			return e->values[i];
+	return NULL;
+}
+
+static const char *fake_decision(struct fake_env *e, const char *name)
+{
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->names[i], name))
+			return e->decisions[i];
+	return NULL;
+}
+
+static void test_apply(void)
+{
+	struct efa_env_entry entries[] = {
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
+		{ "FI_PROVIDER", NULL, "p.profile:2: ofi-nccl 1.16 is not <= 1.5.0", false },
+		{ "NCCL_ALGO", "Ring", "p.profile:3", false },
+		{ "FORCED_ONE", "site", "p.profile:4", false },
+	};
+	struct efa_env_plan plan = { .profile = "p5", .v = entries, .n = 4,
+				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };
+	char *force[] = { "FORCED_ONE", NULL };
+	struct efa_config cfg = { .force_env = force };
+	struct fake_env env = { .n = 4 };
+
+	strcpy(env.names[0], "NCCL_ALGO");
+	strcpy(env.values[0], "Tree");
+	strcpy(env.names[1], "FORCED_ONE");
+	strcpy(env.values[1], "user");
+	strcpy(env.names[2], "LD_LIBRARY_PATH");
+	strcpy(env.values[2], "/opt/other-node/lib:/usr/local/lib:/opt/ofi");
+	strcpy(env.names[3], "SLURM_EFA_LIBDIRS");
+	strcpy(env.values[3], "/opt/other-node/lib");
+
+	ok(efa_env_apply(&plan, NULL, 0, &cfg, fake_get, fake_put, &env) == 0, "plan applies");
+	is_str(fake_value(&env, "NCCL_SOCKET_IFNAME"), "^docker,lo,veth", "unset variable is set");
+	is_str(fake_decision(&env, "NCCL_SOCKET_IFNAME"), "set", "  decision set");
+	is_str(fake_value(&env, "NCCL_ALGO"), "Tree", "the user's value wins");
+	is_str(fake_decision(&env, "NCCL_ALGO"), "user", "  decision user");
+	is_str(fake_value(&env, "FORCED_ONE"), "site", "ForceEnv= overrides the user");
+	is_str(fake_decision(&env, "FORCED_ONE"), "forced", "  decision forced");
+	is_str(fake_decision(&env, "FI_PROVIDER"), "skipped", "a skipped variable is reported");
+	is_str(fake_value(&env, "FI_PROVIDER"), "", "  and not set");
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), "/opt/amazon/efa/lib:/opt/ofi:/usr/local/lib",
+	       "LD_LIBRARY_PATH: ours first, an earlier step's dirs and duplicates dropped, the user's kept");
+	is_str(fake_value(&env, "SLURM_EFA_LIBDIRS"), "/opt/amazon/efa/lib:/opt/ofi", "what we added is recorded");
+	is_str(fake_value(&env, "SLURM_EFA_PROFILE"), "p5", "SLURM_EFA_PROFILE set");
+
+	has_str(fake_value(&env, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME:", "SLURM_EFA_SET records what slurm-efa set");
+	has_str(fake_value(&env, "SLURM_EFA_SET"), ",FORCED_ONE:", "  forced ones too");
+	ok(!strstr(fake_value(&env, "SLURM_EFA_SET"), "NCCL_ALGO"), "  not the user's");
+	ok(!strstr(fake_value(&env, "SLURM_EFA_SET"), "docker"), "  a digest of each value, not the value");
+
+	/* A later step (another node, no binding) in that environment. */
+	{
+		struct efa_env_entry task[] = {
+			{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true },
+			{ "RANK", "5", "launch", false },
+		};
+		struct efa_env_plan next = { .profile = "p4d", .v = entries, .n = 3 };
+
+		strcpy(env.names[env.n], "FI_EFA_IFACE");
+		strcpy(env.values[env.n++], "rdmap16s27");
+		strcpy(env.names[env.n], "RANK");
+		strcpy(env.values[env.n++], "0");
+		/* Entries without a digest, as an earlier release wrote them,
+		 * count as slurm-efa's whatever the value. */
+		for (int i = 0; i < env.n; i++)
+			if (!strcmp(env.names[i], "SLURM_EFA_SET"))
+				strcat(env.values[i], ",FI_EFA_IFACE,RANK");
+		ok(efa_env_apply(&next, task, 2, NULL, fake_get, fake_put, &env) == 0, "a later step applies");
+		is_str(fake_decision(&env, "RANK"), "set", "a value slurm-efa set earlier is not the user's");
+		is_str(fake_value(&env, "RANK"), "5", "  and is replaced");
+		is_str(fake_decision(&env, "FI_EFA_IFACE"), "removed",
+		       "an earlier step's binding this step does not make is removed");
+		is_str(fake_decision(&env, "FORCED_ONE"), "removed", "  as is a variable this plan lacks");
+		is_str(fake_value(&env, "CUDA_VISIBLE_DEVICES"), "2,3", "Slurm's variables are set as bound");
+		ok(!strstr(fake_value(&env, "SLURM_EFA_SET"), "CUDA_VISIBLE_DEVICES") &&
+		   strstr(fake_value(&env, "SLURM_EFA_SET"), "RANK:"), "  but never recorded as slurm-efa's");
+		is_str(fake_decision(&env, "NCCL_ALGO"), "user", "the user's own value still wins");
+	}
+	/* The job changes one variable slurm-efa set and unsets another
+	 * between steps: the next step keeps both as the job left them. */
+	{
+		struct efa_env_entry plan_vars[] = {
+			{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
+			{ "FI_PROVIDER", "efa", "p.profile:2", false },
+			{ "FI_EFA_USE_DEVICE_RDMA", "1", "p.profile:3", false },
+			{ "NCCL_TUNED", "1", "p.profile:4", false },
+		};
+		struct efa_env_plan step = { .profile = "p5", .v = plan_vars, .n = 4 };
+		struct efa_env_plan later = { .profile = "p5", .v = plan_vars, .n = 3 };
+		struct fake_env job = { 0 };
+		char record[1024];
+
+		efa_env_apply(&step, NULL, 0, NULL, fake_get, fake_put, &job);
+		snprintf(record, sizeof(record), "%s", fake_value(&job, "SLURM_EFA_SET"));
+		/* the batch script: export NCCL_SOCKET_IFNAME=ens5; unset FI_PROVIDER;
+		 * export NCCL_TUNED=0 */
+		job.n = 0;
+		strcpy(job.names[job.n], "NCCL_SOCKET_IFNAME");
+		strcpy(job.values[job.n++], "ens5");
+		strcpy(job.names[job.n], "FI_EFA_USE_DEVICE_RDMA");
+		strcpy(job.values[job.n++], "1");
+		strcpy(job.names[job.n], "NCCL_TUNED");
+		strcpy(job.values[job.n++], "0");
+		strcpy(job.names[job.n], "SLURM_EFA_SET");
+		strcpy(job.values[job.n++], record);
+		ok(efa_env_apply(&later, NULL, 0, NULL, fake_get, fake_put, &job) == 0, "a step after the job changed its environment");
+		is_str(fake_value(&job, "NCCL_SOCKET_IFNAME"), "ens5", "  a value the job changed is kept");
+		is_str(fake_decision(&job, "NCCL_SOCKET_IFNAME"), "user", "  as the job's");
+		is_str(fake_value(&job, "FI_PROVIDER"), "", "  a variable the job unset stays unset");
+		is_str(fake_decision(&job, "FI_PROVIDER"), "user", "  as the job's choice");
+		is_str(fake_decision(&job, "FI_EFA_USE_DEVICE_RDMA"), "set", "  an unchanged one is still slurm-efa's");
+		is_str(fake_value(&job, "NCCL_TUNED"), "0", "  a changed one this step does not want is not removed");
+		has_str(fake_value(&job, "SLURM_EFA_SET"), "FI_PROVIDER:", "  the unset one stays recorded for nested steps");
+		ok(!strstr(fake_value(&job, "SLURM_EFA_SET"), "NCCL_SOCKET_IFNAME"), "  the changed one is no longer slurm-efa's");
+	}
+	/* A user who lists LD_PRELOAD and PATH in SLURM_EFA_SET cannot make
+	 * slurm-efa remove them. */
+	{
+		struct efa_env_plan none = { .profile = "p5" };
+		struct fake_env user = { .n = 3 };
+
+		strcpy(user.names[0], "LD_PRELOAD");
+		strcpy(user.values[0], "/home/u/mine.so");
+		strcpy(user.names[1], "PATH");
+		strcpy(user.values[1], "/usr/bin");
+		strcpy(user.names[2], "SLURM_EFA_SET");
+		strcpy(user.values[2], "LD_PRELOAD,PATH");
+		efa_env_apply(&none, NULL, 0, NULL, fake_get, fake_put, &user);
+		is_str(fake_value(&user, "LD_PRELOAD"), "/home/u/mine.so", "LD_PRELOAD listed in SLURM_EFA_SET is not removed");
+		is_str(fake_value(&user, "PATH"), "/usr/bin", "  nor PATH");
+	}
+
+	ok(efa_env_denied("RDMAV_FORK_SAFE") && efa_env_denied("RDMAV_HUGEPAGES_SAFE") &&
+	   efa_env_denied("FI_EFA_RX_IOV_LIMIT") && !efa_env_denied("FI_EFA_FORK_SAFE"),
+	   "deny list: RDMAV_* and the EFA limits, not FI_EFA_FORK_SAFE");
+}
+
+/* A job that brings its own aws-ofi-nccl or libfabric keeps its path. */
+static void test_own_libraries(void)
+{
+	struct efa_env_plan plan = { .profile = "p5", .libdirs = "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib" };
+	char conda[120], container[120], path[200], value[256];
+	struct fake_env env = { .n = 1 };
+	FILE *f;
+
+	snprintf(conda, sizeof(conda), "%s/conda-lib", dir);
+	snprintf(container, sizeof(container), "%s/container-lib", dir);
+	require(ok(!mkdir(conda, 0755) && !mkdir(container, 0755), "library directories made"));
+	snprintf(path, sizeof(path), "%s/libnccl-net-ofi.so", conda);
+	require(ok((f = fopen(path, "w")) != NULL, "a job's own aws-ofi-nccl"));
+	fclose(f);
+	strcpy(env.names[0], "LD_LIBRARY_PATH");
+	snprintf(env.values[0], sizeof(env.values[0]), "/usr/local/lib:%s", conda);
+	snprintf(value, sizeof(value), "%s", env.values[0]);
+	ok(efa_env_apply(&plan, NULL, 0, NULL, fake_get, fake_put, &env) == 0, "a job with its own aws-ofi-nccl");
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), value, "  keeps its LD_LIBRARY_PATH as it is");
+	is_str(fake_decision(&env, "LD_LIBRARY_PATH"), "user", "  as the job's");
+	is_str(fake_value(&env, "SLURM_EFA_LIBDIRS"), "", "  and SLURM_EFA_LIBDIRS says nothing was added");
+
+	/* An earlier step put the node's first; this job has its own libfabric. */
+	snprintf(path, sizeof(path), "%s/libfabric.so.1", container);
+	require(ok((f = fopen(path, "w")) != NULL, "a container's own libfabric"));
+	fclose(f);
+	env.n = 2;
+	snprintf(env.values[0], sizeof(env.values[0]), "/opt/amazon/efa/lib:%s", container);
+	strcpy(env.names[1], "SLURM_EFA_LIBDIRS");
+	strcpy(env.values[1], "/opt/amazon/efa/lib");
+	ok(efa_env_apply(&plan, NULL, 0, NULL, fake_get, fake_put, &env) == 0, "a later step of a job with its own libfabric");
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), container, "  loses what the earlier step put first");
+
+	/* Without its own, the node's go first. */
+	env.n = 1;
+	strcpy(env.values[0], "/usr/local/lib");
+	efa_env_apply(&plan, NULL, 0, NULL, fake_get, fake_put, &env);
+	is_str(fake_value(&env, "LD_LIBRARY_PATH"), "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib:/usr/local/lib",
+	       "a job without its own gets the node's libraries first");
+}
+
+static void test_warnings(void)
+{
+	struct efa_env_entry entries[] = {
+		{ "NCCL_PROTO", "simple", "efa-common.profile:23, ofi-nccl 1.5.0 is <= 1.5.0", false },
+		{ "NCCL_NVLS_CHUNKSIZE", "131072", "site.profile:4", false },
+		{ "FI_PROVIDER", "efa", "efa-common.profile:22", false },
+		{ "NCCL_ALGO", NULL, "site.profile:5: ofi-nccl 1.16.3 is not < 1.7", false },
+	};
+	struct efa_env_plan plan = { .profile = "site", .v = entries, .n = 4 };
+	struct efa_node node = { .stack = { .ofi_nccl = "1.5.0" } };
+	char **w = NULL;
+
+	ok(efa_env_plan_warnings(&plan, NULL, &node, &w) == 0 && w && !w[0],
+	   "aws-ofi-nccl 1.5.0 tunes nothing: no warning for NCCL_PROTO");
+	efa_strv_free(w);
+	node.stack.ofi_nccl = "1.16.3";
+	require(ok(efa_env_plan_warnings(&plan, NULL, &node, &w) == 0 && w, "warnings with aws-ofi-nccl 1.16.3"));
+	is_str(w[0], "efa-common.profile:23 sets NCCL_PROTO, which aws-ofi-nccl tunes per platform from 1.6.0 on: it overrides the plugin's choice for every job; remove it unless measured on this platform",
+	       "  a variable the plugin tunes, with where it was set and the release that tunes it");
+	has_str(w[1], "site.profile:4 sets NCCL_NVLS_CHUNKSIZE", "  NCCL_NVLS* too");
+	ok(w[1] && !w[2], "  not FI_PROVIDER, nor a line whose condition does not hold");
+	efa_strv_free(w);
+	node.stack.ofi_nccl = NULL;
+	require(ok(efa_env_plan_warnings(&plan, NULL, &node, &w) == 0 && w, "warnings with aws-ofi-nccl unknown"));
+	has_str(w[0], "from 1.6.0 on (this node's is unknown)", "  an unknown version warns, and says so");
+	efa_strv_free(w);
+}
+
+/*
+ * Each variable aws-ofi-nccl tunes, from the release that first sets it
+ * (its tags: src/nccl_ofi_net.c, src/platform-aws.c[pp], src/tuner/): a
+ * site profile and ForceEnv= setting it are warned about on the node's
+ * plugin from that release on, not before.
+ */
+static void test_warning_boundaries(void)
+{
+	static const struct {
+		const char *name, *before, *since;
+	} vars[] = {
+		{ "NCCL_TOPO_FILE", "1.1.0", "1.1.1" },
+		{ "NCCL_PROTO", "1.5.0", "1.6.0" },
+		{ "NCCL_ALGO", "1.7.4", "1.8.0" },
+		{ "NCCL_NET_FORCE_FLUSH", "1.7.4", "1.8.0" },
+		{ "NCCL_NVLSTREE_MAX_CHUNKSIZE", "1.7.4", "1.8.0" },
+		{ "NCCL_NVLS_CHUNKSIZE", "1.8.1", "1.9.0" },
+		{ "NCCL_BUFFSIZE", "1.15.0", "1.16.0" },
+		{ "NCCL_P2P_NET_CHUNKSIZE", "1.15.0", "1.16.0" },
+		{ "NCCL_TUNER_PLUGIN", "1.15.0", "1.16.0" },
+		{ "NCCL_NETDEVS_POLICY", "1.16.3", "1.17.0" },
+		{ "NCCL_DEBUG", NULL, NULL },
+		{ "FI_EFA_USE_DEVICE_RDMA", NULL, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *versions[] = { vars[i].before, vars[i].since, "1.21.1" };
+		struct efa_env_entry e = { (char *)vars[i].name, "1", "site.profile:2", false };
+		struct efa_env_plan plan = { .profile = "site", .v = &e, .n = 1 };
+		char *force[] = { (char *)vars[i].name, NULL };
+		struct efa_config cfg = { .force_env = force };
+
+		for (size_t k = 0; k < 3; k++) {
+			struct efa_node node = { .stack = { .ofi_nccl = (char *)versions[k] } };
+			bool want = vars[i].since && k > 0;
+			char **w = NULL;
+
+			if (!versions[k])
+				continue;
+			require(ok(efa_env_plan_warnings(&plan, &cfg, &node, &w) == 0 && w,
+				   "%s with aws-ofi-nccl %s", vars[i].name, versions[k]));
+			ok(want ? w[0] && w[1] && !w[2] : !w[0], "  %s", want ? "warned, for the profile and ForceEnv=" :
+			   "no warning: this plugin does not tune it");
+			if (want)
+				has_str(w[0], vars[i].since, "  naming %s", vars[i].since);
+			efa_strv_free(w);
+		}
+	}
+}
+
+/* A propagated RLIMIT_MEMLOCK below the task's own is refused, never one
+ * that is not below it. */
+static void test_memlock(void)
+{
+	static const struct {
+		const char *value;
+		rlim_t current;
+		bool refuse;
+	} rows[] = {
+		{ "65536", RLIM_INFINITY, true },
+		{ "U65536", RLIM_INFINITY, true },		/* srun --propagate */
+		{ "65536", 8388608, true },
+		{ "8388608", 8388608, false },
+		{ "18446744073709551615", RLIM_INFINITY, false },	/* unlimited */
+		{ "17179869184", 8388608, false },
+		{ "64k", RLIM_INFINITY, false },		/* Slurm refuses it itself */
+		{ "", RLIM_INFINITY, false },
+		{ NULL, RLIM_INFINITY, false },
+	};
+	char msg[1024];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		ok(efa_memlock_refuse(rows[i].value, rows[i].current, msg, sizeof(msg)) == rows[i].refuse,
+		   "memlock %s against %llu: %s", rows[i].value ? rows[i].value : "(unset)",
+		   (unsigned long long)rows[i].current, rows[i].refuse ? "not applied" : "left to Slurm");
+	efa_memlock_refuse("65536", RLIM_INFINITY, msg, sizeof(msg));
+	has_str(msg, "locked-memory limit (64 KiB), below the unlimited EFA tasks get here", "  the message names both");
+	has_str(msg, "PropagateResourceLimitsExcept=MEMLOCK", "  and the slurm.conf fix");
+}
+
+struct long_env {
+	char *ld;
+	char *prepended;
+};
+
+static int long_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	struct long_env *e = ctx;
+
+	if (strcmp(name, EFA_ENV_LIBPATH_VAR))
+		return 0;
+	if (strlen(e->ld) >= size)
+		return -1;
+	strcpy(buf, e->ld);
+	return 1;
+}
+
+static int long_put(void *ctx, const char *name, const char *value,
+		    enum efa_env_decision decision, const char *reason)
+{
+	struct long_env *e = ctx;
+
+	(void)reason;
+	if (!strcmp(name, EFA_ENV_LIBPATH_VAR) && decision == EFA_ENV_PREPENDED) {
+		free(e->prepended);
+		e->prepended = strdup(value);
+	}
+	return 0;
+}
+
+static void test_long_library_path(void)
+{
+	struct efa_env_plan plan = { .libdirs = (char *)"/opt/amazon/efa/lib" };
+	struct long_env e = { 0 };
+	size_t sizes[] = { 12 * 1024, 64 * 1024, 3 * 1024 * 1024, 5 * 1024 * 1024 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t len = 0;
+
+		e.ld = malloc(sizes[i] + 32);
+		require(ok(e.ld != NULL, "a %zu-byte path", sizes[i]));
+		for (size_t k = 0; len < sizes[i]; k++)
+			len += (size_t)sprintf(e.ld + len, "%s/opt/lib%07zu", k ? ":" : "", k);
+		ok(efa_env_apply(&plan, NULL, 0, NULL, long_get, long_put, &e) == 0, "  applied");
+		if (sizes[i] < 4 * 1024 * 1024)
+			ok(e.prepended && !strncmp(e.prepended, "/opt/amazon/efa/lib:", 20) &&
+			   !strcmp(e.prepended + 20, e.ld),
+			   "  a %zu KiB LD_LIBRARY_PATH is read whole: the stack's directory first, all of it after",
+			   sizes[i] / 1024);
+		else
+			ok(!e.prepended, "  one past 4 MiB is left as it is, never taken for unset");
+		free(e.ld);
+		free(e.prepended);
+		e.prepended = NULL;
+	}
+}
+
+int main(void)
+{
+	char cmd[64];
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return done_testing();
+	}
+	test_apply();
+	test_own_libraries();
+	test_long_library_path();
+	test_warnings();
+	test_warning_boundaries();
+	test_memlock();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		printf("# could not remove %s\n", dir);
+	return done_testing();
+}
