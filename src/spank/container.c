@@ -2,30 +2,26 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "common/env/env.h"
+#include "common/node/image.h"
 #include "container.h"
 
-static struct {
-	bool known;
-	dev_t dev;
-	ino_t ino;
-} host_ns;
-
-void efa_container_note_host(void)
+void efa_container_note_host(struct efa_step *step)
 {
 	struct stat st;
 
-	host_ns.known = !stat("/proc/self/ns/mnt", &st);
-	host_ns.dev = st.st_dev;
-	host_ns.ino = st.st_ino;
+	step->host_ns.known = !stat("/proc/self/ns/mnt", &st);
+	step->host_ns.dev = st.st_dev;
+	step->host_ns.ino = st.st_ino;
 }
 
-bool efa_container_entered(void)
+bool efa_container_entered(const struct efa_step *step)
 {
 	struct stat st;
 
-	if (!host_ns.known || stat("/proc/self/ns/mnt", &st))
+	if (!step->host_ns.known || stat("/proc/self/ns/mnt", &st))
 		return false;
-	return st.st_dev != host_ns.dev || st.st_ino != host_ns.ino;
+	return st.st_dev != step->host_ns.dev || st.st_ino != step->host_ns.ino;
 }
 
 bool efa_container_image(spank_t sp, char *buf, size_t size)
@@ -54,4 +50,24 @@ bool efa_container_image(spank_t sp, char *buf, size_t size)
 			return true;
 	buf[0] = '\0';
 	return false;
+}
+
+void efa_container_host_mounts(const struct efa_step *step, spank_t sp)
+{
+	char mounts[EFA_STEP_LIST_MAX], image[EFA_STEP_IMAGE_MAX];
+	spank_err_t rc;
+
+	/* enroot's hook mounts what this names: only what is decided here. */
+	spank_unsetenv(sp, EFA_ENV_HOST_MOUNTS_VAR);
+	if (!step->plan || step->cfg->container_host_libraries != EFA_YES ||
+	    !efa_container_image(sp, image, sizeof(image)))
+		return;
+	if (efa_image_host_mounts(step->node, step->root, mounts, sizeof(mounts))) {
+		slurm_error("efa: node %s: the node's EFA libraries are too many to mount into containers",
+			    step->node_name);
+		return;
+	}
+	rc = spank_setenv(sp, EFA_ENV_HOST_MOUNTS_VAR, mounts, 1);
+	if (rc != ESPANK_SUCCESS)
+		slurm_error("efa: cannot set %s: %s", EFA_ENV_HOST_MOUNTS_VAR, spank_strerror(rc));
 }

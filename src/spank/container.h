@@ -13,12 +13,14 @@
 
 #include <slurm/spank.h>
 
+#include "step.h"
+
 /* In init_post_opt: remembers slurmstepd's own mount namespace. */
-void efa_container_note_host(void);
+void efa_container_note_host(struct efa_step *step);
 
 /* In task_init: whether the task has entered another mount namespace
  * (a plugin listed earlier started a container). */
-bool efa_container_entered(void);
+bool efa_container_entered(const struct efa_step *step);
 
 /*
  * The image pyxis was asked to run (--container-image, or
@@ -26,5 +28,10 @@ bool efa_container_entered(void);
  * false when the step asked for none. In user_init and task_init only.
  */
 bool efa_container_image(spank_t sp, char *buf, size_t size);
+
+/* In user_init, before pyxis starts the container: names the node's EFA
+ * libraries for enroot's hook when efa.conf says ContainerHostLibraries=yes
+ * (EFA_ENV_HOST_MOUNTS_VAR), and nothing else. */
+void efa_container_host_mounts(const struct efa_step *step, spank_t sp);
 
 #endif

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -9,7 +10,6 @@
 #include "common/env/spank_env.h"
 
 #include "options.h"
-#include "step.h"
 
 enum option_id {
 	OPT_EFA,
@@ -21,6 +21,20 @@ enum option_id {
 
 static struct efa_options opts = { .checkpoint_keep = EFA_CKPT_KEEP_UNSET };
 static bool given[OPT_COUNT];
+
+/* The first problem with a value the job sent; the step fails with it. */
+static void note_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void note_problem(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (opts.problem[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(opts.problem, sizeof(opts.problem), fmt, ap);
+	va_end(ap);
+}
 
 static int option_cb(int val, const char *optarg, int remote)
 {
@@ -55,7 +69,7 @@ static int option_cb(int val, const char *optarg, int remote)
 	 * any: failing here, before init_post_opt, could drain the node, so
 	 * the step fails in task_init instead. */
 	slurm_error("efa: %s (in the job's environment)", err.msg);
-	efa_step_fail("efa: %s (in the job's environment): this step cannot run with it", err.msg);
+	note_problem("efa: %s (in the job's environment): this step cannot run with it", err.msg);
 	return 0;
 }
 
@@ -95,13 +109,13 @@ void efa_options_from_job_env(spank_t sp)
 		if (rc == ESPANK_ENV_NOEXIST)
 			continue;
 		if (rc == ESPANK_NOSPACE) {
-			efa_step_fail("efa: --%s in the job's environment is longer than %zu bytes",
-				      options[i].name, sizeof(value) - 1);
+			note_problem("efa: --%s in the job's environment is longer than %zu bytes",
+				     options[i].name, sizeof(value) - 1);
 			continue;
 		}
 		if (rc != ESPANK_SUCCESS) {
-			efa_step_fail("efa: cannot read --%s from the job's environment: %s",
-				      options[i].name, spank_strerror(rc));
+			note_problem("efa: cannot read --%s from the job's environment: %s",
+				     options[i].name, spank_strerror(rc));
 			continue;
 		}
 		option_cb(options[i].val, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL, 1);

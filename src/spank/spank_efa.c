@@ -6,18 +6,26 @@
  * Remote-context rule (see README): never fail in init, init_post_opt or
  * user_init, where a failing required plugin can drain the node; report
  * a user's problem from task_init, which fails the step only.
+ *
+ * SPANK's callbacks carry no pointer of the plugin's: the step slurmstepd
+ * runs (one per process) and the plugstack arguments live here, and every
+ * part is handed them.
  */
 #include <slurm/spank.h>
 
 #include "common/config/mode.h"
 #include "common/config/plugin_args.h"
-#include "checkpoint.h"
+#include "checkpoint_step.h"
+#include "container.h"
 #include "options.h"
+#include "prepare.h"
 #include "step.h"
+#include "task.h"
 
 SPANK_PLUGIN(efa, 1);
 
 static struct efa_args args;
+static struct efa_step step;
 
 static void parse_args(int ac, char **av)
 {
@@ -52,12 +60,18 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
+	const struct efa_options *opts;
+
 	(void)ac;
 	(void)av;
-	if (spank_context() == S_CTX_REMOTE) {
-		efa_options_from_job_env(sp);
-		efa_step_prepare(sp, &args, efa_options_get());
-	}
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	efa_options_from_job_env(sp);
+	opts = efa_options_get();
+	efa_container_note_host(&step);
+	efa_step_open(&step, sp, &args, opts);
+	efa_ckpt_prepare(&step, sp, opts);
+	efa_prepare_node(&step, sp, &args);
 	return 0;
 }
 
@@ -66,8 +80,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	efa_ckpt_create(sp);
-	efa_step_user_init(sp);
+	efa_ckpt_create(&step, sp);
+	efa_container_host_mounts(&step, sp);
 	return 0;
 }
 
@@ -75,7 +89,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return efa_step_task_init(sp);
+	return efa_task_init(&step, sp);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -83,8 +97,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE) {
-		efa_ckpt_retain(sp);
-		efa_step_release();
+		efa_ckpt_retain(&step, sp);
+		efa_step_close(&step);
 	}
 	return 0;
 }

@@ -1,34 +1,99 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One job step on one node: what slurm-efa decided for it in
- * init_post_opt (once per step, as root) and applies in each task.
+ * One job step on one node, as slurmstepd runs it: everything slurm-efa
+ * decides for it, made once by the dispatch file (spank_efa.c) in
+ * init_post_opt and handed to each part (prepare.c, checkpoint_step.c,
+ * container.c, task.c). Problems are recorded here, never raised where
+ * they are found: failing a remote context before task_init can drain the
+ * node, so every task of the step fails with the first one instead.
  */
 #ifndef SPANK_EFA_STEP_H
 #define SPANK_EFA_STEP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
 #include <slurm/spank.h>
 
+#include "common/checkpoint/checkpoint.h"
+#include "common/config/efa_conf.h"
+#include "common/config/mode.h"
 #include "common/config/plugin_args.h"
+#include "common/env/env.h"
+#include "common/env/profile.h"
+#include "common/node/node.h"
 #include "options.h"
 
-/* Reads efa.conf and the node, builds the plan. Never fails: problems
- * are kept for efa_step_task_init to report, so the node is not drained. */
-void efa_step_prepare(spank_t sp, const struct efa_args *args,
-		      const struct efa_options *opts);
+#define EFA_STEP_NAME_MAX 256
+#define EFA_STEP_MESSAGE_MAX 1024
+#define EFA_STEP_PATH_MAX 4096
+#define EFA_STEP_LIST_MAX 2048
+#define EFA_STEP_IMAGE_MAX 1024
 
-/* In user_init, before pyxis starts the container: names the node's EFA
- * libraries for enroot's hook when efa.conf says ContainerHostLibraries=yes
- * (EFA_ENV_HOST_MOUNTS_VAR). */
-void efa_step_user_init(spank_t sp);
+/* The step's checkpoint directory on this node (checkpoint_step.c). */
+struct efa_step_ckpt {
+	bool active;		/* the step has a checkpoint directory */
+	bool ready;		/* created on this node */
+	bool batch;		/* the batch step: retention when it ends */
+	char dir[EFA_CKPT_PATH_MAX];
+	char root[EFA_CKPT_PATH_MAX];	/* "/" when the partition has none */
+	enum efa_ckpt_fs fs;
+	mode_t mode;
+	long keep;
+	uid_t uid;
+	gid_t gid;
+	dev_t dev;		/* the directory as created on the node */
+	ino_t ino;
+	long timeout_ms;	/* CheckpointTimeout=: how long its file system may take */
+};
+
+/* slurmstepd's own mount namespace, to tell a container's from it. */
+struct efa_mount_ns {
+	bool known;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct efa_step {
+	enum efa_mode mode;
+	enum efa_bind bind;
+	char node_name[EFA_STEP_NAME_MAX];
+	char root[EFA_STEP_PATH_MAX];		/* root= with the node's name */
+	char failure[EFA_STEP_MESSAGE_MAX];	/* non-empty: fail every task with it */
+	char warning[EFA_STEP_MESSAGE_MAX];	/* non-empty: task 0 tells the job */
+	struct efa_config *cfg;			/* NULL when efa.conf did not load */
+	const struct efa_partition *part;	/* the job's, in cfg; may be NULL */
+	struct efa_node *node;			/* kept for per-task bindings */
+	struct efa_env_plan *plan;		/* NULL: set nothing */
+	struct efa_profiles *profiles;		/* kept for a container's own plan */
+	char image[EFA_STEP_IMAGE_MAX];		/* the task's container image, or "" */
+	/* The step's GPUs as Slurm gave them, before any per-task binding. */
+	char gres_gpus[EFA_STEP_LIST_MAX];
+	char cuda_visible[EFA_STEP_LIST_MAX];
+	bool refuse_memlock;			/* drop SLURM_RLIMIT_MEMLOCK in each task */
+	struct efa_step_ckpt ckpt;
+	struct efa_mount_ns host_ns;
+};
+
+/*
+ * init_post_opt, as root: the node's name, efa.conf, the job's partition
+ * and the mode the step runs in. Never fails: what goes wrong is recorded
+ * (efa_step_fail) or logged.
+ */
+void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *args,
+		   const struct efa_options *opts);
+
+/* Frees what the step holds and clears it for the next one. */
+void efa_step_close(struct efa_step *step);
 
 /* Makes every task of the step fail with this message (the first one
- * given wins): how user_init and init_post_opt report a problem. */
-void efa_step_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+ * recorded wins). */
+void efa_step_fail(struct efa_step *step, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-/* Applies the plan to the task's environment, or fails the task with
- * the message prepared earlier. */
-int efa_step_task_init(spank_t sp);
-
-void efa_step_release(void);
+/* A variable of the job's environment (the step's, or in task_init the
+ * task's), copied into buf; false when it is not set or does not fit. */
+bool efa_step_job_env(spank_t sp, const char *name, char *buf, size_t size);
 
 #endif

@@ -3,14 +3,9 @@
 # slurm-efa check: whether a checkpoint directory is allowed and why, and
 # the directory a job gets without one (TAP).
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 conf=$tmp/efa.conf
 cat >"$conf" <<EOC
 PartitionName=gpu CheckpointRoot=/fsx/checkpoints/ CheckpointKeep=5
@@ -97,7 +92,6 @@ like "$out" "bad.conf:1: invalid CheckpointKeep=many" "  naming file and line"
 # EFADevices= (the shipped profiles).
 nconf=$tmp/node.conf
 echo "ProfileDir=$top_srcdir/etc/profiles" >"$nconf"
-fixtures=$top_builddir/test/fixtures
 run "$efa" check --node --config "$nconf" --root "$fixtures/p4d-3nics"
 is "$rc" 1 "check --node on a p4d showing 3 of its 4 EFA devices exits 1"
 is "$out" "unhealthy: this node has 3 of the 4 EFA devices a p4d.24xlarge has (1 missing: PCI 0000:a0:1b.0 without the efa driver)" \

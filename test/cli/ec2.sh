@@ -6,23 +6,12 @@
 # network layers from a stand-in EC2 API (test/rest/fakeec2) that checks
 # the Signature Version 4 of every request with its own implementation.
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
 fakerest=$top_builddir/test/rest/fakerest
 fakeec2=$top_builddir/test/rest/fakeec2
 fakeimds=$top_builddir/test/rest/fakeimds
-fixtures=$top_builddir/test/fixtures
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 if [ ! -x "$fakeec2" ]; then
 	ok 1 "test/rest/fakeec2 is built (configure found no OpenSSL: install libssl-dev)"

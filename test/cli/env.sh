@@ -2,15 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # slurm-efa env on the fixtures: what a step would get, and why (TAP).
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
-fixtures=$top_builddir/test/fixtures
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 conf=$tmp/efa.conf
 echo "ProfileDir=$top_srcdir/etc/profiles" >"$conf"
 unset NCCL_SOCKET_IFNAME LD_LIBRARY_PATH SLURM_EFA_LIBDIRS

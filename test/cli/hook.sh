@@ -6,13 +6,9 @@
 # the test command built it ($SLURM_EFA_BASH42, scripts/build-bash). A
 # hook that fails stops every container on the node, EFA or not (TAP).
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 conf=$tmp/efa.conf
 ckroot=$tmp/ckroot
 echo "PartitionName=gpu CheckpointRoot=$ckroot" >"$conf"

@@ -6,15 +6,9 @@
 # unsquashfs pass (an image's LD_LIBRARY_PATH) given only live arguments.
 # Also run by the sanitizer build, where a freed argument aborts (TAP).
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
-fixtures=$top_builddir/test/fixtures
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
 conf=$tmp/efa.conf
 echo "ProfileDir=$top_srcdir/etc/profiles" >"$conf"

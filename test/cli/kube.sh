@@ -14,22 +14,11 @@
 # NodeSet with hostname n1, is being deleted there: a join by pod name, or
 # to the pod on its way out, puts n1 in us-west-2a.
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
 fakerest=$top_builddir/test/rest/fakerest
 fakekube=$top_builddir/test/rest/fakekube
-fixtures=$top_builddir/test/fixtures
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 if [ ! -x "$fakekube" ]; then
 	ok 1 "test/rest/fakekube is built (configure found no OpenSSL: install libssl-dev)"

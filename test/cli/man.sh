@@ -4,10 +4,8 @@
 # present) and name what they must: every slurm-efa command, every efa.conf
 # key of src/common/config/efa_conf.c, every SPANK option, every libslurmrest call.
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
 man_dir=$top_srcdir/man
 pages=(slurm-efa.1 slurmrest.3 efa.conf.5 spank_efa.8)

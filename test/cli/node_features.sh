@@ -3,21 +3,10 @@
 # slurm-efa node-features on the fixtures, against an IMDSv2 stand-in on
 # 127.0.0.1 (test/rest/fakeimds) and without one (TAP).
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
 fake=$top_builddir/test/rest/fakeimds
-fixtures=$top_builddir/test/fixtures
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 export SLURM_EFA_CONF=$tmp/efa.conf
 : >"$SLURM_EFA_CONF"
 unset AWS_EC2_METADATA_SERVICE_ENDPOINT AWS_EC2_METADATA_DISABLED

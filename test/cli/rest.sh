@@ -3,20 +3,10 @@
 # libslurmrest's failures through slurm-efa, against misbehaving servers on
 # 127.0.0.1 (test/rest/fakerest): each ends in time with the right error.
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
 fake=$top_builddir/test/rest/fakerest
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 export SLURM_EFA_CONF=$tmp/efa.conf
 echo "Snapshot=$tmp/snapshot.json" >"$SLURM_EFA_CONF"
 # fakerest authenticates as slurmrestd does: every request carries a JWT.

@@ -11,17 +11,13 @@
 # apt-cache and by dpkg-checkbuilddeps against debian/control, and against
 # the libraries configure.ac requires; README.md's build commands too.
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
 check=$top_srcdir/deploy/slinky/check-values
 values=$top_srcdir/deploy/slinky/values.yaml
 rbac=$top_srcdir/deploy/slinky/rbac.yaml
 containerfile=$top_srcdir/deploy/slinky/Containerfile
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 if ! python3 -c 'import yaml' 2>/dev/null; then
 	ok 1 "python3 and python3-yaml are installed (scripts/install-deps installs them)"
@@ -85,8 +81,6 @@ fakerest=$top_builddir/test/rest/fakerest
 fakekube=$top_builddir/test/rest/fakekube
 if [ -x "$fakekube" ] && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" \
 	-out "$tmp/ca.pem" -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
-	pids=()
-	trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
 	printf 'SLURM_JWT=header.payload.signature\n' >"$tmp/jwt"
 	chmod 600 "$tmp/jwt"
 	printf 'service-account-token\n' >"$tmp/sa-token"

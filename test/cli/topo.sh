@@ -2,13 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # slurm-efa topo on the fixtures (TAP).
 set -euo pipefail
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-# shellcheck source=../lib/tap.sh
-. "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=preamble.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-efa=$top_builddir/slurm-efa
-fixtures=$top_builddir/test/fixtures
 export SLURM_EFA_CONF=$top_srcdir/etc/efa.conf.example
 
 run "$efa" topo --root "$fixtures/p4d.24xlarge"
@@ -45,8 +41,6 @@ run "$efa" topo --root "$fixtures/cpu-only"
 like "$out" "^c6i\.4xlarge: 0 accelerators, 0 EFA NICs$" "a CPU node has nothing to show"
 
 # --cluster: the network tree from a snapshot's layers.
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 node() {	# node NAME ZONE STATE LAYERS(JSON) [BLOCK]
 	printf '{"name": "%s", "zone": "%s", "feature": "az-%s", "state": "%s", "usable": true, "partitions": ["gpu"], "layers": %s%s}' \
 		"$1" "$2" "$2" "$3" "$4" "${5:+, \"block\": \"$5\"}"

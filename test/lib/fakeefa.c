@@ -17,17 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct efadv_device_attr {
-	uint64_t comp_mask;
-	uint32_t max_sq_wr;
-	uint32_t max_rq_wr;
-	uint16_t max_sq_sge;
-	uint16_t max_rq_sge;
-	uint16_t inline_buf_size;
-	uint8_t reserved[2];
-	uint32_t device_caps;
-	uint32_t max_rdma_size;
-};
+#include "common/node/efadv_abi.h"
 
 struct fake_device {
 	char name[32];

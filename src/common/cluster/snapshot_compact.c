@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/base/hash.h"
 #include "common/base/atomic_write.h"
 #include "common/base/strutil.h"
 #include "common/cluster/snapshot.h"
@@ -100,7 +101,7 @@ static void layout_of(const struct compact_header *h, struct layout *l)
 uint64_t efa_snapshot_compact_sum(const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ull, w;
+	uint64_t h = EFA_FNV1A64_SEED, w;
 	size_t i = 0;
 
 	for (; i + 8 <= len; i += 8) {
@@ -145,15 +146,6 @@ struct strings {
 	size_t nslots, used;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h;
-}
-
 static int strings_grow(struct strings *t)
 {
 	size_t n = t->nslots ? t->nslots * 2 : 1024;
@@ -166,7 +158,7 @@ static int strings_grow(struct strings *t)
 
 		if (!t->slots[i])
 			continue;
-		for (j = str_hash(t->buf + t->slots[i] - 1) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+		for (j = efa_fnv1a64_str(t->buf + t->slots[i] - 1) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
 			;
 		slots[j] = t->slots[i];
 	}
@@ -187,7 +179,7 @@ static int intern(struct strings *t, const char *s, uint32_t *off)
 	}
 	if (2 * (t->used + 1) > t->nslots && strings_grow(t))
 		return -1;
-	for (j = str_hash(s) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
+	for (j = efa_fnv1a64_str(s) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
 		if (!strcmp(t->buf + t->slots[j] - 1, s)) {
 			*off = t->slots[j] - 1;
 			return 0;

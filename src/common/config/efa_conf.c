@@ -542,7 +542,7 @@ int efa_config_parse(const char *text, size_t len, const char *name,
 		     struct efa_config **out, struct efa_error *err)
 {
 	struct parser ps = { .name = name, .err = err };
-	char *buf = NULL, *line, *next;
+	char *buf = NULL, *line, *cursor;
 
 	partition_init(&ps.defaults);
 	if (memchr(text, '\0', len)) {
@@ -555,10 +555,7 @@ int efa_config_parse(const char *text, size_t len, const char *name,
 		efa_error_set(err, "out of memory");
 		goto fail;
 	}
-	for (line = buf; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
+	for (cursor = buf; (line = efa_line_next(&cursor));) {
 		ps.line++;
 		if (parse_line(&ps, line))
 			goto fail;

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
 #include "common/config/kvline.h"
 
 static int blank(char c)
@@ -48,4 +50,17 @@ int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err)
 	if (!**value)
 		return efa_error_set(err, "%s: empty value", *key);
 	return 1;
+}
+
+char *efa_line_next(char **cursor)
+{
+	char *line = *cursor, *end;
+
+	if (!line)
+		return NULL;
+	end = strchr(line, '\n');
+	if (end)
+		*end++ = '\0';
+	*cursor = end;
+	return line;
 }

@@ -16,4 +16,11 @@
  */
 int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err);
 
+/*
+ * Cuts the next line out of the NUL-terminated text at *cursor, in place
+ * (its '\n' becomes the end); NULL past the last line. Start with
+ * *cursor at the text.
+ */
+char *efa_line_next(char **cursor);
+
 #endif

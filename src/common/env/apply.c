@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/base/hash.h"
 #include "common/env/env.h"
 #include "common/env/varnames.h"
 #include "common/node/image.h"
@@ -160,10 +161,7 @@ out:
 static void value_digest(const char *value, char out[DIGEST_LEN + 1])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint32_t h = 2166136261u;	/* FNV-1a */
-
-	for (const unsigned char *c = (const unsigned char *)value; *c; c++)
-		h = (h ^ *c) * 16777619u;
+	uint32_t h = efa_fnv1a32_str(value);
 	/* By hand: a step makes one per variable per task. */
 	for (int i = DIGEST_LEN - 1; i >= 0; i--, h >>= 4)
 		out[i] = hex[h & 0xf];

@@ -308,7 +308,7 @@ int efa_profile_parse(const char *text, size_t len, const char *name,
 {
 	struct efa_profile p = { 0 };
 	struct efa_error why;
-	char *buf = NULL, *line, *next;
+	char *buf = NULL, *line, *cursor;
 	char where[256];
 	unsigned lineno = 0;
 
@@ -322,10 +322,7 @@ int efa_profile_parse(const char *text, size_t len, const char *name,
 		efa_error_set(err, "out of memory");
 		goto fail;
 	}
-	for (line = buf; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
+	for (cursor = buf; (line = efa_line_next(&cursor));) {
 		snprintf(where, sizeof(where), "%s%s:%u", name, PROFILE_SUFFIX, ++lineno);
 		if (parse_line(&p, line, where, &why)) {
 			efa_error_set(err, "%s: %s", where, why.msg);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/node/efadv_abi.h"
 #include "common/node/rdma.h"
 
 /*
@@ -58,25 +59,8 @@ const char *efa_platform_gdr(const char *type)
 	return NULL;
 }
 
-/*
- * rdma-core's public ABI, declared here so that rdma-core is not a build
- * dependency: providers/efa/efadv.h (struct efadv_device_attr up to
- * max_rdma_size, the size every libefa since rdma-core 26 accepts as
- * inlen) and libibverbs/verbs.h (the device list calls).
- */
-struct efadv_device_attr {
-	uint64_t comp_mask;
-	uint32_t max_sq_wr;
-	uint32_t max_rq_wr;
-	uint16_t max_sq_sge;
-	uint16_t max_rq_sge;
-	uint16_t inline_buf_size;
-	uint8_t reserved[2];
-	uint32_t device_caps;
-	uint32_t max_rdma_size;
-};
-#define EFADV_DEVICE_ATTR_CAPS_RDMA_READ (1u << 0)
-
+/* libibverbs/verbs.h's device list calls, and efadv_query_device
+ * (efadv_abi.h), looked up in the node's own libefa at run time. */
 struct verbs {
 	void **(*get_device_list)(int *num);
 	void (*free_device_list)(void **list);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/base/hash.h"
 #include "common/base/atomic_write.h"
 #include "common/base/strutil.h"
 #include "common/node/bind.h"
@@ -30,18 +31,6 @@ static const char *const device_dirs[] = {
 /* Where device nodes appear (devtmpfs keeps its directories' times). */
 static const char *const dev_dirs[] = { "/dev", "/dev/infiniband", NULL };
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ull
 
 static int under_root(const char *root, const char *path, char *buf, size_t size)
 {
@@ -83,7 +72,7 @@ static void listing_stamp(const char *path, uint64_t *v)
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		h = hash_bytes(HASH_SEED, e->d_name, strlen(e->d_name));
+		h = efa_fnv1a64(EFA_FNV1A64_SEED, e->d_name, strlen(e->d_name));
 		v[0] += h;
 		v[1] ^= h;
 		v[2]++;
@@ -300,13 +289,13 @@ static bool key_holds(const struct efa_nodedesc_key *was, const struct efa_noded
 
 static int cache_file(const char *dir, const struct efa_nodedesc_key *k, char *buf, size_t size)
 {
-	uint64_t h = HASH_SEED;
+	uint64_t h = EFA_FNV1A64_SEED;
 	int n;
 
 	/* One file per root: nodes sharing a host in tests, each with its
 	 * own root=, do not take turns replacing it. */
-	h = hash_bytes(h, &k->root_dev, sizeof(k->root_dev));
-	h = hash_bytes(h, &k->root_ino, sizeof(k->root_ino));
+	h = efa_fnv1a64(h, &k->root_dev, sizeof(k->root_dev));
+	h = efa_fnv1a64(h, &k->root_ino, sizeof(k->root_ino));
 	n = snprintf(buf, size, "%s/node-%016llx", dir, (unsigned long long)h);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/hash.h"
 #include "common/base/strutil.h"
 #include "common/node/bind.h"
 #include "common/nodecache/nodedesc.h"
@@ -10,17 +11,6 @@
 static const char magic[8] = "EFANODE";
 #define HEADER_SIZE (sizeof(magic) + 4 + 4 + 8 + 8)
 #define NO_STRING 0xffffffffu
-
-static uint64_t fnv1a(const unsigned char *p, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -203,7 +193,7 @@ int efa_nodedesc_encode(const struct efa_nodedesc *desc, char **out, size_t *len
 		return -1;
 	}
 	payload = w.len - HEADER_SIZE;
-	sum = fnv1a(w.p + HEADER_SIZE, payload);
+	sum = efa_fnv1a64(EFA_FNV1A64_SEED, w.p + HEADER_SIZE, payload);
 	memcpy(w.p + sizeof(magic) + 8, &payload, 8);
 	memcpy(w.p + sizeof(magic) + 16, &sum, 8);
 	*out = (char *)w.p;
@@ -512,7 +502,7 @@ int efa_nodedesc_decode(const char *buf, size_t len, struct efa_nodedesc *desc,
 	if (payload != len - HEADER_SIZE)
 		return efa_error_set(err, "truncated: %zu bytes of %llu", len - HEADER_SIZE,
 				     (unsigned long long)payload);
-	if (fnv1a((const unsigned char *)buf + HEADER_SIZE, payload) != sum)
+	if (efa_fnv1a64(EFA_FNV1A64_SEED, (const unsigned char *)buf + HEADER_SIZE, payload) != sum)
 		return efa_error_set(err, "checksum mismatch");
 	r = (struct rd){ .p = (const unsigned char *)buf + HEADER_SIZE, .left = payload };
 	get_key(&r, &desc->key);

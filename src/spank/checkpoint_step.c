@@ -20,30 +20,12 @@
 #include "common/checkpoint/checkpoint.h"
 #include "common/checkpoint/checkpoint_dir.h"
 #include "common/checkpoint/retention.h"
-#include "checkpoint.h"
-#include "step.h"
+#include "checkpoint_step.h"
 
 /* The child's report; what comes past this is read and dropped. */
 #define REPORT_MAX 65536
-#define NODE_NAME_MAX 256
 #define USER_NAME_MAX 256
 
-static struct {
-	bool active;		/* the step has a checkpoint directory */
-	bool ready;		/* created on this node */
-	bool batch;		/* the batch step: retention when it ends */
-	char dir[EFA_CKPT_PATH_MAX];
-	char root[EFA_CKPT_PATH_MAX];	/* "/" when the partition has none */
-	enum efa_ckpt_fs fs;
-	mode_t mode;
-	long keep;
-	uid_t uid;
-	gid_t gid;
-	char node[NODE_NAME_MAX];
-	dev_t dev;		/* the directory as created on the node */
-	ino_t ino;
-	long timeout_ms;	/* CheckpointTimeout=: how long its file system may take */
-} ckpt;
 
 static int user_name(uid_t uid, char *buf, size_t size)
 {
@@ -55,21 +37,21 @@ static int user_name(uid_t uid, char *buf, size_t size)
 	return snprintf(buf, size, "%s", pw.pw_name) >= (int)size ? -1 : 0;
 }
 
-static int decide_dir(spank_t sp, const char *root, const struct efa_options *opts,
-		      struct efa_error *err)
+static int decide_dir(struct efa_step_ckpt *ckpt, spank_t sp, const char *root,
+		      const struct efa_options *opts, struct efa_error *err)
 {
 	char user[USER_NAME_MAX], name[EFA_CKPT_NAME_MAX + 2], task[16];
 	uint32_t job_id = 0, array_id = 0, array_task = 0;
 
 	if (opts->checkpoint_dir[0] && root)
-		return efa_checkpoint_allowed(root, opts->checkpoint_dir, ckpt.dir,
-					      sizeof(ckpt.dir), err);
+		return efa_checkpoint_allowed(root, opts->checkpoint_dir, ckpt->dir,
+					      sizeof(ckpt->dir), err);
 	if (opts->checkpoint_dir[0]) {
-		snprintf(ckpt.dir, sizeof(ckpt.dir), "%s", opts->checkpoint_dir);
+		snprintf(ckpt->dir, sizeof(ckpt->dir), "%s", opts->checkpoint_dir);
 		return 0;
 	}
-	if (user_name(ckpt.uid, user, sizeof(user)))
-		return efa_error_set(err, "cannot find the name of uid %u", (unsigned)ckpt.uid);
+	if (user_name(ckpt->uid, user, sizeof(user)))
+		return efa_error_set(err, "cannot find the name of uid %u", (unsigned)ckpt->uid);
 	/* A name too long for the buffer could not be a directory name
 	 * either: failing here gives the job id, as it should. */
 	if (spank_getenv(sp, "SLURM_JOB_NAME", name, sizeof(name)) != ESPANK_SUCCESS)
@@ -80,58 +62,59 @@ static int decide_dir(spank_t sp, const char *root, const struct efa_options *op
 	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS &&
 	    array_task < NO_VAL) {	/* NO_VAL: not an array's task */
 		snprintf(task, sizeof(task), "%u", (unsigned)array_task);
-		return efa_checkpoint_default(root, user, name, array_id, task, ckpt.dir,
-					      sizeof(ckpt.dir), err);
+		return efa_checkpoint_default(root, user, name, array_id, task, ckpt->dir,
+					      sizeof(ckpt->dir), err);
 	}
-	return efa_checkpoint_default(root, user, name, job_id, NULL, ckpt.dir, sizeof(ckpt.dir),
+	return efa_checkpoint_default(root, user, name, job_id, NULL, ckpt->dir, sizeof(ckpt->dir),
 				      err);
 }
 
-void efa_ckpt_prepare(spank_t sp, const struct efa_config *cfg,
-		      const struct efa_partition *part, const struct efa_options *opts,
-		      const char *node_name)
+void efa_ckpt_prepare(struct efa_step *step, spank_t sp, const struct efa_options *opts)
 {
+	struct efa_step_ckpt *ckpt = &step->ckpt;
+	const struct efa_partition *part = step->part;
 	const char *root = part ? part->checkpoint_root : NULL;
 	uint32_t step_id = 0;
 	struct efa_error err;
 
-	if (!opts->checkpoint_dir[0] && !root)
+	if (!step->cfg || (!opts->checkpoint_dir[0] && !root))
 		return;
-	snprintf(ckpt.node, sizeof(ckpt.node), "%s", node_name);
-	if (spank_get_item(sp, S_JOB_UID, &ckpt.uid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_GID, &ckpt.gid) != ESPANK_SUCCESS) {
-		efa_step_fail("efa: node %s cannot tell the job's user: no checkpoint directory (tell your cluster admin)",
-			      ckpt.node);
+	if (spank_get_item(sp, S_JOB_UID, &ckpt->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &ckpt->gid) != ESPANK_SUCCESS) {
+		efa_step_fail(step, "efa: node %s cannot tell the job's user: no checkpoint directory (tell your cluster admin)",
+			      step->node_name);
 		return;
 	}
-	if (efa_path_normalize(root ? root : "/", ckpt.root, sizeof(ckpt.root), &err) ||
-	    decide_dir(sp, root ? ckpt.root : NULL, opts, &err)) {
-		efa_step_fail("efa: node %s refuses the checkpoint directory: %s", ckpt.node, err.msg);
+	if (efa_path_normalize(root ? root : "/", ckpt->root, sizeof(ckpt->root), &err) ||
+	    decide_dir(ckpt, sp, root ? ckpt->root : NULL, opts, &err)) {
+		efa_step_fail(step, "efa: node %s refuses the checkpoint directory: %s", step->node_name,
+			      err.msg);
 		return;
 	}
 	spank_get_item(sp, S_JOB_STEPID, &step_id);
-	ckpt.batch = step_id == SLURM_BATCH_SCRIPT;
-	ckpt.fs = root ? part->checkpoint_fs : EFA_CKPT_FS_ANY;
-	ckpt.mode = cfg->checkpoint_mode;
-	ckpt.timeout_ms = cfg->checkpoint_timeout < 1 ? 1000 :
-			  cfg->checkpoint_timeout > INT_MAX / 2000 ? INT_MAX / 2 :
-			  cfg->checkpoint_timeout * 1000;
-	ckpt.keep = opts->checkpoint_keep != EFA_CKPT_KEEP_UNSET ? opts->checkpoint_keep :
-		    part ? part->checkpoint_keep : EFA_CKPT_KEEP_UNSET;
-	ckpt.active = true;
+	ckpt->batch = step_id == SLURM_BATCH_SCRIPT;
+	ckpt->fs = root ? part->checkpoint_fs : EFA_CKPT_FS_ANY;
+	ckpt->mode = step->cfg->checkpoint_mode;
+	ckpt->timeout_ms = step->cfg->checkpoint_timeout < 1 ? 1000 :
+			   step->cfg->checkpoint_timeout > INT_MAX / 2000 ? INT_MAX / 2 :
+			   step->cfg->checkpoint_timeout * 1000;
+	ckpt->keep = opts->checkpoint_keep != EFA_CKPT_KEEP_UNSET ? opts->checkpoint_keep :
+		     part ? part->checkpoint_keep : EFA_CKPT_KEEP_UNSET;
+	ckpt->active = true;
 }
 
-bool efa_ckpt_reaches_container(void)
+bool efa_ckpt_reaches_container(const struct efa_step *step)
 {
+	const struct efa_step_ckpt *ckpt = &step->ckpt;
 	struct stat st;
 
-	return !ckpt.ready ||
-	       (!stat(ckpt.dir, &st) && st.st_dev == ckpt.dev && st.st_ino == ckpt.ino);
+	return !ckpt->ready ||
+	       (!stat(ckpt->dir, &st) && st.st_dev == ckpt->dev && st.st_ino == ckpt->ino);
 }
 
-const char *efa_ckpt_dir(void)
+const char *efa_ckpt_dir(const struct efa_step *step)
 {
-	return ckpt.ready ? ckpt.dir : NULL;
+	return step->ckpt.ready ? step->ckpt.dir : NULL;
 }
 
 /* One line for the parent to log: 'I' (info) or 'E' (error), then text. */
@@ -169,9 +152,9 @@ static void report_removed(void *ctx, const char *name, const char *error)
 		report(out, 'I', "removed %s", name);
 }
 
-/* The child: becomes the job's user, then trims the directory. */
-/* The job's groups, for the child of retention. */
-struct groups {
+/* What the child of retention needs: the directory and the job's groups. */
+struct retention {
+	const struct efa_step_ckpt *ckpt;
 	const gid_t *gids;
 	int n;
 };
@@ -179,7 +162,8 @@ struct groups {
 /* The child: becomes the job's user, then trims the directory. */
 static int retain_as_user(void *arg, int out)
 {
-	const struct groups *g = arg;
+	const struct retention *g = arg;
+	const struct efa_step_ckpt *ckpt = g->ckpt;
 	struct efa_error err;
 	int fd, rc;
 
@@ -187,20 +171,20 @@ static int retain_as_user(void *arg, int out)
 		report(out, 'E', "setgroups: %s: nothing removed", strerror(errno));
 		return -1;
 	}
-	if (setgid(ckpt.gid)) {
-		report(out, 'E', "setgid(%u): %s: nothing removed", (unsigned)ckpt.gid, strerror(errno));
+	if (setgid(ckpt->gid)) {
+		report(out, 'E', "setgid(%u): %s: nothing removed", (unsigned)ckpt->gid, strerror(errno));
 		return -1;
 	}
-	if (setuid(ckpt.uid)) {
-		report(out, 'E', "setuid(%u): %s: nothing removed", (unsigned)ckpt.uid, strerror(errno));
+	if (setuid(ckpt->uid)) {
+		report(out, 'E', "setuid(%u): %s: nothing removed", (unsigned)ckpt->uid, strerror(errno));
 		return -1;
 	}
-	fd = efa_checkpoint_open(ckpt.root, ckpt.dir, ckpt.uid, false, 0, &err);
+	fd = efa_checkpoint_open(ckpt->root, ckpt->dir, ckpt->uid, false, 0, &err);
 	if (fd < 0) {
 		report(out, 'E', "%s: nothing removed", err.msg);
 		return -1;
 	}
-	rc = efa_retention_apply(fd, ckpt.keep, report_removed, &out, &err);
+	rc = efa_retention_apply(fd, ckpt->keep, report_removed, &out, &err);
 	if (rc)
 		report(out, 'E', "%s", err.msg);
 	close(fd);
@@ -210,16 +194,16 @@ static int retain_as_user(void *arg, int out)
 /* The child of efa_ckpt_create: "D<dev> <ino>" once made, or "E<why>". */
 static int create_dir(void *arg, int out)
 {
+	const struct efa_step_ckpt *ckpt = arg;
 	struct efa_error err;
 	struct stat st;
 	int fd;
 
-	(void)arg;
-	if (efa_checkpoint_fs_check(ckpt.root, ckpt.fs, NULL, &err)) {
+	if (efa_checkpoint_fs_check(ckpt->root, ckpt->fs, NULL, &err)) {
 		report(out, 'R', "%s", err.msg);
 		return -1;
 	}
-	fd = efa_checkpoint_open(ckpt.root, ckpt.dir, ckpt.uid, true, ckpt.mode, &err);
+	fd = efa_checkpoint_open(ckpt->root, ckpt->dir, ckpt->uid, true, ckpt->mode, &err);
 	if (fd < 0) {
 		report(out, 'E', "%s", err.msg);
 		return -1;
@@ -239,8 +223,9 @@ static int create_dir(void *arg, int out)
  * a time limit: a hung FSx for Lustre (or NFS) mount must fail the step
  * with a message, not hang its start, and never drain the node.
  */
-void efa_ckpt_create(spank_t sp)
+void efa_ckpt_create(struct efa_step *step, spank_t sp)
 {
+	struct efa_step_ckpt *ckpt = &step->ckpt;
 	char text[EFA_ERROR_MAX + EFA_CKPT_PATH_MAX + 64];
 	struct efa_child child;
 	struct efa_error err;
@@ -249,77 +234,78 @@ void efa_ckpt_create(spank_t sp)
 
 	/* enroot's hook mounts what this names: only a directory made here. */
 	spank_unsetenv(sp, EFA_CKPT_ENV_VAR);
-	if (!ckpt.active)
+	if (!ckpt->active)
 		return;
-	if (efa_child_run(create_dir, NULL, ckpt.timeout_ms, false, text, sizeof(text), &child, &err)) {
-		efa_step_fail("efa: node %s cannot create checkpoint directory %s: %s", ckpt.node,
-			      ckpt.dir, err.msg);
+	if (efa_child_run(create_dir, ckpt, ckpt->timeout_ms, false, text, sizeof(text), &child, &err)) {
+		efa_step_fail(step, "efa: node %s cannot create checkpoint directory %s: %s", step->node_name,
+			      ckpt->dir, err.msg);
 		return;
 	}
 	if (child.status < 0)
 		slurm_error("efa: the child creating %s is stuck in its file system: left behind",
-			    ckpt.dir);
+			    ckpt->dir);
 	if (child.killed) {
-		efa_step_fail("efa: node %s cannot create checkpoint directory %s: its file system did not answer within %ld s (CheckpointTimeout=): is FSx for Lustre hung on this node? Tell your cluster admin",
-			      ckpt.node, ckpt.dir, ckpt.timeout_ms / 1000);
+		efa_step_fail(step, "efa: node %s cannot create checkpoint directory %s: its file system did not answer within %ld s (CheckpointTimeout=): is FSx for Lustre hung on this node? Tell your cluster admin",
+			      step->node_name, ckpt->dir, ckpt->timeout_ms / 1000);
 		return;
 	}
 	text[strcspn(text, "\n")] = '\0';
 	if (text[0] == 'R') {
-		efa_step_fail("efa: node %s cannot hold checkpoints: %s", ckpt.node, text + 1);
+		efa_step_fail(step, "efa: node %s cannot hold checkpoints: %s", step->node_name, text + 1);
 		return;
 	}
 	if (text[0] != 'D' || sscanf(text + 1, "%ju %ju", &dev, &ino) != 2) {
-		efa_step_fail("efa: node %s cannot create checkpoint directory %s: %s", ckpt.node,
-			      ckpt.dir, text[0] ? text + 1 : "its creator ended without a word");
+		efa_step_fail(step, "efa: node %s cannot create checkpoint directory %s: %s", step->node_name,
+			      ckpt->dir, text[0] ? text + 1 : "its creator ended without a word");
 		return;
 	}
-	ckpt.dev = (dev_t)dev;
-	ckpt.ino = (ino_t)ino;
-	ckpt.ready = true;
+	ckpt->dev = (dev_t)dev;
+	ckpt->ino = (ino_t)ino;
+	ckpt->ready = true;
 	/* For enroot's hook, which pyxis runs with the job's environment
 	 * when it starts the container, after every plugin's user_init. */
-	rc = spank_setenv(sp, EFA_CKPT_ENV_VAR, ckpt.dir, 1);
+	rc = spank_setenv(sp, EFA_CKPT_ENV_VAR, ckpt->dir, 1);
 	if (rc != ESPANK_SUCCESS)
 		slurm_error("efa: cannot set %s: %s", EFA_CKPT_ENV_VAR, spank_strerror(rc));
 }
 
-static void log_report(char *text)
+static void log_report(const struct efa_step_ckpt *ckpt, char *text)
 {
 	char *save = NULL;
 
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == 'E')
-			slurm_error("efa: checkpoint retention in %s: %s", ckpt.dir, line + 1);
+			slurm_error("efa: checkpoint retention in %s: %s", ckpt->dir, line + 1);
 		else
 			slurm_info("efa: checkpoint retention in %s (keeping the %ld newest): %s",
-				   ckpt.dir, ckpt.keep, line + 1);
+				   ckpt->dir, ckpt->keep, line + 1);
 	}
 }
 
-void efa_ckpt_retain(spank_t sp)
+void efa_ckpt_retain(struct efa_step *step, spank_t sp)
 {
 	static char text[REPORT_MAX];
-	struct groups g = { .gids = NULL, .n = 0 };
+	const struct efa_step_ckpt *ckpt = &step->ckpt;
+	struct retention g = { .ckpt = ckpt, .gids = NULL, .n = 0 };
 	struct efa_child child;
 	struct efa_error err;
 	/* Retention may have much to delete: twice the time a look takes. */
-	long limit = 2 * ckpt.timeout_ms;
+	long limit = 2 * ckpt->timeout_ms;
 
-	if (!ckpt.ready || !ckpt.batch || ckpt.keep <= 0)
+	if (!ckpt->ready || !ckpt->batch || ckpt->keep <= 0)
 		return;
 	/* Without the job's groups the child keeps only its primary one. */
 	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, (gid_t **)&g.gids, &g.n) != ESPANK_SUCCESS) {
-		g.gids = &ckpt.gid;
+		g.gids = &ckpt->gid;
 		g.n = 1;
 	}
 	if (efa_child_run(retain_as_user, &g, limit, false, text, sizeof(text), &child, &err)) {
-		slurm_error("efa: checkpoint retention in %s: %s: nothing removed", ckpt.dir, err.msg);
+		slurm_error("efa: checkpoint retention in %s: %s: nothing removed", ckpt->dir, err.msg);
 		return;
 	}
 	if (child.killed)
 		slurm_error("efa: checkpoint retention in %s took more than %ld s: stopped, older checkpoints may remain%s",
-			    ckpt.dir, limit / 1000,
+			    ckpt->dir, limit / 1000,
 			    child.status < 0 ? " (its process, stuck in the file system, was left behind)" : "");
-	log_report(text);
+	log_report(ckpt, text);
 }

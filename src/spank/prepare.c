@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "common/base/strutil.h"
+#include "common/env/env.h"
+#include "common/env/memlock.h"
+#include "common/env/profile.h"
+#include "common/node/bind.h"
+#include "common/node/node.h"
+#include "common/nodecache/nodecache.h"
+#include "prepare.h"
+
+#define NIC_RECOUNT_INTERVAL 5
+
+/* In slurmd's log, where the admin who wrote the profile looks. */
+static void log_plan_warnings(const struct efa_step *step, const struct efa_node *node)
+{
+	char **warnings = NULL;
+
+	if (efa_env_plan_warnings(step->plan, step->cfg, node, &warnings)) {
+		slurm_error("efa: out of memory checking the profile");
+		return;
+	}
+	for (char **w = warnings; *w; w++)
+		slurm_info("efa: node %s: %s", step->node_name, *w);
+	efa_strv_free(warnings);
+}
+
+/*
+ * A node showing fewer EFA devices than its profile's EFADevices= is
+ * broken or still bringing NICs up (p5en: EFADevicesWait=): count again
+ * for a while, then fail a --efa=required step, or warn an auto one. The
+ * node itself is never failed: slurmd stays up and the admin decides.
+ */
+static void check_expected_nics(struct efa_step *step, struct efa_node **node,
+				const struct efa_profiles *profiles)
+{
+	const struct efa_profile *p;
+	struct efa_error err;
+	char missing[EFA_STEP_MESSAGE_MAX / 2];
+	unsigned accels = 0;
+	int wait, expected;
+
+	if (!profiles)
+		return;
+	for (size_t i = 0; i < (*node)->naccels; i++)
+		if ((*node)->accels[i].present)
+			accels |= 1u << (*node)->accels[i].kind;
+	p = efa_profiles_match(profiles, (*node)->instance_type, accels);
+	expected = efa_profile_expected_nics(p, (*node)->instance_type, &wait);
+	while (expected > 0 && (*node)->nnics < (size_t)expected && wait > 0) {
+		struct efa_node *again = NULL;
+		int nap = wait < NIC_RECOUNT_INTERVAL ? wait : NIC_RECOUNT_INTERVAL;
+
+		sleep((unsigned)nap);
+		wait -= nap;
+		if (efa_node_discover(step->root, step->cfg->instance_type, &again, &err))
+			break;
+		efa_node_free(*node);
+		*node = again;
+	}
+	efa_node_missing_nics(*node, step->root, expected, missing, sizeof(missing));
+	if (!missing[0])
+		return;
+	slurm_info("efa: node %s has %s: it needs repair", step->node_name, missing);
+	if (step->mode == EFA_MODE_REQUIRED)
+		efa_step_fail(step, "efa: --efa=required but node %s has %s. The node needs repair: tell your cluster admin, exclude it (--exclude=%s), or submit with --efa=auto to run on the devices it has",
+			      step->node_name, missing, step->node_name);
+	else
+		snprintf(step->warning, sizeof(step->warning),
+			 "efa: warning: node %s has %s: the step runs with less EFA bandwidth (tell your cluster admin)",
+			 step->node_name, missing);
+}
+
+/* The node and its profiles, read once per boot (nodecache.h). */
+static int describe_node(const struct efa_step *step, struct efa_nodedesc *desc,
+			 struct efa_error *err)
+{
+	const struct efa_node_cache cache = { .dir = step->cfg->node_cache_dir,
+					      .settle = EFA_NODE_CACHE_SETTLE };
+	char note[1024];
+	int rc = efa_node_describe(step->root, step->cfg, &cache, desc, note, sizeof(note), err);
+
+	if (rc == EFA_NODE_CACHE_BUILT)
+		slurm_debug("efa: node %s: read the node afresh: %s", step->node_name, note);
+	else if (rc == EFA_NODE_CACHE_UNWRITABLE)
+		slurm_info("efa: node %s: %s: each step reads the node again until this is fixed",
+			   step->node_name, note);
+	return rc < 0 ? -1 : 0;
+}
+
+static void prepare_plan(struct efa_step *step, const struct efa_args *args)
+{
+	struct efa_nodedesc desc;
+	struct efa_profiles *profiles = NULL;
+	struct efa_node *node = NULL;
+	struct efa_error err;
+	char problem[512];
+
+	if (efa_expand_node_name(args->root, step->node_name, step->root, sizeof(step->root))) {
+		slurm_error("efa: root=%s is too long", args->root);
+		return;
+	}
+	if (describe_node(step, &desc, &err)) {
+		slurm_error("efa: %s", err.msg);
+		if (step->mode == EFA_MODE_REQUIRED)
+			efa_step_fail(step, "efa: --efa=required but node %s cannot read its devices: %s",
+				      step->node_name, err.msg);
+		return;
+	}
+	node = desc.node;
+	profiles = desc.profiles;
+	desc.node = NULL;
+	desc.profiles = NULL;
+	efa_node_efa_problem(node, problem, sizeof(problem));
+	if (problem[0]) {
+		if (step->mode == EFA_MODE_REQUIRED) {
+			efa_step_fail(step, "efa: --efa=required but node %s (%s) has %s: submit without --efa or to a partition of EFA instances",
+				      step->node_name,
+				      node->instance_type ? node->instance_type : "unknown instance type",
+				      problem);
+		} else {
+			slurm_info("efa: node %s has %s: --efa=auto sets nothing", step->node_name,
+				   problem);
+		}
+		goto out;
+	}
+	if (!profiles)
+		slurm_error("efa: %s: only the library path is set; fix the profiles",
+			    desc.profiles_error);
+	check_expected_nics(step, &node, profiles);
+	if (step->failure[0])
+		goto out;
+	if (efa_env_plan_build(node, profiles, &step->plan, &err))
+		slurm_error("efa: %s", err.msg);
+	else
+		log_plan_warnings(step, node);
+	step->profiles = profiles;
+	profiles = NULL;
+	/* Each task binds in its own process: work out closeness once. */
+	if (step->bind == EFA_BIND_CLOSEST && efa_bind_index(node))
+		slurm_error("efa: out of memory indexing the node's topology");
+	step->node = node;
+	node = NULL;
+out:
+	efa_nodedesc_clear(&desc);
+	efa_profiles_free(profiles);
+	efa_node_free(node);
+}
+
+/*
+ * Once per step, in slurmstepd, whose limit each task inherits: a
+ * propagated RLIMIT_MEMLOCK below it is not applied (memlock.h), and the
+ * log says so here, once.
+ */
+static void check_memlock(struct efa_step *step, spank_t sp)
+{
+	char value[64], msg[EFA_STEP_MESSAGE_MAX];
+	struct rlimit rl;
+
+	if (!efa_step_job_env(sp, EFA_MEMLOCK_VAR, value, sizeof(value)) ||
+	    getrlimit(RLIMIT_MEMLOCK, &rl))
+		return;
+	step->refuse_memlock = efa_memlock_refuse(value, rl.rlim_cur, msg, sizeof(msg));
+	if (step->refuse_memlock)
+		slurm_info("efa: node %s: %s", step->node_name, msg);
+}
+
+void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *args)
+{
+	if (!step->cfg || (step->mode != EFA_MODE_REQUIRED && step->mode != EFA_MODE_AUTO))
+		return;
+	if (!efa_step_job_env(sp, "SLURM_STEP_GPUS", step->gres_gpus, sizeof(step->gres_gpus)) &&
+	    !efa_step_job_env(sp, "SLURM_JOB_GPUS", step->gres_gpus, sizeof(step->gres_gpus)))
+		step->gres_gpus[0] = '\0';
+	if (!efa_step_job_env(sp, "CUDA_VISIBLE_DEVICES", step->cuda_visible,
+			      sizeof(step->cuda_visible)))
+		step->cuda_visible[0] = '\0';
+	prepare_plan(step, args);
+	if (step->plan)
+		check_memlock(step, sp);
+}

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "common/env/env.h"
+#include "common/env/launch.h"
+#include "common/env/memlock.h"
+#include "common/node/bind.h"
+#include "common/node/image.h"
+#include "common/node/stack.h"
+#include "common/node/sysfs.h"
+#include "checkpoint_step.h"
+#include "container.h"
+#include "task.h"
+
+#define GPUS_MAX 256
+#define TASK_VARS (EFA_LAUNCH_VARS + 5)
+#define LIBPATH_MAX 65536
+
+/* A task being set up: its step and its SPANK handle (the environment
+ * functions' context). */
+struct task {
+	struct efa_step *step;
+	spank_t sp;
+};
+
+static uint32_t item_u32(spank_t sp, spank_item_t item)
+{
+	uint32_t v = 0;
+
+	if (spank_get_item(sp, item, &v) != ESPANK_SUCCESS)
+		return 0;
+	return v;
+}
+
+static int task_id(spank_t sp)
+{
+	int v = 0;
+
+	if (spank_get_item(sp, S_TASK_ID, &v) != ESPANK_SUCCESS)
+		return 0;
+	return v;
+}
+
+static int get_task_env(void *ctx, const char *name, char *buf, size_t size)
+{
+	const struct task *t = ctx;
+	spank_err_t rc = spank_getenv(t->sp, name, buf, (int)size);
+
+	if (rc == ESPANK_SUCCESS)
+		return 1;
+	return rc == ESPANK_NOSPACE ? -1 : 0;
+}
+
+static int put_task_env(void *ctx, const char *name, const char *value,
+			enum efa_env_decision decision, const char *reason)
+{
+	const struct task *t = ctx;
+	spank_err_t rc;
+
+	if (decision == EFA_ENV_USER && value && t->step->image[0] && task_id(t->sp) == 0)
+		slurm_info("efa: node %s, image %s: %s kept as the image or the job set it (%s)",
+			   t->step->node_name, t->step->image, name, reason);
+	if (decision == EFA_ENV_REMOVED) {
+		rc = spank_unsetenv(t->sp, name);
+		if (rc != ESPANK_SUCCESS)
+			slurm_error("efa: cannot unset %s: %s", name, spank_strerror(rc));
+		return rc == ESPANK_SUCCESS ? 0 : -1;
+	}
+	if (decision != EFA_ENV_SET && decision != EFA_ENV_FORCED &&
+	    decision != EFA_ENV_PREPENDED)
+		return 0;
+	rc = spank_setenv(t->sp, name, value, 1);
+	if (rc != ESPANK_SUCCESS) {
+		slurm_error("efa: cannot set %s: %s", name, spank_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int set_own(const struct task *t, const char *name, const char *value)
+{
+	return put_task_env((void *)t, name, value, EFA_ENV_SET, NULL);
+}
+
+static int add_entry(struct efa_env_entry *e, size_t *n, const char *name,
+		     const char *value, const char *reason, bool slurm_var)
+{
+	e[*n].name = strdup(name);
+	e[*n].value = strdup(value);
+	e[*n].reason = strdup(reason);
+	e[*n].slurm_var = slurm_var;
+	(*n)++;
+	return e[*n - 1].name && e[*n - 1].value && e[*n - 1].reason ? 0 : -1;
+}
+
+/* The step's CUDA_VISIBLE_DEVICES entries at positions [first, first+count). */
+static void visible_share(const struct efa_step *step, const struct efa_task_binding *b,
+			  const int *gpus, size_t ngpus, char *out, size_t size)
+{
+	const char *p = step->cuda_visible;
+	size_t pos = 0, used = 0;
+
+	out[0] = '\0';
+	while (p && *p && pos < b->first + b->count) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (pos >= b->first && used + len + 2 < size) {
+			used += snprintf(out + used, size - used, "%s%.*s", used ? "," : "", (int)len, p);
+		}
+		pos++;
+		p = end ? end + 1 : NULL;
+	}
+	if (pos < b->first + b->count || !out[0]) {
+		/* CUDA_VISIBLE_DEVICES did not list the step's GPUs: use them. */
+		out[0] = '\0';
+		used = 0;
+		for (size_t i = b->first; i < b->first + b->count && i < ngpus; i++)
+			used += snprintf(out + used, size - used, "%s%d", used ? "," : "", gpus[i]);
+	}
+}
+
+/* --efa-bind=closest: the task's accelerators and the NICs nearest them. */
+static int binding_entries(const struct task *t, struct efa_env_entry *e, size_t *n)
+{
+	const struct efa_step *step = t->step;
+	spank_t sp = t->sp;
+	int gpus[GPUS_MAX], ngpus;
+	char task_gres[EFA_STEP_LIST_MAX], task_visible[EFA_STEP_LIST_MAX], value[EFA_BIND_LIST_MAX];
+	struct efa_bind_request req = { .task = (unsigned)task_id(sp),
+					.ntasks = item_u32(sp, S_JOB_LOCAL_TASK_COUNT) };
+	struct efa_task_binding b;
+	struct efa_error err;
+
+	if (!efa_step_job_env(sp, "SLURM_STEP_GPUS", task_gres, sizeof(task_gres)) &&
+	    !efa_step_job_env(sp, "SLURM_JOB_GPUS", task_gres, sizeof(task_gres)))
+		task_gres[0] = '\0';
+	if (!efa_step_job_env(sp, "CUDA_VISIBLE_DEVICES", task_visible, sizeof(task_visible)))
+		task_visible[0] = '\0';
+	if (step->gres_gpus[0]) {
+		/* Slurm narrows the task's GPU list when it binds (--gpu-bind,
+		 * --gpus-per-task); otherwise the share is ours to make. */
+		req.gpus_given = task_gres[0] && strcmp(task_gres, step->gres_gpus);
+		ngpus = efa_parse_index_list(req.gpus_given ? task_gres : step->gres_gpus,
+					     gpus, GPUS_MAX);
+	} else if (task_visible[0]) {
+		req.gpus_given = true;	/* set by the user, without GRES */
+		ngpus = efa_parse_index_list(task_visible, gpus, GPUS_MAX);
+	} else {
+		ngpus = 0;
+	}
+	if (ngpus < 0) {
+		slurm_error("efa: cannot read the task's GPUs ('%s'): no GPU binding", task_gres);
+		ngpus = 0;
+	}
+	req.gpus = gpus;
+	req.ngpus = (size_t)ngpus;
+	if (efa_step_job_env(sp, "NEURON_LOGICAL_NC_CONFIG", value, sizeof(value)) &&
+	    (req.lnc = efa_neuron_lnc_parse(value)) < 0) {
+		if (req.task == 0)
+			slurm_error("efa: NEURON_LOGICAL_NC_CONFIG=%s is not 1 or 2 (the Neuron runtime takes no other): NEURON_RT_VISIBLE_CORES counts the devices' default logical cores",
+				    value);
+		req.lnc = 0;
+	}
+	if (efa_bind_task(step->node, &req, &b, &err)) {
+		slurm_error("efa: %s", err.msg);
+		return -1;
+	}
+	if (b.shared && req.task == 0)
+		slurm_info("efa: %u tasks share %s on node %s: each task gets a slice",
+			   req.ntasks, ngpus ? "the step's GPUs" : "the Neuron cores", step->node_name);
+	if (ngpus && !req.gpus_given) {
+		visible_share(step, &b, gpus, (size_t)ngpus, value, sizeof(value));
+		if (add_entry(e, n, "CUDA_VISIBLE_DEVICES", value, "--efa-bind=closest: the task's share", true))
+			return -1;
+	}
+	if (b.nics[0] && add_entry(e, n, "FI_EFA_IFACE", b.nics, "--efa-bind=closest", false))
+		return -1;
+	if (b.neuron_cores[0] &&
+	    add_entry(e, n, "NEURON_RT_VISIBLE_CORES", b.neuron_cores, "--efa-bind=closest", false))
+		return -1;
+	return 0;
+}
+
+static bool neuron_node(const struct efa_step *step)
+{
+	for (size_t i = 0; step->node && i < step->node->naccels; i++)
+		if (step->node->accels[i].kind == EFA_ACCEL_NEURON && step->node->accels[i].present)
+			return true;
+	return false;
+}
+
+static int launch_entries(const struct task *t, struct efa_env_entry *e, size_t *n)
+{
+	const struct efa_step *step = t->step;
+	spank_t sp = t->sp;
+	char nodelist[EFA_STEP_LIST_MAX];
+	struct efa_launch l = {
+		.rank = item_u32(sp, S_TASK_GLOBAL_ID),
+		.local_rank = (unsigned)task_id(sp),
+		.world_size = item_u32(sp, S_JOB_TOTAL_TASK_COUNT),
+		.local_world_size = item_u32(sp, S_JOB_LOCAL_TASK_COUNT),
+		.nodelist = nodelist,
+		.job_id = item_u32(sp, S_JOB_ID),
+		.step_id = item_u32(sp, S_JOB_STEPID),
+		.port_lo = step->cfg->master_ports.lo,
+		.port_hi = step->cfg->master_ports.hi,
+		.neuron = neuron_node(step),
+	};
+	struct efa_error err;
+	int added;
+
+	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) &&
+	    !efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)))
+		nodelist[0] = '\0';
+	added = efa_launch_entries(&l, e + *n, &err);
+	if (added < 0) {
+		slurm_error("efa: %s", err.msg);
+		return -1;
+	}
+	*n += (size_t)added;
+	return 0;
+}
+
+static int apply_task(const struct task *t)
+{
+	const struct efa_step *step = t->step;
+	spank_t sp = t->sp;
+	struct efa_env_entry task[TASK_VARS];
+	const char *ckpt_dir = efa_ckpt_dir(step);
+	size_t n = 0;
+	int rc = -1;
+
+	if (!step->plan && !ckpt_dir)
+		return 0;
+	memset(task, 0, sizeof(task));
+	/* The batch script launches the job; its own environment is not a
+	 * rank's. Later steps replace whatever it had (SLURM_EFA_SET). */
+	if (step->plan && item_u32(sp, S_JOB_STEPID) != SLURM_BATCH_SCRIPT) {
+		if (step->bind == EFA_BIND_CLOSEST && binding_entries(t, task, &n))
+			goto out;
+		if (step->cfg->distributed_env == EFA_YES && launch_entries(t, task, &n))
+			goto out;
+	}
+	if (ckpt_dir &&
+	    (add_entry(task, &n, step->cfg->checkpoint_env, ckpt_dir,
+		       "the job's checkpoint directory", false) ||
+	     add_entry(task, &n, EFA_CKPT_ENV_VAR, ckpt_dir,
+		       "the job's checkpoint directory, whatever CheckpointEnv= says", true)))
+		goto out;
+	rc = efa_env_apply(step->plan, task, n, step->cfg, get_task_env, put_task_env, (void *)t);
+out:
+	efa_launch_entries_free(task, n);
+	return rc;
+}
+
+static int plan_for_image(struct efa_step *step, struct efa_sysfs *fs, struct efa_node *view)
+{
+	struct efa_env_plan *plan = NULL;
+	struct efa_error err;
+
+	*view = *step->node;
+	if (efa_image_stack(fs, &step->node->stack, &view->stack))
+		return -1;
+	if (efa_env_plan_build(view, step->profiles, &plan, &err))
+		return -1;
+	efa_env_plan_free(step->plan);
+	step->plan = plan;
+	plan->image = step->image;
+	plan->task_fs = fs;
+	return 0;
+}
+
+/*
+ * The task's own checks, where its file system is known: in a container
+ * the image must bring EFA's user space and the node's devices (and the
+ * step's plan is rebuilt from the image's software); on the node,
+ * aws-ofi-nccl must load. --efa=required fails the step, auto drops the
+ * plan and sets nothing EFA-specific. Returns -1 when the step must fail
+ * (the message is in step->failure).
+ */
+static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs *fs)
+{
+	static char ld_path[LIBPATH_MAX];
+	bool container = efa_container_entered(step);
+	struct efa_node view = { 0 };
+	char problem[1024];
+
+	if (container && efa_ckpt_dir(step) && !efa_ckpt_reaches_container(step))
+		efa_step_fail(step, "efa: checkpoint directory %s on node %s is not the node's inside container image %s: what the job writes there would be lost with the container. Install slurm-efa's enroot hook (50-slurm-efa.sh in enroot's hooks.d) or add --container-mounts=%s",
+			      efa_ckpt_dir(step), step->node_name, step->image, efa_ckpt_dir(step));
+	if (step->failure[0])
+		return -1;
+	if (!step->plan)
+		return 0;
+	if (!container && step->image[0] && task_id(sp) == 0)
+		slurm_info("efa: node %s: spank_efa runs before pyxis in plugstack.conf, so container image %s gets the node's EFA settings and its own variables override them: list spank_efa after pyxis (the shipped plugstack.conf.d/slurm-efa.conf sorts after pyxis.conf)",
+			   step->node_name, step->image);
+	if (!efa_step_job_env(sp, "LD_LIBRARY_PATH", ld_path, sizeof(ld_path)))
+		ld_path[0] = '\0';
+	if (container && plan_for_image(step, fs, &view)) {
+		efa_stack_clear(&view.stack);
+		efa_step_fail(step, "efa: node %s cannot read container image %s: out of memory",
+			      step->node_name, step->image);
+		return -1;
+	}
+	if (efa_env_plan_for_task(step->plan, container ? &view : step->node, fs, ld_path,
+				  container ? EFA_CHECK_CONTAINER : 0, step->mode == EFA_MODE_REQUIRED,
+				  problem, sizeof(problem))) {
+		efa_stack_clear(&view.stack);
+		efa_step_fail(step, "efa: node %s: out of memory", step->node_name);
+		return -1;
+	}
+	efa_stack_clear(&view.stack);
+	if (problem[0] && step->mode == EFA_MODE_REQUIRED) {
+		if (container)
+			efa_step_fail(step, "efa: --efa=required but container image %s on node %s cannot use EFA: %s. Use an image with EFA's user space (the EFA installer with --skip-kmod, or AWS's deep-learning containers), keep ENROOT_RESTRICT_DEV=n, or submit with --efa=auto",
+				      step->image, step->node_name, problem);
+		else
+			efa_step_fail(step, "efa: --efa=required but node %s cannot use EFA: %s. Install aws-ofi-nccl (the EFA installer does), put it on LD_LIBRARY_PATH, or submit with --efa=auto",
+				      step->node_name, problem);
+		return -1;
+	}
+	if (problem[0]) {
+		if (task_id(sp) == 0)
+			slurm_info("efa: node %s%s%s has %s: --efa=auto sets nothing EFA-specific",
+				   step->node_name, container ? ", container image " : "", step->image,
+				   problem);
+		efa_env_plan_free(step->plan);
+		step->plan = NULL;
+	}
+	return 0;
+}
+
+int efa_task_init(struct efa_step *step, spank_t sp)
+{
+	const struct task t = { .step = step, .sp = sp };
+	struct efa_sysfs fs;
+	int rc;
+
+	if (!efa_container_image(sp, step->image, sizeof(step->image)))
+		step->image[0] = '\0';
+	/* slurmstepd applies what is left of it after task_init. */
+	if (step->refuse_memlock)
+		spank_unsetenv(sp, EFA_MEMLOCK_VAR);
+	if (efa_sysfs_open(&fs, "/")) {
+		slurm_error("efa: cannot open the task's root directory");
+		return -1;
+	}
+	if (settle_task_plan(step, sp, &fs)) {
+		efa_sysfs_close(&fs);
+		slurm_error("%s", step->failure);
+		return -1;
+	}
+	/* Only slurm_error reaches the job's stderr from here. */
+	if (step->warning[0] && task_id(sp) == 0)
+		slurm_error("%s", step->warning);
+	if (step->mode != EFA_MODE_UNSET) {
+		if (set_own(&t, "SLURM_EFA_MODE", efa_mode_name(step->mode)) ||
+		    (step->bind != EFA_BIND_UNSET &&
+		     set_own(&t, "SLURM_EFA_BIND", efa_bind_name(step->bind)))) {
+			efa_sysfs_close(&fs);
+			return -1;
+		}
+	}
+	rc = apply_task(&t);
+	efa_sysfs_close(&fs);
+	return rc;
+}

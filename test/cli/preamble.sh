@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: Apache-2.0
+# What every CLI test starts with (bash, sourced after set -euo pipefail):
+# the TAP helpers, the slurm-efa under test ($efa), the fixtures
+# ($fixtures), a scratch directory ($tmp) removed at exit with every
+# stand-in server whose pid is in $pids (start_server in tap.sh).
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/test/lib/tap.sh"
+
+efa=$top_builddir/slurm-efa
+fixtures=$top_builddir/test/fixtures
+tmp=$(mktemp -d)
+pids=()
+cli_test_cleanup() {
+	local p
+	for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cli_test_cleanup EXIT
