@@ -288,6 +288,62 @@ static void test_release(void)
 	efa_cluster_clear(&c);
 }
 
+/*
+ * slurmctld reads the snapshot: one that others than its writer can change
+ * is not trusted (the node cache's rule, with sync's own user allowed).
+ */
+static void test_trust(void)
+{
+	char dir[4096], json[4200], bin[4200];
+	struct efa_cluster c, got, want;
+	struct efa_error err = { "" };
+	char note[1024];
+
+	snprintf(dir, sizeof(dir), "%s", tmp_at("trust"));
+	snprintf(json, sizeof(json), "%s/snapshot.json", dir);
+	snprintf(bin, sizeof(bin), "%s/snapshot.bin", dir);
+	require(ok(!mkdir(dir, 0755), "a directory for a snapshot"));
+	build(&c);
+	require(ok(!write_both(&c, json), "  the snapshot written"));
+	require(ok(!efa_snapshot_read(json, &want, &err), "  its JSON reads"));
+	ok(!efa_snapshot_load(json, &got, note, sizeof(note), &err) && !note[0],
+	   "owner-writable only, in a directory only its owner writes: loaded compact (%s)", err.msg);
+	efa_cluster_clear(&got);
+
+	chmod(bin, 0666);
+	ignored(json, &want, "writable by others than its owner", "a compact form anyone can write");
+	chmod(bin, 0644);
+	chmod(json, 0664);
+	ok(efa_snapshot_load(json, &got, note, sizeof(note), &err) == -1,
+	   "a JSON its group can write is refused");
+	has_str(err.msg, "snapshot.json is writable by others than its owner: not trusted", "  saying so");
+	chmod(json, 0644);
+
+	chmod(dir, 0777);
+	ok(efa_snapshot_load(json, &got, note, sizeof(note), &err) == -1,
+	   "a snapshot in a directory anyone can write is refused");
+	has_str(err.msg, "which others than its owner can write", "  saying so");
+	chmod(dir, 01777);
+	ok(efa_snapshot_load(json, &got, note, sizeof(note), &err) == -1,
+	   "  sticky or not (/tmp)");
+	chmod(dir, 0755);
+
+	if (geteuid() == 0) {
+		/* sync runs as a user of its own, in a directory of its own. */
+		ok(!chown(json, 65534, 65534) && !chown(bin, 65534, 65534), "  (the files given to uid 65534)");
+		ok(efa_snapshot_load(json, &got, note, sizeof(note), &err) == -1,
+		   "a snapshot of another user in root's directory is refused");
+		has_str(err.msg, "is owned by uid 65534, neither root", "  naming its owner");
+		ok(!chown(dir, 65534, 65534), "  (the directory given to uid 65534 too)");
+		err.msg[0] = '\0';
+		ok(!efa_snapshot_load(json, &got, note, sizeof(note), &err) && !note[0],
+		   "a snapshot of the user whose directory it is in is loaded (%s)", err.msg);
+		efa_cluster_clear(&got);
+	}
+	efa_cluster_clear(&want);
+	efa_cluster_clear(&c);
+}
+
 static void test_path(void)
 {
 	char *p = efa_snapshot_compact_path("/var/lib/slurm-efa/snapshot.json");
@@ -307,6 +363,7 @@ int main(void)
 	test_round_trips();
 	test_corruption();
 	test_release();
+	test_trust();
 	tmp_close();
 	return done_testing();
 }

@@ -30,8 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/base/hash.h"
 #include "common/base/atomic_write.h"
+#include "common/base/hash.h"
 #include "common/base/strutil.h"
 #include "common/cluster/snapshot.h"
 
@@ -566,11 +566,52 @@ static int read_all(int fd, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * What the snapshot says decides where jobs run, and slurmctld reads it: a
+ * file only its writer can change. The file (st) and its directory must be
+ * writable by their owner alone, and the file be root's, the reader's, or
+ * the directory's owner's (slurm-efa sync runs as a user of its own).
+ */
+static int trusted(const char *name, const struct stat *st, struct efa_error *err)
+{
+	char *copy = strdup(name), *slash;
+	const char *dir;
+	struct stat ds;
+	int rc = -1;
+
+	if (!copy)
+		return efa_error_set(err, "out of memory");
+	slash = strrchr(copy, '/');
+	if (!slash)
+		dir = ".";
+	else if (slash == copy)
+		dir = "/";
+	else {
+		*slash = '\0';
+		dir = copy;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		efa_error_set(err, "%s is writable by others than its owner: not trusted (chmod go-w %s)",
+			      name, name);
+	else if (stat(dir, &ds))
+		efa_error_set(err, "cannot stat %s: %s", dir, strerror(errno));
+	else if (ds.st_mode & (S_IWGRP | S_IWOTH))
+		efa_error_set(err, "%s is in %s, which others than its owner can write: not trusted (give the snapshot a directory of its own, e.g. /var/lib/slurm-efa)",
+			      name, dir);
+	else if (st->st_uid && st->st_uid != geteuid() && st->st_uid != ds.st_uid)
+		efa_error_set(err, "%s is owned by uid %u, neither root, this process's user nor its directory's owner: not trusted",
+			      name, (unsigned)st->st_uid);
+	else
+		rc = 0;
+	free(copy);
+	return rc;
+}
+
 /* The compact form of the JSON snapshot whose identity is json. */
 static int read_compact(const char *name, const struct efa_snapshot_id *json,
 			struct efa_cluster *c, struct efa_error *err)
 {
-	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct compact_header h = { 0 };
 	struct stat st;
 	char *mem;
@@ -583,6 +624,8 @@ static int read_compact(const char *name, const struct efa_snapshot_id *json,
 			      EFA_SNAPSHOT_MAX_SIZE);
 		goto fail;
 	}
+	if (trusted(name, &st, err))
+		goto fail;
 	if ((size_t)st.st_size >= sizeof(h) && read_all(fd, (char *)&h, sizeof(h))) {
 		efa_error_set(err, "cannot read %s: %s", name, strerror(errno));
 		goto fail;
@@ -619,11 +662,15 @@ int efa_snapshot_load(const char *path, struct efa_cluster *c, char *note, size_
 
 	memset(c, 0, sizeof(*c));
 	note[0] = '\0';
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return efa_error_set(err, "cannot open %s: %s", path, strerror(errno));
 	if (fstat(fd, &st)) {
 		close(fd);
 		return efa_error_set(err, "cannot stat %s: %s", path, strerror(errno));
+	}
+	if (S_ISREG(st.st_mode) && trusted(path, &st, err)) {
+		close(fd);
+		return -1;
 	}
 	efa_snapshot_id_of(&st, &id);
 	if (!(compact = efa_snapshot_compact_path(path))) {
