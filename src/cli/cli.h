@@ -55,53 +55,6 @@ slurmrest_t *cli_rest_open(const struct efa_config *cfg, const struct cli_rest *
 /* Prints what slurmrestd warned about in its last answer, one line each. */
 void cli_rest_warnings(slurmrest_t *rest);
 
-/* A node whose features in Slurm differ from those its zone and layer
- * sources give (ZoneSource=, TopologySource=): what WriteFeatures= fixes. */
-struct cli_feature_update {
-	char *node;
-	char **from;		/* Slurm's now */
-	char **to;		/* with the sources' zone and layers */
-};
-
-struct cli_feature_updates {
-	struct cli_feature_update *v;
-	size_t n;
-};
-
-void cli_feature_updates_clear(struct cli_feature_updates *u);
-
-/*
- * Reads nodes and zones. With since (a previous answer's update time,
- * updated here), an unchanged cluster sets *not_modified and fills nothing.
- * With updates, the nodes whose features the sources change are listed.
- * With ec2_cache, what EC2 said (ZoneSource= or TopologySource= ec2) is
- * kept there for the next call (ec2_close it at the end).
- */
-struct ec2;
-
-/* Who failed a cluster read: slurmrestd keeps libslurmrest's error (and its
- * code, which says whether asking again may help); Kubernetes and EC2 are
- * not slurmrestd and have no libslurmrest code. */
-enum cli_failed_at {
-	CLI_AT_SLURMRESTD,
-	CLI_AT_KUBERNETES,
-	CLI_AT_EC2,
-	CLI_AT_MEMORY,
-};
-
-struct cli_cluster_error {
-	enum cli_failed_at at;
-	slurmrest_error rest;		/* at CLI_AT_SLURMRESTD */
-	char message[SLURMREST_ERROR_MAX];	/* what failed; Kubernetes' and EC2's
-						 * prefixed with their name */
-};
-
-/* Returns 0, or -1 with *err filled. */
-int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
-		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
-		     struct cli_feature_updates *updates, struct ec2 **ec2_cache,
-		     struct cli_cluster_error *err);
-
 /* Where zones and topo --cluster read the cluster from. */
 struct cli_source {
 	struct cli_rest rest;

@@ -18,7 +18,7 @@
 
 #include "cli.h"
 #include "common/cluster/snapshot.h"
-#include "sources/ec2.h"
+#include "sources/assembly.h"
 #include "topology_sync.h"
 
 static const char usage[] =
@@ -74,15 +74,16 @@ struct syncer {
 	const char *url;
 	const char *path;
 	slurmrest_t *rest;
+	struct assembly cluster;	/* slurmrestd's nodes placed by their sources;
+					 * keeps the update time and what EC2 said
+					 * between rounds */
 	struct efa_cluster last;	/* the last good data */
 	int have_last;
-	int64_t since;
 	int unchanged_logged;
 	int conditional_failed;	/* said once */
 	struct topology_sync topo;
 	time_t write_error_said;
 	int failing;
-	struct ec2 *ec2;	/* what EC2 said, kept between rounds */
 };
 
 /* "a,b" of a feature list, cut to fit. */
@@ -101,7 +102,7 @@ static void joined(char *const *v, char *buf, size_t size)
  * topology.conf's switches) hold. A node that cannot be updated is said,
  * and tried again at the next change.
  */
-static void write_features(struct syncer *s, const struct cli_feature_updates *u)
+static void write_features(struct syncer *s, const struct node_feature_updates *u)
 {
 	char what[768], from[256], to[256];
 	size_t done = 0, len = 0;
@@ -109,7 +110,7 @@ static void write_features(struct syncer *s, const struct cli_feature_updates *u
 
 	what[0] = '\0';
 	for (size_t i = 0; i < u->n; i++) {
-		const struct cli_feature_update *up = &u->v[i];
+		const struct node_feature_update *up = &u->v[i];
 
 		if (slurmrest_update_node_features(s->rest, up->node, (const char *const *)up->to, &err)) {
 			say("features: cannot update node %s: %s%s", up->node, err.message,
@@ -141,19 +142,18 @@ static void write_features(struct syncer *s, const struct cli_feature_updates *u
  * what Slurm holds after the reload, and written after it; scontrol
  * reconfigure answers once the new slurmctld has read its configuration.
  */
-static void compare_after_reload(struct syncer *s, struct cli_feature_updates *updates)
+static void compare_after_reload(struct syncer *s, struct node_feature_updates *updates)
 {
-	struct cli_cluster_error rerr;
+	struct assembly_error rerr;
 	struct efa_cluster after;
 	int not_modified;
 
-	cli_feature_updates_clear(updates);
-	if (cli_rest_cluster(s->rest, s->cfg, s->url, NULL, &after, &not_modified, updates, &s->ec2,
-			     &rerr)) {
+	node_feature_updates_clear(updates);
+	if (assembly_read(&s->cluster, false, &after, &not_modified, updates, &rerr)) {
 		say("features: cannot read the nodes again after TopologyReload (%s); writing them next round",
 		    rerr.message);
 		/* The next round asks for everything, which compares again. */
-		s->since = 0;
+		s->cluster.since = 0;
 		return;
 	}
 	efa_cluster_clear(&after);
@@ -163,27 +163,25 @@ static void compare_after_reload(struct syncer *s, struct cli_feature_updates *u
 static int sync_once(struct syncer *s)
 {
 	struct efa_cluster fresh;
-	struct cli_cluster_error rerr;
+	struct assembly_error rerr;
 	struct efa_error err;
 	char summary[1024];
-	struct cli_feature_updates updates = { 0 };
-	struct cli_feature_updates *want = s->cfg->write_features == EFA_YES ? &updates : NULL;
+	struct node_feature_updates updates = { 0 };
+	struct node_feature_updates *want = s->cfg->write_features == EFA_YES ? &updates : NULL;
 	int not_modified;
 
-	int rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, want,
-				  &s->ec2, &rerr);
+	int rc = assembly_read(&s->cluster, true, &fresh, &not_modified, want, &rerr);
 
 	/* slurmrestd 22.05 sometimes fails a conditional request that a plain
 	 * one answers (HTTP 500, "Unspecified error"): ask again in full. */
-	if (rc && s->since > 0 && rerr.at == CLI_AT_SLURMRESTD &&
+	if (rc && s->cluster.since > 0 && rerr.at == ASSEMBLY_AT_SLURMRESTD &&
 	    (rerr.rest.code == SLURMREST_E_SLURM || rerr.rest.code == SLURMREST_E_HTTP)) {
 		if (!s->conditional_failed)
 			say("a conditional request failed (%s); asking for everything instead",
 			    rerr.message);
 		s->conditional_failed = 1;
-		s->since = 0;
-		rc = cli_rest_cluster(s->rest, s->cfg, s->url, &s->since, &fresh, &not_modified, want,
-				      &s->ec2, &rerr);
+		s->cluster.since = 0;
+		rc = assembly_read(&s->cluster, true, &fresh, &not_modified, want, &rerr);
 	}
 	if (rc) {
 		if (s->have_last)
@@ -193,7 +191,7 @@ static int sync_once(struct syncer *s)
 			say("%s; no snapshot written yet", rerr.message);
 		/* After a failure, ask for everything: a conditional request is
 		 * only as good as the answer it follows. */
-		s->since = 0;
+		s->cluster.since = 0;
 		s->failing = 1;
 		return -1;
 	}
@@ -201,7 +199,7 @@ static int sync_once(struct syncer *s)
 		s->last.generated = (int64_t)time(NULL);
 		if (!s->unchanged_logged) {
 			say("nodes unchanged since %lld (conditional request answered 304); refreshing the snapshot's time only",
-			    (long long)s->since);
+			    (long long)s->cluster.since);
 			s->unchanged_logged = 1;
 		}
 	} else {
@@ -214,7 +212,7 @@ static int sync_once(struct syncer *s)
 	if (topology_sync(&s->topo, s->cfg, &s->last, !not_modified, say) && want)
 		compare_after_reload(s, &updates);
 	write_features(s, &updates);
-	cli_feature_updates_clear(&updates);
+	node_feature_updates_clear(&updates);
 	if (efa_snapshot_write(&s->last, s->path, &err)) {
 		/* A full or read-only disk fails every round: say it once a
 		 * minute, not every second. */
@@ -296,6 +294,7 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 	s.path = path ? path : cfg->snapshot;
 	if (!(s.rest = cli_rest_open(cfg, &rest_opts)))
 		goto out;
+	s.cluster = (struct assembly){ .rest = s.rest, .cfg = cfg, .url = s.url };
 	if (once) {
 		rc = sync_once(&s) ? EXIT_REFUSED : 0;
 		goto out;
@@ -315,8 +314,8 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 out:
 	if (s.have_last)
 		efa_cluster_clear(&s.last);
+	assembly_clear(&s.cluster);
 	slurmrest_free(s.rest);
-	ec2_close(s.ec2);
 	efa_config_free(cfg);
 	return rc;
 }

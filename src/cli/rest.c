@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* slurm-efa's use of libslurmrest: connecting as efa.conf says, and
- * reading the cluster's zones. */
+/* slurm-efa's use of libslurmrest: connecting as efa.conf says, and where
+ * a command reads the cluster from (the snapshot, or slurmrestd through
+ * sources/assembly.h). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +10,9 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "http/http.h"
-#include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
-#include "sources/ec2.h"
-#include "sources/kube.h"
+#include "common/cluster/snapshot.h"
+#include "sources/assembly.h"
 
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)
 {
@@ -94,222 +93,6 @@ void cli_rest_warnings(slurmrest_t *rest)
 		fprintf(stderr, "slurm-efa: slurmrestd warns: %s\n", *w);
 }
 
-void cli_feature_updates_clear(struct cli_feature_updates *u)
-{
-	for (size_t i = 0; i < u->n; i++) {
-		free(u->v[i].node);
-		efa_strv_free(u->v[i].from);
-		efa_strv_free(u->v[i].to);
-	}
-	free(u->v);
-	memset(u, 0, sizeof(*u));
-}
-
-/* Whether two feature lists hold the same features, in any order. */
-static bool same_features(char *const *a, char *const *b)
-{
-	char **sa = efa_strv_dup(a), **sb = efa_strv_dup(b);
-	size_t na = 0, nb = 0;
-	bool same;
-
-	if (!sa || !sb) {
-		efa_strv_free(sa);
-		efa_strv_free(sb);
-		return false;	/* an update too many is harmless */
-	}
-	while (sa[na])
-		na++;
-	while (sb[nb])
-		nb++;
-	qsort(sa, na, sizeof(*sa), efa_str_ptr_cmp);
-	qsort(sb, nb, sizeof(*sb), efa_str_ptr_cmp);
-	same = na == nb;
-	for (size_t i = 0; same && i < na; i++)
-		same = !strcmp(sa[i], sb[i]);
-	efa_strv_free(sa);
-	efa_strv_free(sb);
-	return same;
-}
-
-static int add_update(struct cli_feature_updates *u, const char *node, char *const *from,
-		      char *const *to)
-{
-	struct cli_feature_update *grown = realloc(u->v, (u->n + 1) * sizeof(*grown));
-
-	if (!grown)
-		return -1;
-	u->v = grown;
-	grown = &u->v[u->n];
-	grown->node = strdup(node);
-	grown->from = efa_strv_dup(from);
-	grown->to = efa_strv_dup(to);
-	u->n++;
-	return grown->node && grown->from && grown->to ? 0 : -1;
-}
-
-static int cluster_failed(struct cli_cluster_error *err, enum cli_failed_at at, const char *why)
-{
-	/* libslurmrest's messages say where already */
-	const char *source = at == CLI_AT_KUBERNETES ? "kubernetes: " : at == CLI_AT_EC2 ? "ec2: " : "";
-
-	err->at = at;
-	snprintf(err->message, sizeof(err->message), "%s%.480s", source, why);
-	return -1;
-}
-
-/* EC2's view of the nodes' addresses, kept in *cache across calls (or
- * for this call when cache is NULL). */
-static int ec2_learn(const struct efa_config *cfg, size_t nlayers, const slurmrest_nodes *nodes,
-		     struct ec2 **cache, struct ec2 **e, char *why, size_t size)
-{
-	char **addresses = calloc(nodes->count + 1, sizeof(*addresses));
-	int rc;
-
-	if (!addresses) {
-		snprintf(why, size, "out of memory");
-		return -1;
-	}
-	*e = cache ? *cache : NULL;
-	if (!*e && !(*e = ec2_open(cfg, nlayers, why, size))) {
-		free(addresses);
-		return -1;
-	}
-	if (cache)
-		*cache = *e;
-	for (size_t i = 0; i < nodes->count; i++)
-		addresses[i] = nodes->nodes[i].address;
-	rc = ec2_refresh(*e, addresses, nodes->count, why, size);
-	free(addresses);
-	return rc;
-}
-
-/* What a source other than the node's features says of it; NULL: nothing
- * (the features stand). */
-static const char *zone_from(enum efa_source source, const struct kube_placement *pod,
-			     const struct ec2_instance *in)
-{
-	if (source == EFA_SOURCE_KUBERNETES)
-		return pod ? pod->zone : NULL;
-	if (source == EFA_SOURCE_EC2)
-		return in ? in->zone : NULL;
-	return NULL;
-}
-
-static char **layers_from(enum efa_source source, const struct kube_placement *pod,
-			  const struct ec2_instance *in)
-{
-	if (source == EFA_SOURCE_KUBERNETES)
-		return pod ? pod->layers : NULL;
-	if (source == EFA_SOURCE_EC2)
-		return in ? in->layers : NULL;
-	return NULL;
-}
-
-int cli_rest_cluster(slurmrest_t *rest, const struct efa_config *cfg, const char *url,
-		     int64_t *since, struct efa_cluster *cluster, int *not_modified,
-		     struct cli_feature_updates *updates, struct ec2 **ec2_cache,
-		     struct cli_cluster_error *err)
-{
-	bool kube = cfg->zone_source == EFA_SOURCE_KUBERNETES ||
-		    cfg->topology_source == EFA_SOURCE_KUBERNETES;
-	bool ec2 = cfg->zone_source == EFA_SOURCE_EC2 || cfg->topology_source == EFA_SOURCE_EC2;
-	struct kube_map map = { 0 };
-	struct ec2 *instances = NULL;
-	slurmrest_nodes *nodes = NULL;
-	char why[KUBE_WHY_MAX];
-	size_t unplaced = 0, no_instance = 0;
-	struct efa_error e;
-	int rc;
-
-	memset(cluster, 0, sizeof(*cluster));
-	*not_modified = 0;
-	if (slurmrest_get_nodes(rest, since ? *since : 0, &nodes, &err->rest))
-		return cluster_failed(err, CLI_AT_SLURMRESTD, err->rest.message);
-	cli_rest_warnings(rest);
-	if (nodes->not_modified) {
-		*not_modified = 1;
-		slurmrest_nodes_free(nodes);
-		return 0;
-	}
-	if (since)
-		*since = nodes->update_time;
-	cluster->generated = (int64_t)time(NULL);
-	cluster->source = http_url_public(url);
-	cluster->zone_prefix = strdup(cfg->zone_feature_prefix);
-	cluster->api_version = slurmrest_api_version(rest) ? strdup(slurmrest_api_version(rest)) : NULL;
-	cluster->slurm_version = slurmrest_slurm_version(rest) ? strdup(slurmrest_slurm_version(rest)) : NULL;
-	if (!cluster->source || !cluster->zone_prefix ||
-	    efa_cluster_set_layers(cluster, cfg->topology_feature_prefixes,
-				   cfg->capacity_block_feature_prefix))
-		goto nomem;
-	if (kube && kube_read(cfg, cluster->nlayers, &map, why, sizeof(why))) {
-		rc = cluster_failed(err, CLI_AT_KUBERNETES, why);
-		goto fail;
-	}
-	if (ec2 && ec2_learn(cfg, cfg->topology_source == EFA_SOURCE_EC2 ? cluster->nlayers : 0, nodes,
-			     ec2_cache, &instances, why, sizeof(why))) {
-		rc = cluster_failed(err, CLI_AT_EC2, why);
-		goto fail;
-	}
-	for (size_t i = 0; i < nodes->count; i++) {
-		const slurmrest_node *n = &nodes->nodes[i];
-		/* Active features: what the node has now (Slinky and
-		 * changeable features may differ from the configured ones). */
-		char *const *features = n->active_features[0] ? n->active_features : n->features;
-		const struct kube_placement *pod = kube ? kube_find(&map, n->name) : NULL;
-		const struct ec2_instance *in = ec2 ? ec2_find(instances, n->address) : NULL;
-		char **placed = NULL;
-
-		if (kube || ec2) {
-			struct efa_placement where = {
-				.zone = zone_from(cfg->zone_source, pod, in),
-				.replace_zone = cfg->zone_source != EFA_SOURCE_FEATURES,
-				.layers = layers_from(cfg->topology_source, pod, in),
-				.block = cfg->topology_source == EFA_SOURCE_EC2 && in ? in->block : NULL,
-				.replace_layers = cfg->topology_source != EFA_SOURCE_FEATURES,
-			};
-
-			unplaced += kube && (!pod || !pod->zone);
-			no_instance += ec2 && !in;
-			placed = efa_features_placed(features, cluster, &where);
-			if (!placed)
-				goto nomem;
-			if (updates && !same_features(features, placed) &&
-			    add_update(updates, n->name, features, placed)) {
-				efa_strv_free(placed);
-				goto nomem;
-			}
-			features = placed;
-		}
-		rc = efa_cluster_add_node(cluster, n->name, features, n->state, n->partitions, &e);
-		efa_strv_free(placed);
-		if (rc)
-			goto nomem;
-	}
-	if (unplaced)
-		fprintf(stderr, "slurm-efa: kubernetes: %zu of %zu Slurm nodes have no pod in namespace %s on a node with a zone label (%s): their own features stand\n",
-			unplaced, nodes->count, map.namespace, KUBE_ZONE_LABEL);
-	if (no_instance)
-		fprintf(stderr, "slurm-efa: ec2: %zu of %zu Slurm nodes have an address (NodeAddr=) no running instance in %s has as its private IPv4 address: their own features stand\n",
-			no_instance, nodes->count, ec2_region(instances));
-	kube_map_clear(&map);
-	if (!ec2_cache)
-		ec2_close(instances);
-	slurmrest_nodes_free(nodes);
-	return 0;
-nomem:
-	rc = cluster_failed(err, CLI_AT_MEMORY, "out of memory");
-fail:
-	kube_map_clear(&map);
-	if (!ec2_cache)
-		ec2_close(instances);
-	slurmrest_nodes_free(nodes);
-	efa_cluster_clear(cluster);
-	if (updates)
-		cli_feature_updates_clear(updates);
-	return rc;
-}
-
 int cli_source_option(const char *arg, const char *next, struct cli_source *src, int *used)
 {
 	if (strcmp(arg, "--snapshot"))
@@ -322,9 +105,9 @@ int cli_source_option(const char *arg, const char *next, struct cli_source *src,
 int cli_cluster_load(const struct cli_common *common, const struct cli_source *src,
 		     struct efa_config **cfg, struct efa_cluster *cluster)
 {
-	struct cli_cluster_error rerr;
+	struct assembly_error rerr;
+	struct assembly a = { 0 };
 	struct efa_error err;
-	slurmrest_t *rest;
 	int not_modified, rc;
 
 	if (efa_config_find_and_load(common->config, cfg, &err)) {
@@ -347,12 +130,14 @@ int cli_cluster_load(const struct cli_common *common, const struct cli_source *s
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		return EXIT_REFUSED;
 	}
-	if (!(rest = cli_rest_open(*cfg, &src->rest)))
+	if (!(a.rest = cli_rest_open(*cfg, &src->rest)))
 		return EXIT_USAGE;
-	rc = cli_rest_cluster(rest, *cfg, src->rest.url ? src->rest.url : (*cfg)->rest_url, NULL,
-			      cluster, &not_modified, NULL, NULL, &rerr);
+	a.cfg = *cfg;
+	a.url = src->rest.url ? src->rest.url : (*cfg)->rest_url;
+	rc = assembly_read(&a, false, cluster, &not_modified, NULL, &rerr);
 	if (rc)
 		fprintf(stderr, "slurm-efa: %s\n", rerr.message);
-	slurmrest_free(rest);
+	assembly_clear(&a);
+	slurmrest_free(a.rest);
 	return rc ? EXIT_REFUSED : 0;
 }

@@ -84,7 +84,7 @@ void ec2_close(struct ec2 *e)
 	free(e);
 }
 
-struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, size_t size)
+struct ec2 *ec2_open(const struct ec2_options *opts, char *why, size_t size)
 {
 	struct http_options o = {
 		.service = "EC2",
@@ -95,7 +95,7 @@ struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, si
 		.retries = EC2_RETRIES,
 		.retry_ms = EC2_RETRY_MS,
 		.posts_are_reads = 1,
-		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
+		.allow_plain_http = opts->allow_plain_http,
 		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
 	char *url = NULL, *sigv4 = NULL;
@@ -104,12 +104,12 @@ struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, si
 
 	if (!e || aws_credentials_init(&e->credentials))
 		goto nomem;
-	e->nlayers = nlayers;
-	e->max_age = cfg->ec2_max_age;
-	if (aws_region(cfg->ec2_region, "Ec2Region=", &e->credentials, &e->region, why, size))
+	e->nlayers = opts->nlayers;
+	e->max_age = opts->max_age;
+	if (aws_region(opts->region, "Ec2Region=", &e->credentials, &e->region, why, size))
 		goto fail;
-	if (cfg->ec2_endpoint)
-		url = strdup(cfg->ec2_endpoint);
+	if (opts->endpoint)
+		url = strdup(opts->endpoint);
 	else if (asprintf(&url, "https://ec2.%s.amazonaws.com", e->region) < 0)
 		url = NULL;
 	if (!url || asprintf(&sigv4, "aws:amz:%s:ec2", e->region) < 0)

@@ -17,10 +17,9 @@
 #ifndef EFA_SOURCES_EC2_H
 #define EFA_SOURCES_EC2_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
-
-#include "common/config/efa_conf.h"
 
 #define EC2_WHY_MAX 1024
 /* The API version of the EC2 Query API the requests use. */
@@ -39,13 +38,20 @@ struct ec2_instance {
 
 struct ec2;
 
-/*
- * A client for Ec2Endpoint= (default https://ec2.REGION.amazonaws.com),
- * REGION from Ec2Region=, else $AWS_REGION or $AWS_DEFAULT_REGION, else
- * the instance metadata service. nlayers: how many layers to keep, top
- * first (an instance type with more is said once). NULL with why filled.
- */
-struct ec2 *ec2_open(const struct efa_config *cfg, size_t nlayers, char *why, size_t size);
+/* efa.conf's Ec2*= keys. */
+struct ec2_options {
+	const char *region;	/* Ec2Region=, else $AWS_REGION or
+				 * $AWS_DEFAULT_REGION, else the instance
+				 * metadata service */
+	const char *endpoint;	/* Ec2Endpoint=, else https://ec2.REGION.amazonaws.com */
+	long max_age;		/* Ec2MaxAge=, seconds */
+	bool allow_plain_http;	/* AllowPlainHTTP=yes */
+	size_t nlayers;		/* how many layers to keep, top first (an
+				 * instance type with more is said once) */
+};
+
+/* A client of EC2's Query API; NULL with why filled. */
+struct ec2 *ec2_open(const struct ec2_options *opts, char *why, size_t size);
 
 /*
  * Learns the instances at these addresses (n of them; repeats and

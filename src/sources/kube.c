@@ -357,13 +357,13 @@ static int add_pod(struct reader *r, json_t *item)
 }
 
 /* The namespace: efa.conf's, else the service account's, else "slurm". */
-static char *namespace_of(const struct efa_config *cfg)
+static char *namespace_of(const struct kube_options *opts)
 {
 	char *text = NULL, *ns;
 	size_t len;
 
-	if (cfg->kubernetes_namespace)
-		return strdup(cfg->kubernetes_namespace);
+	if (opts->namespace)
+		return strdup(opts->namespace);
 	if (efa_read_file(KUBE_SERVICE_ACCOUNT "/namespace", KUBE_NAMESPACE_MAX, &text, &len, NULL))
 		return strdup("slurm");
 	len = strcspn(text, " \t\r\n");
@@ -372,15 +372,15 @@ static char *namespace_of(const struct efa_config *cfg)
 	return ns;
 }
 
-int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map, char *why,
-	      size_t size)
+int kube_read(const struct kube_options *opts, struct kube_map *map, char *why, size_t size)
 {
+	size_t nlayers = opts->nlayers;
 	struct http_options o = {
 		.service = "the Kubernetes API",
-		.url = cfg->kubernetes_url ? cfg->kubernetes_url : KUBE_DEFAULT_URL,
+		.url = opts->url ? opts->url : KUBE_DEFAULT_URL,
 		.url_key = "KubernetesURL=",
 		.ca_key = "KubernetesCAFile=",
-		.ca_file = cfg->kubernetes_ca_file ? cfg->kubernetes_ca_file : KUBE_SERVICE_ACCOUNT "/ca.crt",
+		.ca_file = opts->ca_file ? opts->ca_file : KUBE_SERVICE_ACCOUNT "/ca.crt",
 		.connect_ms = KUBE_CONNECT_MS,
 		.timeout_ms = KUBE_TIMEOUT_MS,
 		.max_response = KUBE_MAX_RESPONSE,
@@ -388,9 +388,8 @@ int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map
 		.retry_ms = KUBE_RETRY_MS,
 		/* Projected service account tokens are renewed in place and
 		 * are mode 0644 by default. */
-		.token_file = cfg->kubernetes_token_file ? cfg->kubernetes_token_file :
-			      KUBE_SERVICE_ACCOUNT "/token",
-		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
+		.token_file = opts->token_file ? opts->token_file : KUBE_SERVICE_ACCOUNT "/token",
+		.allow_plain_http = opts->allow_plain_http,
 		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
 	struct pod_reader pr = {
@@ -403,7 +402,7 @@ int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map
 
 	memset(map, 0, sizeof(*map));
 	map->nlayers = nlayers;
-	if (!(map->namespace = namespace_of(cfg))) {
+	if (!(map->namespace = namespace_of(opts))) {
 		snprintf(why, size, "out of memory");
 		return -1;
 	}

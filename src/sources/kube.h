@@ -11,9 +11,8 @@
 #ifndef EFA_SOURCES_KUBE_H
 #define EFA_SOURCES_KUBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
-
-#include "common/config/efa_conf.h"
 
 #define KUBE_DEFAULT_URL "https://kubernetes.default.svc"
 #define KUBE_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -38,14 +37,23 @@ struct kube_map {
 	char *namespace;
 };
 
+/* Where the API is and who asks (efa.conf's Kubernetes*= keys); NULL: the
+ * default, the service account's files. */
+struct kube_options {
+	const char *url;		/* KubernetesURL=, else KUBE_DEFAULT_URL */
+	const char *token_file;		/* KubernetesTokenFile= */
+	const char *ca_file;		/* KubernetesCAFile= */
+	const char *namespace;		/* KubernetesNamespace=, else the service
+					 * account's, else "slurm" */
+	bool allow_plain_http;		/* AllowPlainHTTP=yes */
+	size_t nlayers;			/* how many layer labels to read */
+};
+
 /*
- * Reads every pod of the namespace and every node (KubernetesURL=,
- * KubernetesTokenFile=, KubernetesCAFile=, KubernetesNamespace=; the
- * service account's files by default) and joins them. nlayers: how many
- * layer labels to read. 0, or -1 with why filled.
+ * Reads every pod of the namespace and every node and joins them. 0, or
+ * -1 with why filled.
  */
-int kube_read(const struct efa_config *cfg, size_t nlayers, struct kube_map *map, char *why,
-	      size_t size);
+int kube_read(const struct kube_options *o, struct kube_map *map, char *why, size_t size);
 
 /*
  * The placement of the Slurm node's pod, or NULL: the pod whose hostname

@@ -16,6 +16,9 @@
  * at two layers, or twice in one path, a layer below a missing one, or
  * an id that cannot be a switch name. Nodes of one capacity block (the
  * CapacityBlockFeaturePrefix= feature) are one block for topology/block.
+ *
+ * topology.c builds the tree, topology_render.c writes topology.conf and
+ * topology.yaml, topology_release.c knows which Slurm reads what.
  */
 #ifndef EFA_TOPOLOGY_H
 #define EFA_TOPOLOGY_H
@@ -23,9 +26,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/config/efa_conf.h"
 #include "common/base/error.h"
 #include "common/cluster/zones.h"
+#include "common/config/efa_conf.h"
 
 #define EFA_TOPO_NO_ZONE "no-zone"
 /* A zone's nodes without layers, beside its layer-1 switches: Slurm
@@ -97,8 +100,13 @@ char *efa_topology_render(const struct efa_topo_tree *t, enum efa_topology forma
 char *efa_topology_render_yaml(const struct efa_topo_tree *t, enum efa_topology cluster_default);
 
 /* Whether a Slurm of this version reads topology.yaml (25.05 and later);
- * true when the version is unknown. */
+ * true when the version is unknown. (topology_release.c: what each Slurm
+ * release reads.) */
 bool efa_slurm_reads_topology_yaml(const char *slurm_version);
+
+/* Slurm 26.05 reads a block without nodes; 24.11 refuses it ("block ...
+ * hasn't got nodes"). Releases between were not measured. */
+bool efa_slurm_takes_empty_blocks(const char *slurm_version);
 
 /*
  * The syntax to write path in: configured, unless auto; then the file
