@@ -3,7 +3,7 @@
 slurm-efa's drop-in job_submit.lua (slurm.conf: JobSubmitPlugins=lua; this
 file next to slurm.conf). It applies slurm-efa's submission policy: EFA
 jobs in one Availability Zone, checkpoint directories under the partition's
-CheckpointRoot, and each partition's EFA= rule (see README.md).
+CheckpointRoot, and each partition's EFA= rule (see docs/bridge.md).
 
 The bridge is found through package.path/package.cpath: install
 slurm_efa_bridge.lua and slurm_efa.so where slurmctld's Lua looks, or set

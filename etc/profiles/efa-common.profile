@@ -1,7 +1,7 @@
 # efa-common: what every EFA node needs, whatever its accelerators.
 # Included by the instance profiles; matches no instance type itself.
 #
-# Env=NAME=VALUE [If=COMPONENT<VERSION,...]: see README.md ("Profiles").
+# Env=NAME=VALUE [If=COMPONENT<VERSION,...]: see docs/admin.md ("Profiles").
 # A variable the job already has is never overwritten (unless efa.conf's
 # ForceEnv= lists it); RDMAV_*, FI_EFA_MTU_SIZE, FI_EFA_TX_IOV_LIMIT and
 # FI_EFA_RX_IOV_LIMIT can never be set here.

@@ -3,7 +3,7 @@
  * spank_efa.so: the one place that knows which SPANK context runs which
  * part of slurm-efa. Everything it decides lives in src/common.
  *
- * Remote-context rule (see README): never fail in init, init_post_opt or
+ * Remote-context rule (docs/development.md): never fail in init, init_post_opt or
  * user_init, where a failing required plugin can drain the node; report
  * a user's problem from task_init, which fails the step only.
  *
