@@ -94,17 +94,28 @@ char *__wrap_strndup(const char *s, size_t n)
 	return p;
 }
 
+static int counted_vasprintf(char **out, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static int counted_vasprintf(char **out, const char *fmt, va_list ap)
+{
+	int rc;
+
+	if (fails())
+		return -1;
+	rc = vasprintf(out, fmt, ap);
+	live += rc >= 0;
+	return rc;
+}
+
 int __wrap_asprintf(char **out, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
 
-	if (fails())
-		return -1;
 	va_start(ap, fmt);
-	rc = vasprintf(out, fmt, ap);
+	rc = counted_vasprintf(out, fmt, ap);
 	va_end(ap);
-	live += rc >= 0;
 	return rc;
 }
 
@@ -116,12 +127,9 @@ int __wrap___asprintf_chk(char **out, int flag, const char *fmt, ...)
 	int rc;
 
 	(void)flag;
-	if (fails())
-		return -1;
 	va_start(ap, fmt);
-	rc = vasprintf(out, fmt, ap);
+	rc = counted_vasprintf(out, fmt, ap);
 	va_end(ap);
-	live += rc >= 0;
 	return rc;
 }
 
