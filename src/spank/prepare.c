@@ -8,11 +8,13 @@
 
 #include "common/base/strutil.h"
 #include "common/env/env.h"
+#include "common/env/launch.h"
 #include "common/env/memlock.h"
 #include "common/env/profile.h"
 #include "common/node/bind.h"
 #include "common/node/node.h"
 #include "common/nodecache/nodecache.h"
+#include "node_addr.h"
 #include "prepare.h"
 
 #define NIC_RECOUNT_INTERVAL 5
@@ -171,6 +173,31 @@ static void check_memlock(struct efa_step *step, spank_t sp)
 		slurm_info("efa: node %s: %s", step->node_name, msg);
 }
 
+/*
+ * The address every task of the step gives as MASTER_ADDR: the first
+ * node's, as Slurm reaches it (node_addr.h). Asked here, in slurmstepd's
+ * own process, once; the same on every node, which all know the step's
+ * nodes alike.
+ */
+static void find_master_addr(struct efa_step *step, spank_t sp)
+{
+	char nodelist[EFA_STEP_LIST_MAX], first[EFA_STEP_NAME_MAX];
+
+	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) &&
+	    !efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)))
+		return;
+	if (efa_hostlist_first(nodelist, first, sizeof(first)))
+		return;
+	if (!efa_slurm_node_addr(first, step->master_addr, sizeof(step->master_addr))) {
+		slurm_info("efa: node %s: Slurm gives no address for %s, the step's first node: MASTER_ADDR is its name, which must resolve on every node",
+			   step->node_name, first);
+		step->master_addr[0] = '\0';
+		return;
+	}
+	snprintf(step->master_from, sizeof(step->master_from),
+		 "the step's first node, %s, at the address Slurm reaches it by (NodeAddr)", first);
+}
+
 void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *args)
 {
 	if (!step->cfg || (step->mode != EFA_MODE_REQUIRED && step->mode != EFA_MODE_AUTO))
@@ -184,4 +211,6 @@ void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *
 	prepare_plan(step, args);
 	if (step->plan)
 		check_memlock(step, sp);
+	if (step->plan && step->cfg->distributed_env == EFA_YES)
+		find_master_addr(step, sp);
 }

@@ -72,6 +72,10 @@ struct efa_step {
 	char gres_gpus[EFA_STEP_LIST_MAX];
 	char cuda_visible[EFA_STEP_LIST_MAX];
 	bool refuse_memlock;			/* drop SLURM_RLIMIT_MEMLOCK in each task */
+	/* MASTER_ADDR: the step's first node as Slurm reaches it, and where
+	 * that came from; "" when no address was found (the name is used). */
+	char master_addr[EFA_STEP_NAME_MAX];
+	char master_from[EFA_STEP_NAME_MAX * 2];
 	struct efa_step_ckpt ckpt;
 	struct efa_mount_ns host_ns;
 };

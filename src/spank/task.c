@@ -212,6 +212,8 @@ static int launch_entries(const struct task *t, struct efa_env_entry *e, size_t 
 		.port_lo = step->cfg->master_ports.lo,
 		.port_hi = step->cfg->master_ports.hi,
 		.neuron = neuron_node(step),
+		.master_addr = step->master_addr[0] ? step->master_addr : NULL,
+		.master_from = step->master_addr[0] ? step->master_from : NULL,
 	};
 	struct efa_error err;
 	int added;

@@ -17,7 +17,9 @@ batch -N2 -w n1,n2 --ntasks-per-node=4 --gpus-per-node=4 --efa --efa-bind=closes
 is "$rc" 0 "sbatch --efa --efa-bind=closest with 4 tasks and 4 GPUs per node runs"
 job=$(sed -n 's/^batch .*job=\([0-9]*\)$/\1/p' <<<"$out")
 like "$out" '^batch rank=\[\] iface=\[\] job=' "the batch script itself gets no rank or NIC binding"
-m="n1:$(port_of "${job:-0}" 0)"
+# MASTER_ADDR is n1 as Slurm reaches it (NodeAddr=127.0.0.1): the test
+# cluster's node names resolve nowhere, as on many cloud clusters.
+m="127.0.0.1:$(port_of "${job:-0}" 0)"
 want=$(cat <<EOT
 0: n1 rank=0 local=0 world=8 lworld=4 master=$m cvd=0 iface=rdmap79s0,rdmap80s0,rdmap81s0,rdmap82s0
 1: n1 rank=1 local=1 world=8 lworld=4 master=$m cvd=1 iface=rdmap96s0,rdmap97s0,rdmap98s0,rdmap99s0
@@ -68,10 +70,10 @@ like "$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" "efa: 8 tasks share the ste
 
 run srun -N1 -w n4 -n4 --efa --efa-bind=closest -l \
 	bash -c 'echo "$NEURON_RT_VISIBLE_CORES $FI_EFA_IFACE ${NEURON_RT_ROOT_COMM_ID%:*}"'
-is "$(sort <<<"$out")" "0: 0-7 rdmap16s25,rdmap16s26 n4
-1: 8-15 rdmap32s25,rdmap32s26 n4
-2: 16-23 rdmap144s25,rdmap144s26 n4
-3: 24-31 rdmap160s25,rdmap160s26 n4" "trn1: NeuronCore ranges, NICs spread evenly, the collectives root"
+is "$(sort <<<"$out")" "0: 0-7 rdmap16s25,rdmap16s26 127.0.0.1
+1: 8-15 rdmap32s25,rdmap32s26 127.0.0.1
+2: 16-23 rdmap144s25,rdmap144s26 127.0.0.1
+3: 24-31 rdmap160s25,rdmap160s26 127.0.0.1" "trn1: NeuronCore ranges, NICs spread evenly, the collectives root at n4's address"
 
 # trn2: NEURON_RT_VISIBLE_CORES counts the runtime's logical cores (two
 # physical per logical by default on Trainium2: 64 on a trn2.48xlarge).

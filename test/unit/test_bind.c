@@ -320,6 +320,43 @@ static void test_helpers(void)
 	is_int(efa_master_port(7, 0, 40000, 40000), 40000, "a one-port range");
 }
 
+static const char *entry_value(const struct efa_env_entry *e, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(e[i].name, name))
+			return e[i].value;
+	return NULL;
+}
+
+/* MASTER_ADDR is the first node's address as Slurm reaches it: node names
+ * often do not resolve (cloud and dynamic nodes, Slinky's pods). */
+static void test_launch(void)
+{
+	struct efa_launch l = {
+		.rank = 3, .local_rank = 1, .world_size = 4, .local_world_size = 2,
+		.nodelist = "t[1-2]", .job_id = 1234, .port_lo = 29500, .port_hi = 29999,
+		.neuron = true,
+	};
+	struct efa_env_entry e[EFA_LAUNCH_VARS];
+	struct efa_error err;
+	int n;
+
+	n = efa_launch_entries(&l, e, &err);
+	require(is_int(n, 7, "launch variables, Neuron's root too"));
+	is_str(entry_value(e, n, "MASTER_ADDR"), "t1", "without an address: the first node's name");
+	is_str(entry_value(e, n, "RANK"), "3", "  RANK");
+	efa_launch_entries_free(e, (size_t)n);
+	l.master_addr = "10.1.2.3";
+	l.master_from = "the step's first node, t1, at the address Slurm reaches it by (NodeAddr)";
+	n = efa_launch_entries(&l, e, &err);
+	require(is_int(n, 7, "launch variables with the first node's address"));
+	is_str(entry_value(e, n, "MASTER_ADDR"), "10.1.2.3", "MASTER_ADDR is the address Slurm reaches it by");
+	has_str(e[4].reason, "(NodeAddr)", "  and says where it came from");
+	is_str(entry_value(e, n, "NEURON_RT_ROOT_COMM_ID"), "10.1.2.3:29735",
+	       "NEURON_RT_ROOT_COMM_ID at the same address, the next port");
+	efa_launch_entries_free(e, (size_t)n);
+}
+
 int main(void)
 {
 	test_p5();
@@ -327,5 +364,6 @@ int main(void)
 	test_p5en_trn1();
 	test_trn2();
 	test_helpers();
+	test_launch();
 	return done_testing();
 }

@@ -85,15 +85,21 @@ int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 	long port;
 	int n = 0;
 
-	if (efa_hostlist_first(l->nodelist, master, sizeof(master)))
+	if (l->master_addr && l->master_addr[0]) {
+		if (snprintf(master, sizeof(master), "%s", l->master_addr) >= (int)sizeof(master))
+			return efa_error_set(err, "the first node's address '%.64s...' is too long",
+					     l->master_addr);
+	} else if (efa_hostlist_first(l->nodelist, master, sizeof(master))) {
 		return efa_error_set(err, "cannot read the first node of '%s'",
 				     l->nodelist ? l->nodelist : "");
+	}
 	port = efa_master_port(l->job_id, l->step_id, l->port_lo, l->port_hi);
 	if (add(e, &n, "RANK", why, "%u", l->rank) ||
 	    add(e, &n, "LOCAL_RANK", why, "%u", l->local_rank) ||
 	    add(e, &n, "WORLD_SIZE", why, "%u", l->world_size) ||
 	    add(e, &n, "LOCAL_WORLD_SIZE", why, "%u", l->local_world_size) ||
-	    add(e, &n, "MASTER_ADDR", "the step's first node", "%s", master) ||
+	    add(e, &n, "MASTER_ADDR", l->master_from ? l->master_from : "the step's first node",
+		"%s", master) ||
 	    add(e, &n, "MASTER_PORT", "from the job and step ids (MasterPortRange=)", "%ld", port) ||
 	    (l->neuron && add(e, &n, "NEURON_RT_ROOT_COMM_ID", "Neuron collectives root",
 			      "%s:%ld", master, port == l->port_hi ? l->port_lo : port + 1))) {

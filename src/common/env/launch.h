@@ -2,7 +2,8 @@
 /*
  * The distributed-launch variables PyTorch and the Neuron runtime read, so
  * "srun python train.py" works without torchrun: RANK, LOCAL_RANK,
- * WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR (the step's first node),
+ * WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR (the step's first node, at
+ * the address Slurm reaches it by: node names often do not resolve),
  * MASTER_PORT (from the job and step ids: the same on every node), and on
  * Neuron nodes NEURON_RT_ROOT_COMM_ID.
  */
@@ -23,6 +24,11 @@ struct efa_launch {
 	unsigned job_id, step_id;
 	long port_lo, port_hi;	/* MasterPortRange= */
 	bool neuron;		/* also NEURON_RT_ROOT_COMM_ID */
+	/* The first node's address as Slurm reaches it (its NodeAddr, also
+	 * for dynamic and cloud nodes), the same on every node of the step;
+	 * NULL: the first node's name. master_from says where it came from. */
+	const char *master_addr;
+	const char *master_from;
 };
 
 /* The first host of a Slurm hostlist ("gpu-[001-004,010],x" -> "gpu-001"). */
