@@ -28,6 +28,8 @@ like "$text" "^\`bench/run --quick\` on [0-9]{4}-[0-9]{2}-[0-9]{2}T" "  the date
 number='[0-9][0-9,]*(\.[0-9]+)?'
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| step launch .*(\| $number \[.*\] ms \||skipped: )" \
 	"step launch: a row, naming the Slurm it ran on"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same step without .--efa.: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin.*\| $number \[.*\] ms \||step launch .*skipped: )" \
+	"step launch without --efa, against an empty SPANK plugin: a row"
 like "$text" "^\| 2 \| any \| plugin work per step per node, p5\.48xlarge.* \| $number \[" "plugin work per step: a row"
 like "$text" "^\| 3 \| [0-9]+\.[0-9]+\.[0-9]+ \| submission throughput.*(\| $number \[.*\] jobs/s|skipped: )" \
 	"submission throughput: a row, naming the Slurm"

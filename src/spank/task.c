@@ -346,6 +346,11 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 	struct efa_sysfs fs;
 	int rc;
 
+	/* A step without EFA, checkpoints or anything to say costs its tasks
+	 * nothing: every task of every job on the node comes through here. */
+	if (!step->plan && !efa_ckpt_dir(step) && !step->failure[0] && !step->warning[0] &&
+	    step->mode == EFA_MODE_UNSET)
+		return 0;
 	if (!efa_container_image(sp, step->image, sizeof(step->image)))
 		step->image[0] = '\0';
 	/* slurmstepd applies what is left of it after task_init. */

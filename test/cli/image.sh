@@ -27,6 +27,19 @@ is "$rc" 1 "an image with one LD_LIBRARY_PATH directory is read (it lacks aws-of
 like "$out" "^EFA: not usable in this image: no aws-ofi-nccl" "  its libfabric found in that directory by the second pass"
 unlike "$out" "no libfabric" "  (only aws-ofi-nccl is missing)"
 
+# The second pass names those two patterns and nothing else: never the
+# first pass's freed ones after them.
+if command -v strace >/dev/null; then
+	strace -f -qq -e trace=execve -s 300 -o "$tmp/exec.trace" \
+		"$efa" env --config "$conf" --root "$node" --image "$tmp/one-dir.sqsh" >/dev/null 2>&1 || true
+	second=$(grep 'execve(".*unsquashfs".* = 0$' "$tmp/exec.trace" | tail -n 1 |
+		sed -e 's/^.*one-dir\.sqsh", //' -e 's/\], 0x.*$//')
+	is "$second" '"usr/lib/efa/libfabric.so*", "usr/lib/efa/libnccl-net*"' \
+		"  the second unsquashfs gets that directory's two patterns, nothing freed after them"
+else
+	ok 1 "strace is installed to see unsquashfs's arguments"
+fi
+
 # A name that starts with '-': a file to unsquashfs, never an option.
 cp "$tmp/one-dir.sqsh" "$tmp/-d.sqsh"
 run sh -c "cd '$tmp' && exec '$efa' env --config '$conf' --root '$node' --image -d.sqsh"
