@@ -38,7 +38,7 @@ struct found {
 	const char *type_source;	/* efa.conf, imds, dmi */
 	size_t nics, usable_nics;
 	char efa_problem[512];
-	char imds_problem[IMDS_WHY_MAX];
+	struct efa_error imds;	/* why the metadata service said nothing; msg "" when it did */
 };
 
 static int parse(int argc, char **argv, struct request *req)
@@ -93,17 +93,17 @@ static bool feature_ok(const char *s)
 	return true;
 }
 
-/* One metadata item; NULL after recording why in f->imds_problem. */
+/* One metadata item; NULL after recording why in f->imds. */
 static char *imds_item(struct imds *m, const char *path, struct found *f)
 {
 	char *value = NULL;
 
-	if (imds_get(m, path, &value, f->imds_problem, sizeof(f->imds_problem)))
+	if (imds_get(m, path, &value, &f->imds))
 		return NULL;
 	if (!feature_ok(value)) {
-		snprintf(f->imds_problem, sizeof(f->imds_problem),
-			 "the metadata service answered %s with '%.64s', which cannot be a Slurm feature",
-			 path, value);
+		efa_error_set(&f->imds,
+			      "the metadata service answered %s with '%.64s', which cannot be a Slurm feature",
+			      path, value);
 		free(value);
 		return NULL;
 	}
@@ -117,12 +117,10 @@ static int ask_imds(const struct request *req, bool want_type, struct found *f)
 	int bad_url;
 
 	if (!req->imds_url) {
-		snprintf(f->imds_problem, sizeof(f->imds_problem), "the metadata service was not asked (%s)",
-			 req->why_not);
+		efa_error_set(&f->imds, "the metadata service was not asked (%s)", req->why_not);
 		return 0;
 	}
-	m = imds_open(req->imds_url, req->timeout_ms, &bad_url, f->imds_problem,
-		      sizeof(f->imds_problem));
+	m = imds_open(req->imds_url, req->timeout_ms, &bad_url, &f->imds);
 	if (!m)
 		return bad_url ? -1 : 0;
 	f->zone = imds_item(m, "placement/availability-zone", f);
@@ -168,7 +166,7 @@ static int print_json(const char *const *features, size_t n, const struct found 
 			"efa", f->usable_nics > 0, "efa_devices", (json_int_t)f->nics,
 			"usable_efa_devices", (json_int_t)f->usable_nics,
 			"efa_problem", f->efa_problem[0] ? f->efa_problem : NULL,
-			"imds_problem", f->imds_problem[0] ? f->imds_problem : NULL);
+			"imds_problem", f->imds.msg[0] ? f->imds.msg : NULL);
 	if (cli_print_json(doc)) {
 		fprintf(stderr, "slurm-efa: out of memory\n");
 		return -1;
@@ -181,10 +179,10 @@ static void report_missing(const struct found *f)
 {
 	if (!f->zone)
 		fprintf(stderr, "slurm-efa node-features: no availability zone feature: %s. On EC2, check that the metadata service is enabled (in a container, its hop limit must be 2 or more); elsewhere, give the zone feature yourself\n",
-			f->imds_problem);
+			f->imds.msg);
 	if (!f->type)
 		fprintf(stderr, "slurm-efa node-features: no instance type feature: %s, and DMI names none: set InstanceType= in efa.conf\n",
-			f->imds_problem[0] ? f->imds_problem : "the metadata service named none");
+			f->imds.msg[0] ? f->imds.msg : "the metadata service named none");
 }
 
 int cmd_node_features(int argc, char **argv, const struct cli_common *common)
@@ -207,7 +205,7 @@ int cmd_node_features(int argc, char **argv, const struct cli_common *common)
 		goto out;
 	}
 	if (ask_imds(&req, !node->instance_type_configured, &f)) {
-		fprintf(stderr, "slurm-efa node-features: %s\n", f.imds_problem);
+		fprintf(stderr, "slurm-efa node-features: %s\n", f.imds.msg);
 		goto out;
 	}
 	choose_type(node, &f);

@@ -36,9 +36,9 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static void say(const char *fmt, ...)
+static void log_line(const char *fmt, ...)
 {
 	char stamp[32];
 	time_t now = time(NULL);
@@ -87,7 +87,7 @@ struct syncer {
 };
 
 /* "a,b" of a feature list, cut to fit. */
-static void joined(char *const *v, char *buf, size_t size)
+static void join_features(char *const *v, char *buf, size_t size)
 {
 	size_t len = 0;
 
@@ -113,21 +113,21 @@ static void write_features(struct syncer *s, const struct node_feature_updates *
 		const struct node_feature_update *up = &u->v[i];
 
 		if (slurmrest_update_node_features(s->rest, up->node, (const char *const *)up->to, &err)) {
-			say("features: cannot update node %s: %s%s", up->node, err.message,
+			log_line("features: cannot update node %s: %s%s", up->node, err.message,
 			    err.slurm_errno == 2010 ?
 				    ": WriteFeatures=yes needs slurmrestd to act as root, SlurmUser or an AdminLevel=Admin user (RestUser= with its token)" :
 				    "");
 			continue;
 		}
 		if (done++ < 3 && len < sizeof(what)) {
-			joined(up->from, from, sizeof(from));
-			joined(up->to, to, sizeof(to));
+			join_features(up->from, from, sizeof(from));
+			join_features(up->to, to, sizeof(to));
 			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s: %s -> %s",
 						done > 1 ? ", " : "", up->node, from, to);
 		}
 	}
 	if (done)
-		say("features: updated %zu node%s through slurmrestd (%s%s)", done, done == 1 ? "" : "s",
+		log_line("features: updated %zu node%s through slurmrestd (%s%s)", done, done == 1 ? "" : "s",
 		    what, done > 3 ? ", ..." : "");
 }
 
@@ -150,7 +150,7 @@ static void compare_after_reload(struct syncer *s, struct node_feature_updates *
 
 	node_feature_updates_clear(updates);
 	if (assembly_read(&s->cluster, false, &after, &not_modified, updates, &rerr)) {
-		say("features: cannot read the nodes again after TopologyReload (%s); writing them next round",
+		log_line("features: cannot read the nodes again after TopologyReload (%s); writing them next round",
 		    rerr.message);
 		/* The next round asks for everything, which compares again. */
 		s->cluster.since = 0;
@@ -177,7 +177,7 @@ static int sync_once(struct syncer *s)
 	if (rc && s->cluster.since > 0 && rerr.at == ASSEMBLY_AT_SLURMRESTD &&
 	    (rerr.rest.code == SLURMREST_E_SLURM || rerr.rest.code == SLURMREST_E_HTTP)) {
 		if (!s->conditional_failed)
-			say("a conditional request failed (%s); asking for everything instead",
+			log_line("a conditional request failed (%s); asking for everything instead",
 			    rerr.message);
 		s->conditional_failed = 1;
 		s->cluster.since = 0;
@@ -185,10 +185,10 @@ static int sync_once(struct syncer *s)
 	}
 	if (rc) {
 		if (s->have_last)
-			say("%s; keeping the last good snapshot %s (from %lld)", rerr.message, s->path,
+			log_line("%s; keeping the last good snapshot %s (from %lld)", rerr.message, s->path,
 			    (long long)s->last.generated);
 		else
-			say("%s; no snapshot written yet", rerr.message);
+			log_line("%s; no snapshot written yet", rerr.message);
 		/* After a failure, ask for everything: a conditional request is
 		 * only as good as the answer it follows. */
 		s->cluster.since = 0;
@@ -198,7 +198,7 @@ static int sync_once(struct syncer *s)
 	if (not_modified) {
 		s->last.generated = (int64_t)time(NULL);
 		if (!s->unchanged_logged) {
-			say("nodes unchanged since %lld (conditional request answered 304); refreshing the snapshot's time only",
+			log_line("nodes unchanged since %lld (conditional request answered 304); refreshing the snapshot's time only",
 			    (long long)s->cluster.since);
 			s->unchanged_logged = 1;
 		}
@@ -209,7 +209,7 @@ static int sync_once(struct syncer *s)
 		s->have_last = 1;
 		s->unchanged_logged = 0;
 	}
-	if (topology_sync(&s->topo, s->cfg, &s->last, !not_modified, say) && want)
+	if (topology_sync(&s->topo, s->cfg, &s->last, !not_modified, log_line) && want)
 		compare_after_reload(s, &updates);
 	write_features(s, &updates);
 	node_feature_updates_clear(&updates);
@@ -219,7 +219,7 @@ static int sync_once(struct syncer *s)
 		time_t now = time(NULL);
 
 		if (now - s->write_error_said >= WRITE_ERROR_EVERY) {
-			say("%s; the previous snapshot stays in place", err.msg);
+			log_line("%s; the previous snapshot stays in place", err.msg);
 			s->write_error_said = now;
 		}
 		return -1;
@@ -230,7 +230,7 @@ static int sync_once(struct syncer *s)
 		time_t now = time(NULL);
 
 		if (now - s->write_error_said >= WRITE_ERROR_EVERY) {
-			say("%s; the bridge reads the JSON snapshot instead (slower)", err.msg);
+			log_line("%s; the bridge reads the JSON snapshot instead (slower)", err.msg);
 			s->write_error_said = now;
 		}
 	} else {
@@ -238,7 +238,7 @@ static int sync_once(struct syncer *s)
 	}
 	if (!not_modified || s->failing) {
 		describe(&s->last, summary, sizeof(summary));
-		say("wrote %s: %zu nodes from %s (Slurm %s, %s): %s", s->path, s->last.nnodes, s->url,
+		log_line("wrote %s: %zu nodes from %s (Slurm %s, %s): %s", s->path, s->last.nnodes, s->url,
 		    s->last.slurm_version ? s->last.slurm_version : "?",
 		    s->last.api_version ? s->last.api_version : "?", summary);
 	}
@@ -301,7 +301,7 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	say("polling %s every %ld s into %s", s.url, interval, s.path);
+	log_line("polling %s every %ld s into %s", s.url, interval, s.path);
 	while (!stopping) {
 		struct timespec pause = { .tv_sec = interval };
 
@@ -309,7 +309,7 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 		while (!stopping && nanosleep(&pause, &pause) && errno == EINTR)
 			;
 	}
-	say("stopping");
+	log_line("stopping");
 	rc = 0;
 out:
 	if (s.have_last)

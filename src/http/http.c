@@ -64,14 +64,14 @@ static void init_curl(void)
 }
 
 __attribute__((format(printf, 3, 4)))
-static int fail(struct http_error *err, enum http_code code, const char *fmt, ...)
+static int fail(struct efa_error *err, enum http_code code, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (err) {
-		err->code = code;
 		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		err->code = code;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 	}
 	return -1;
@@ -114,7 +114,7 @@ static bool one_line(const char *token)
 }
 
 static int read_token_file(const struct http_client *c, char **token, struct stat *st_out,
-			   struct http_error *err)
+			   struct efa_error *err)
 {
 	const char *path = c->token_file;
 	char buf[TOKEN_MAX + 1];
@@ -160,7 +160,7 @@ static int read_token_file(const struct http_client *c, char **token, struct sta
 	return 0;
 }
 
-static int refresh_token(struct http_client *c, struct http_error *err)
+static int refresh_token(struct http_client *c, struct efa_error *err)
 {
 	struct stat st;
 	char *token;
@@ -227,7 +227,7 @@ static bool loopback(const char *url)
 	return inet_pton(AF_INET, name, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
 }
 
-static int set_url(struct http_client *c, const char *url, int allow_unix, struct http_error *err)
+static int set_url(struct http_client *c, const char *url, int allow_unix, struct efa_error *err)
 {
 	const char *host, *slash;
 	size_t len;
@@ -289,7 +289,7 @@ void http_free(struct http_client *c)
 }
 
 int http_set_aws_credentials(struct http_client *c, const char *key_id, const char *secret,
-			     const char *session_token, struct http_error *err)
+			     const char *session_token, struct efa_error *err)
 {
 	free(c->aws_key_id);
 	http_wipe_free(c->aws_secret);
@@ -320,12 +320,10 @@ static int dup_opt(char **dst, const char *src)
 	return src && !(*dst = strdup(src)) ? -1 : 0;
 }
 
-struct http_client *http_new(const struct http_options *o, struct http_error *err)
+struct http_client *http_new(const struct http_options *o, struct efa_error *err)
 {
 	struct http_client *c;
 
-	if (err)
-		memset(err, 0, sizeof(*err));
 	pthread_once(&curl_once, init_curl);
 	if (curl_init_rc != CURLE_OK) {
 		fail(err, HTTP_E_TRANSPORT, "libcurl failed to start: %s",
@@ -440,7 +438,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 }
 
 static int transport_error(const struct http_client *c, CURLcode rc, const struct sink *s,
-			   const char *what, struct http_error *err)
+			   const char *what, struct efa_error *err)
 {
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
@@ -580,7 +578,7 @@ static CURLcode perform(struct http_client *c, const char *method, const char *u
 
 int http_request(struct http_client *c, const char *method, const char *path,
 		 const char *const *headers, const char *body, struct http_answer *answer,
-		 struct http_error *err)
+		 struct efa_error *err)
 {
 	struct curl_slist *list = NULL, *h;
 	struct sink sink = { .answer = answer, .max = c->max_response };
@@ -593,8 +591,6 @@ int http_request(struct http_client *c, const char *method, const char *path,
 	int ret = -1;
 
 	memset(answer, 0, sizeof(*answer));
-	if (err)
-		memset(err, 0, sizeof(*err));
 	snprintf(what, sizeof(what), "%s %s", method, path);
 	if (c->token_file && refresh_token(c, err))
 		return -1;
@@ -637,9 +633,9 @@ int http_request(struct http_client *c, const char *method, const char *path,
 	if (rc != CURLE_OK) {
 		transport_error(c, rc, &sink, what, err);
 		if (tries > 1 && broken_connection(rc) && err) {
-			size_t n = strlen(err->message);
+			size_t n = strlen(err->msg);
 
-			snprintf(err->message + n, sizeof(err->message) - n, "; tried %d times",
+			snprintf(err->msg + n, sizeof(err->msg) - n, "; tried %d times",
 				 tries);
 		}
 		free(answer->data);

@@ -21,6 +21,10 @@
 
 #include <stddef.h>
 
+#include "common/base/error.h"
+
+/* The code of a struct efa_error from this layer, which writes an error
+ * only when it fails. */
 enum http_code {
 	HTTP_OK = 0,
 	HTTP_E_USAGE,		/* bad URL or options */
@@ -31,11 +35,6 @@ enum http_code {
 	HTTP_E_TIMEOUT,
 	HTTP_E_TOO_LARGE,	/* answer over max_response */
 	HTTP_E_TRANSPORT,	/* anything else libcurl reports */
-};
-
-struct http_error {
-	enum http_code code;
-	char message[512];	/* names the server and says what to do */
 };
 
 struct http_options {
@@ -99,8 +98,9 @@ struct http_answer {
 	size_t len;
 };
 
-/* A client, or NULL with err filled. */
-struct http_client *http_new(const struct http_options *o, struct http_error *err);
+/* A client, or NULL with err filled (its code an enum http_code; its
+ * message names the server and says what to do). */
+struct http_client *http_new(const struct http_options *o, struct efa_error *err);
 void http_free(struct http_client *c);
 
 /* The URL as given, less any user-info (scheme://user:password@host):
@@ -121,7 +121,7 @@ int http_has_token(const struct http_client *c);
  */
 int http_request(struct http_client *c, const char *method, const char *path,
 		 const char *const *headers, const char *body, struct http_answer *answer,
-		 struct http_error *err);
+		 struct efa_error *err);
 
 /*
  * The credentials aws_sigv4 requests are signed with, copied (temporary
@@ -129,7 +129,7 @@ int http_request(struct http_client *c, const char *method, const char *path,
  * session_token may be NULL. 0, or -1 with err filled.
  */
 int http_set_aws_credentials(struct http_client *c, const char *key_id, const char *secret,
-			     const char *session_token, struct http_error *err);
+			     const char *session_token, struct efa_error *err);
 
 /* Zeroes and frees a string that held a secret. */
 void http_wipe_free(char *secret);

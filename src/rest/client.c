@@ -42,7 +42,8 @@ void slurmrest_free(slurmrest_t *r)
 	free(r);
 }
 
-static int from_http(const struct http_error *h, slurmrest_error *err)
+/* The public error at the library's edge, from the project's own. */
+static int from_http(const struct efa_error *h, slurmrest_error *err)
 {
 	static const slurmrest_code codes[] = {
 		[HTTP_E_USAGE] = SLURMREST_E_USAGE,
@@ -57,7 +58,7 @@ static int from_http(const struct http_error *h, slurmrest_error *err)
 
 	return rest_set_error(err, h->code > 0 && h->code <= HTTP_E_TRANSPORT ? codes[h->code]
 									    : SLURMREST_E_TRANSPORT,
-			      "%s", h->message);
+			      "%s", h->msg);
 }
 
 slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
@@ -72,7 +73,7 @@ slurmrest_t *slurmrest_new(const slurmrest_options *o, slurmrest_error *err)
 		.retries = REST_RETRIES,
 		.retry_ms = REST_RETRY_MS,
 	};
-	struct http_error herr;
+	struct efa_error herr = { 0 };
 	slurmrest_t *r;
 
 	if (err)
@@ -151,7 +152,7 @@ static int request(slurmrest_t *r, const char *method, const char *path, const c
 		   struct http_answer *resp, slurmrest_error *err)
 {
 	const char *headers[4];
-	struct http_error herr;
+	struct efa_error herr = { 0 };
 	size_t n = 0;
 
 	headers[n++] = "Accept: application/json";

@@ -331,7 +331,7 @@ static json_t *list_item(struct cursor *c, const char *const *fields)
 	return obj;
 }
 
-static json_t *list(struct cursor *c, const char *const *fields)
+static json_t *read_list(struct cursor *c, const char *const *fields)
 {
 	json_t *array = json_array(), *item;
 
@@ -372,7 +372,7 @@ static int take_top(struct cursor *c, json_t *obj, const struct name *name, cons
 		return -1;
 	skip_space(c);
 	if (!strcmp(text, listing->name) && c->p < c->end && *c->p == '[')
-		rc = store(c, obj, text, list(c, listing->fields));
+		rc = store(c, obj, text, read_list(c, listing->fields));
 	else
 		rc = store(c, obj, text, load_value(c));
 	free(text);

@@ -106,25 +106,25 @@ static void ec2_options_of(const struct efa_config *cfg, size_t nlayers, struct 
 }
 
 /* EC2's view of the nodes' addresses, kept in the assembly across reads. */
-static int ec2_learn(struct assembly *a, size_t nlayers, const slurmrest_nodes *nodes, char *why,
-		     size_t size)
+static int ec2_learn(struct assembly *a, size_t nlayers, const slurmrest_nodes *nodes,
+		     struct efa_error *err)
 {
 	char **addresses = calloc(nodes->count + 1, sizeof(*addresses));
 	struct ec2_options o;
 	int rc;
 
 	if (!addresses) {
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 		return -1;
 	}
 	ec2_options_of(a->cfg, nlayers, &o);
-	if (!a->ec2 && !(a->ec2 = ec2_open(&o, why, size))) {
+	if (!a->ec2 && !(a->ec2 = ec2_open(&o, err))) {
 		free(addresses);
 		return -1;
 	}
 	for (size_t i = 0; i < nodes->count; i++)
 		addresses[i] = nodes->nodes[i].address;
-	rc = ec2_refresh(a->ec2, addresses, nodes->count, why, size);
+	rc = ec2_refresh(a->ec2, addresses, nodes->count, err);
 	free(addresses);
 	return rc;
 }
@@ -134,16 +134,16 @@ static int read_placements(struct assembly *a, size_t nlayers, const slurmrest_n
 {
 	const struct efa_config *cfg = a->cfg;
 	struct kube_options ko;
-	char why[KUBE_WHY_MAX];
+	struct efa_error why;
 
 	p->kube = cfg->zone_source == EFA_SOURCE_KUBERNETES ||
 		  cfg->topology_source == EFA_SOURCE_KUBERNETES;
 	p->ec2 = cfg->zone_source == EFA_SOURCE_EC2 || cfg->topology_source == EFA_SOURCE_EC2;
 	kube_options_of(cfg, nlayers, &ko);
-	if (p->kube && kube_read(&ko, &p->map, why, sizeof(why)))
-		return failed(err, ASSEMBLY_AT_KUBERNETES, why);
-	if (p->ec2 && ec2_learn(a, nlayers, nodes, why, sizeof(why)))
-		return failed(err, ASSEMBLY_AT_EC2, why);
+	if (p->kube && kube_read(&ko, &p->map, &why))
+		return failed(err, ASSEMBLY_AT_KUBERNETES, why.msg);
+	if (p->ec2 && ec2_learn(a, nlayers, nodes, &why))
+		return failed(err, ASSEMBLY_AT_EC2, why.msg);
 	p->instances = a->ec2;
 	return 0;
 }

@@ -25,10 +25,10 @@ void aws_credentials_clear(struct aws_credentials *cr)
 }
 
 int aws_region(const char *configured, const char *key, const struct aws_credentials *cr,
-	       char **region, char *why, size_t size)
+	       char **region, struct efa_error *err)
 {
 	const char *given = configured && *configured ? configured : getenv("AWS_REGION");
-	char problem[IMDS_WHY_MAX];
+	struct efa_error problem;
 	struct imds *m;
 	int usage, rc;
 
@@ -36,25 +36,25 @@ int aws_region(const char *configured, const char *key, const struct aws_credent
 		given = getenv("AWS_DEFAULT_REGION");
 	if (given && *given) {
 		if (!(*region = strdup(given))) {
-			snprintf(why, size, "out of memory");
+			efa_error_set(err, "out of memory");
 			return -1;
 		}
 		return 0;
 	}
 	if (imds_disabled()) {
-		snprintf(why, size, "no region: set %s or AWS_REGION (the instance metadata service is off: AWS_EC2_METADATA_DISABLED=true)",
+		efa_error_set(err, "no region: set %s or AWS_REGION (the instance metadata service is off: AWS_EC2_METADATA_DISABLED=true)",
 			 key);
 		return -1;
 	}
-	if (!(m = imds_open(cr->imds_url, IMDS_TIMEOUT_MS, &usage, problem, sizeof(problem)))) {
-		snprintf(why, size, "no region: set %s or AWS_REGION (the instance metadata service: %s)",
-			 key, problem);
+	if (!(m = imds_open(cr->imds_url, IMDS_TIMEOUT_MS, &usage, &problem))) {
+		efa_error_set(err, "no region: set %s or AWS_REGION (the instance metadata service: %s)",
+			 key, problem.msg);
 		return -1;
 	}
-	rc = imds_get(m, "placement/region", region, problem, sizeof(problem));
+	rc = imds_get(m, "placement/region", region, &problem);
 	if (rc)
-		snprintf(why, size, "no region: set %s or AWS_REGION (the instance metadata service: %s)",
-			 key, problem);
+		efa_error_set(err, "no region: set %s or AWS_REGION (the instance metadata service: %s)",
+			 key, problem.msg);
 	imds_close(m);
 	return rc;
 }
@@ -68,33 +68,32 @@ static time_t parse_expiration(const char *s)
 }
 
 /* The instance role's temporary credentials, through IMDSv2. */
-static int role_credentials(struct aws_credentials *cr, struct http_client *http, char *why,
-			    size_t size)
+static int role_credentials(struct aws_credentials *cr, struct http_client *http, struct efa_error *err)
 {
-	char problem[IMDS_WHY_MAX], path[512], *role = NULL, *doc = NULL;
+	struct efa_error problem;
+	char path[512], *role = NULL, *doc = NULL;
 	const char *key, *secret, *token, *expiration;
-	struct http_error herr;
 	json_t *root = NULL;
 	int usage, rc = -1;
 	struct imds *m;
 
 	if (imds_disabled()) {
-		snprintf(why, size, "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the instance metadata service is off (AWS_EC2_METADATA_DISABLED=true)");
+		efa_error_set(err, "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the instance metadata service is off (AWS_EC2_METADATA_DISABLED=true)");
 		return -1;
 	}
-	if (!(m = imds_open(cr->imds_url, IMDS_TIMEOUT_MS, &usage, problem, sizeof(problem)))) {
-		snprintf(why, size, "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the instance metadata service cannot be had (%s)",
-			 problem);
+	if (!(m = imds_open(cr->imds_url, IMDS_TIMEOUT_MS, &usage, &problem))) {
+		efa_error_set(err, "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the instance metadata service cannot be had (%s)",
+			 problem.msg);
 		return -1;
 	}
-	if (imds_get(m, "iam/security-credentials/", &role, problem, sizeof(problem))) {
-		snprintf(why, size, "no AWS credentials: none in the environment and no instance role (%s): attach a role to the instance, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
-			 problem);
+	if (imds_get(m, "iam/security-credentials/", &role, &problem)) {
+		efa_error_set(err, "no AWS credentials: none in the environment and no instance role (%s): attach a role to the instance, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+			 problem.msg);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "iam/security-credentials/%s", role);
-	if (imds_get_document(m, path, &doc, problem, sizeof(problem))) {
-		snprintf(why, size, "no credentials for the instance role %s: %s", role, problem);
+	if (imds_get_document(m, path, &doc, &problem)) {
+		efa_error_set(err, "no credentials for the instance role %s: %s", role, problem.msg);
 		goto out;
 	}
 	root = json_loads(doc, 0, NULL);
@@ -103,14 +102,12 @@ static int role_credentials(struct aws_credentials *cr, struct http_client *http
 	token = json_string_value(json_object_get(root, "Token"));
 	expiration = json_string_value(json_object_get(root, "Expiration"));
 	if (!key || !secret) {
-		snprintf(why, size, "the credentials of the instance role %s have no AccessKeyId and SecretAccessKey",
+		efa_error_set(err, "the credentials of the instance role %s have no AccessKeyId and SecretAccessKey",
 			 role);
 		goto out;
 	}
-	if (http_set_aws_credentials(http, key, secret, token, &herr)) {
-		snprintf(why, size, "%s", herr.message);
+	if (http_set_aws_credentials(http, key, secret, token, err))
 		goto out;
-	}
 	cr->role_expires = parse_expiration(expiration);
 	if (!cr->role_expires)
 		cr->role_expires = time(NULL) + CREDENTIALS_MARGIN + 60;
@@ -124,21 +121,16 @@ out:
 	return rc;
 }
 
-int aws_credentials_apply(struct aws_credentials *cr, struct http_client *http, char *why,
-			  size_t size)
+int aws_credentials_apply(struct aws_credentials *cr, struct http_client *http, struct efa_error *err)
 {
 	const char *key = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
 	const char *token = getenv("AWS_SESSION_TOKEN");
-	struct http_error herr;
 
 	if (key && *key && secret && *secret) {
 		cr->role_expires = 0;
-		if (!http_set_aws_credentials(http, key, secret, token && *token ? token : NULL, &herr))
-			return 0;
-		snprintf(why, size, "%s", herr.message);
-		return -1;
+		return http_set_aws_credentials(http, key, secret, token && *token ? token : NULL, err);
 	}
 	if (cr->role_expires && time(NULL) + CREDENTIALS_MARGIN < cr->role_expires)
 		return 0;
-	return role_credentials(cr, http, why, size);
+	return role_credentials(cr, http, err);
 }

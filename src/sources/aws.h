@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "common/base/error.h"
 #include "http/http.h"
 
 struct aws_credentials {
@@ -27,17 +28,16 @@ void aws_credentials_clear(struct aws_credentials *cr);
  * Gives http the credentials to sign its next requests with: the
  * environment's (read at every call, as they may be renewed), else the
  * instance role's, fetched again shortly before they expire. 0, or -1
- * with why naming what to set up.
+ * with err naming what to set up.
  */
-int aws_credentials_apply(struct aws_credentials *cr, struct http_client *http, char *why,
-			  size_t size);
+int aws_credentials_apply(struct aws_credentials *cr, struct http_client *http, struct efa_error *err);
 
 /*
  * configured (an efa.conf key, named in messages as key), else
  * AWS_REGION, else AWS_DEFAULT_REGION, else the instance's region from
- * the metadata service. *region malloc'd; 0, or -1 with why filled.
+ * the metadata service. *region malloc'd; 0, or -1 with err filled.
  */
 int aws_region(const char *configured, const char *key, const struct aws_credentials *cr,
-	       char **region, char *why, size_t size);
+	       char **region, struct efa_error *err);
 
 #endif

@@ -135,20 +135,20 @@ static void XMLCALL on_end(void *data, const XML_Char *name)
 }
 
 int aws_xml_walk(const char *body, size_t len, int (*fn)(void *, const char *, const char *),
-		 void *ctx, const char *service, char *why, size_t size)
+		 void *ctx, const char *service, struct efa_error *err)
 {
 	struct walk w = { .on_end = fn, .ctx = ctx };
 	int rc = 0;
 
 	if (!(w.parser = XML_ParserCreate("UTF-8"))) {
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 		return -1;
 	}
 	XML_SetUserData(w.parser, &w);
 	XML_SetElementHandler(w.parser, on_start, on_end);
 	XML_SetCharacterDataHandler(w.parser, on_text);
 	if (XML_Parse(w.parser, body ? body : "", (int)len, XML_TRUE) != XML_STATUS_OK || w.failed) {
-		snprintf(why, size, "the answer of %s is not the XML expected (%s)", service,
+		efa_error_set(err, "the answer of %s is not the XML expected (%s)", service,
 			 w.failed ? "out of memory or too deep" :
 			 XML_ErrorString(XML_GetErrorCode(w.parser)));
 		rc = -1;
@@ -170,8 +170,8 @@ static int on_error_end(void *ctx, const char *path, const char *text)
 
 void aws_error_read(const char *body, size_t len, struct aws_error *ae)
 {
-	char ignored[8];
+	struct efa_error ignored;
 
 	ae->code[0] = ae->message[0] = '\0';
-	aws_xml_walk(body, len, on_error_end, ae, "", ignored, sizeof(ignored));
+	aws_xml_walk(body, len, on_error_end, ae, "", &ignored);
 }

@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#include "common/base/error.h"
+
 struct aws_query {
 	char **params;		/* "name=value", both encoded */
 	size_t n;
@@ -36,10 +38,10 @@ char *aws_query_body(const struct aws_query *q);
  * Walks the XML answer body: at the end of each element, fn(ctx, path,
  * text), with the path below the root ("instanceSet/item/instanceId")
  * and the element's own text. fn returns nonzero to stop (out of memory).
- * 0, or -1 with why filled when body is not XML; service names the server.
+ * 0, or -1 with err filled when body is not XML; service names the server.
  */
 int aws_xml_walk(const char *body, size_t len, int (*fn)(void *, const char *, const char *),
-		 void *ctx, const char *service, char *why, size_t size);
+		 void *ctx, const char *service, struct efa_error *err);
 
 struct aws_error {
 	char code[128];		/* "" when the answer names none */

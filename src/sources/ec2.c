@@ -8,6 +8,7 @@
 
 #include "aws.h"
 #include "aws_query.h"
+#include "common/base/array.h"
 #include "common/base/strutil.h"
 #include "ec2.h"
 #include "http/http.h"
@@ -84,7 +85,7 @@ void ec2_close(struct ec2 *e)
 	free(e);
 }
 
-struct ec2 *ec2_open(const struct ec2_options *opts, char *why, size_t size)
+struct ec2 *ec2_open(const struct ec2_options *opts, struct efa_error *err)
 {
 	struct http_options o = {
 		.service = "EC2",
@@ -99,14 +100,13 @@ struct ec2 *ec2_open(const struct ec2_options *opts, char *why, size_t size)
 		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
 	char *url = NULL, *sigv4 = NULL;
-	struct http_error herr;
 	struct ec2 *e = calloc(1, sizeof(*e));
 
 	if (!e || aws_credentials_init(&e->credentials))
 		goto nomem;
 	e->nlayers = opts->nlayers;
 	e->max_age = opts->max_age;
-	if (aws_region(opts->region, "Ec2Region=", &e->credentials, &e->region, why, size))
+	if (aws_region(opts->region, "Ec2Region=", &e->credentials, &e->region, err))
 		goto fail;
 	if (opts->endpoint)
 		url = strdup(opts->endpoint);
@@ -116,15 +116,13 @@ struct ec2 *ec2_open(const struct ec2_options *opts, char *why, size_t size)
 		goto nomem;
 	o.url = url;
 	o.aws_sigv4 = sigv4;
-	if (!(e->http = http_new(&o, &herr))) {
-		snprintf(why, size, "%s", herr.message);
+	if (!(e->http = http_new(&o, err)))
 		goto fail;
-	}
 	free(url);
 	free(sigv4);
 	return e;
 nomem:
-	snprintf(why, size, "out of memory");
+	efa_error_set(err, "out of memory");
 fail:
 	free(url);
 	free(sigv4);
@@ -132,47 +130,44 @@ fail:
 	return NULL;
 }
 
-/* One request; 0 with the answer's body, or -1 with why naming what to do. */
+/* One request; 0 with the answer's body, or -1 with err naming what to do. */
 static int ec2_call(struct ec2 *e, const char *action, struct aws_query *q, struct http_answer *a,
-		    char *why, size_t size)
+		    struct efa_error *err)
 {
 	static const char *const form[] = {
 		"Content-Type: application/x-www-form-urlencoded; charset=utf-8", NULL
 	};
 	struct aws_error ae;
-	struct http_error herr;
 	char *body;
 	int rc;
 
-	if (aws_credentials_apply(&e->credentials, e->http, why, size))
+	if (aws_credentials_apply(&e->credentials, e->http, err))
 		return -1;
 	if (aws_query_add(q, action, "Action") || aws_query_add(q, EC2_API_VERSION, "Version") ||
 	    !(body = aws_query_body(q))) {
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 		return -1;
 	}
-	rc = http_request(e->http, "POST", "/", form, body, a, &herr);
+	rc = http_request(e->http, "POST", "/", form, body, a, err);
 	free(body);
-	if (rc) {
-		snprintf(why, size, "%s", herr.message);
+	if (rc)
 		return -1;
-	}
 	if (a->status == 200)
 		return 0;
 	aws_error_read(a->data, a->len, &ae);
 	if (!strcmp(ae.code, "UnauthorizedOperation") || a->status == 403)
-		snprintf(why, size, "EC2 refused %s (%s%s%s): the credentials need the IAM permission ec2:%s",
+		efa_error_set(err, "EC2 refused %s (%s%s%s): the credentials need the IAM permission ec2:%s",
 			 action, ae.code[0] ? ae.code : "HTTP 403", ae.message[0] ? ": " : "", ae.message,
 			 action);
 	else if (!strcmp(ae.code, "RequestExpired"))
-		snprintf(why, size, "EC2 refused %s as expired (RequestExpired%s%s): the session token (AWS_SESSION_TOKEN, or the instance role's) has expired, or this host's clock is more than 15 minutes off",
+		efa_error_set(err, "EC2 refused %s as expired (RequestExpired%s%s): the session token (AWS_SESSION_TOKEN, or the instance role's) has expired, or this host's clock is more than 15 minutes off",
 			 action, ae.message[0] ? ": " : "", ae.message);
 	else if (a->status == 401 || !strcmp(ae.code, "AuthFailure"))
-		snprintf(why, size, "EC2 did not accept the credentials for %s (%s%s%s): check the access key, its secret and the region (%s)",
+		efa_error_set(err, "EC2 did not accept the credentials for %s (%s%s%s): check the access key, its secret and the region (%s)",
 			 action, ae.code[0] ? ae.code : "HTTP 401", ae.message[0] ? ": " : "", ae.message,
 			 e->region);
 	else
-		snprintf(why, size, "EC2 answered %s with HTTP %ld (%s%s%s)", action, a->status,
+		efa_error_set(err, "EC2 answered %s with HTTP %ld (%s%s%s)", action, a->status,
 			 ae.code[0] ? ae.code : "no error code", ae.message[0] ? ": " : "", ae.message);
 	free(a->data);
 	memset(a, 0, sizeof(*a));
@@ -189,23 +184,20 @@ struct found {
 	size_t nlayers;
 };
 
-static int keep(struct found *f)
+static int keep_instance(struct found *f)
 {
-	struct ec2_instance *grown;
-
 	if (!f->cur.address || !f->cur.id) {
 		instance_clear(&f->cur, f->nlayers);
 		return 0;
 	}
-	if (!(grown = realloc(f->v, (f->n + 1) * sizeof(*grown))))
+	if (efa_array_room(&f->v, f->n, sizeof(*f->v)))
 		return -1;
-	f->v = grown;
 	f->v[f->n++] = f->cur;
 	memset(&f->cur, 0, sizeof(f->cur));
 	return 0;
 }
 
-static int set(char **field, const char *text)
+static int replace_text(char **field, const char *text)
 {
 	free(*field);
 	return (*field = strdup(text)) ? 0 : -1;
@@ -220,15 +212,15 @@ static int on_instances_end(void *ctx, const char *path, const char *text)
 	if (!strcmp(path, "nextToken"))
 		snprintf(f->next, sizeof(f->next), "%s", text);
 	else if (!strcmp(path, INSTANCE))
-		return keep(f);
+		return keep_instance(f);
 	else if (!strcmp(path, INSTANCE "/instanceId"))
-		return set(&f->cur.id, text);
+		return replace_text(&f->cur.id, text);
 	else if (!strcmp(path, INSTANCE "/instanceType"))
-		return set(&f->cur.type, text);
+		return replace_text(&f->cur.type, text);
 	else if (!strcmp(path, INSTANCE "/privateIpAddress"))
-		return set(&f->cur.address, text);
+		return replace_text(&f->cur.address, text);
 	else if (!strcmp(path, INSTANCE "/placement/availabilityZone"))
-		return set(&f->cur.zone, text);
+		return replace_text(&f->cur.zone, text);
 	return 0;
 }
 
@@ -251,14 +243,14 @@ static bool token_seen(char *const *seen, size_t n, const char *token)
 static int page_through(struct ec2 *e, const char *action, size_t nitems,
 			int (*params)(struct aws_query *, const void *), const void *pctx,
 			int (*walk)(void *, const char *, const char *), void *ctx, char *next,
-			char *why, size_t size)
+			struct efa_error *err)
 {
 	size_t max_pages = nitems + EC2_SPARE_PAGES, npages;
 	char **seen = calloc(max_pages, sizeof(*seen));
 	int rc = -1;
 
 	if (!seen) {
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 		return -1;
 	}
 	for (npages = 0; npages < max_pages; npages++) {
@@ -270,15 +262,15 @@ static int page_through(struct ec2 *e, const char *action, size_t nitems,
 			failed = aws_query_add(&q, next, "NextToken");
 		if (failed) {
 			aws_query_clear(&q);
-			snprintf(why, size, "out of memory");
+			efa_error_set(err, "out of memory");
 			goto out;
 		}
-		failed = ec2_call(e, action, &q, &a, why, size);
+		failed = ec2_call(e, action, &q, &a, err);
 		aws_query_clear(&q);
 		if (failed)
 			goto out;
 		next[0] = '\0';
-		failed = aws_xml_walk(a.data, a.len, walk, ctx, "EC2", why, size);
+		failed = aws_xml_walk(a.data, a.len, walk, ctx, "EC2", err);
 		free(a.data);
 		if (failed)
 			goto out;
@@ -287,16 +279,16 @@ static int page_through(struct ec2 *e, const char *action, size_t nitems,
 			goto out;
 		}
 		if (token_seen(seen, npages, next)) {
-			snprintf(why, size, "EC2 gave the NextToken \"%.64s\" twice for %s: its paging does not end, nothing was learned from it",
+			efa_error_set(err, "EC2 gave the NextToken \"%.64s\" twice for %s: its paging does not end, nothing was learned from it",
 				 next, action);
 			goto out;
 		}
 		if (!(seen[npages] = strdup(next))) {
-			snprintf(why, size, "out of memory");
+			efa_error_set(err, "out of memory");
 			goto out;
 		}
 	}
-	snprintf(why, size, "EC2 did not end %s after %zu pages for %zu items (the last NextToken \"%.64s\"): nothing was learned from it",
+	efa_error_set(err, "EC2 did not end %s after %zu pages for %zu items (the last NextToken \"%.64s\"): nothing was learned from it",
 		 action, npages, nitems, next);
 out:
 	for (size_t i = 0; i < max_pages; i++)
@@ -325,12 +317,12 @@ static int instances_params(struct aws_query *q, const void *ctx)
 }
 
 static int describe_instances(struct ec2 *e, char *const *addresses, size_t n, struct found *f,
-			      char *why, size_t size)
+			      struct efa_error *err)
 {
 	struct addresses ad = { addresses, n };
 
 	return page_through(e, "DescribeInstances", n, instances_params, &ad, on_instances_end, f,
-			    f->next, why, size);
+			    f->next, err);
 }
 
 /* Instance types, said once each. */
@@ -450,13 +442,12 @@ static int topology_params(struct aws_query *q, const void *ctx)
 	return rc;
 }
 
-static int describe_topology(struct ec2 *e, struct found *f, size_t from, size_t to, char *why,
-			     size_t size)
+static int describe_topology(struct ec2 *e, struct found *f, size_t from, size_t to, struct efa_error *err)
 {
 	struct instance_ids ids = { f, from, to };
 	struct topology_page t = { .e = e, .f = f, .from = from, .to = to };
 	int rc = page_through(e, "DescribeInstanceTopology", to - from, topology_params, &ids,
-			      on_topology_end, &t, t.next, why, size);
+			      on_topology_end, &t, t.next, err);
 
 	nodes_clear(&t);
 	return rc;
@@ -495,7 +486,7 @@ static const struct ec2_instance *fresh(const struct ec2 *e, const char *address
 	return in && now - in->learned < e->max_age ? in : NULL;
 }
 
-int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size_t size)
+int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, struct efa_error *err)
 {
 	char **wanted = calloc(n + 1, sizeof(*wanted)), **missing = calloc(n + 1, sizeof(*missing));
 	struct found f = { .nlayers = e->nlayers };
@@ -516,10 +507,10 @@ int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size
 			missing[nmissing++] = wanted[i];
 	for (size_t i = 0; i < nmissing; i += EC2_BATCH)
 		if (describe_instances(e, missing + i, nmissing - i < EC2_BATCH ? nmissing - i : EC2_BATCH,
-				       &f, why, size))
+				       &f, err))
 			goto out;
 	for (size_t i = 0; e->nlayers && i < f.n; i += EC2_BATCH)
-		if (describe_topology(e, &f, i, f.n - i < EC2_BATCH ? f.n : i + EC2_BATCH, why, size))
+		if (describe_topology(e, &f, i, f.n - i < EC2_BATCH ? f.n : i + EC2_BATCH, err))
 			goto out;
 	say_untopologized(e, &f);
 	/* What stays: the known instances still wanted and learned lately,
@@ -555,7 +546,7 @@ int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size
 	rc = 0;
 	goto out;
 nomem:
-	snprintf(why, size, "out of memory");
+	efa_error_set(err, "out of memory");
 out:
 	for (size_t i = 0; i < f.n; i++)
 		instance_clear(&f.v[i], e->nlayers);

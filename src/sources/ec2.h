@@ -19,9 +19,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "common/base/error.h"
 #include <time.h>
 
-#define EC2_WHY_MAX 1024
 /* The API version of the EC2 Query API the requests use. */
 #define EC2_API_VERSION "2016-11-15"
 
@@ -50,16 +51,16 @@ struct ec2_options {
 				 * instance type with more is said once) */
 };
 
-/* A client of EC2's Query API; NULL with why filled. */
-struct ec2 *ec2_open(const struct ec2_options *opts, char *why, size_t size);
+/* A client of EC2's Query API; NULL with err filled. */
+struct ec2 *ec2_open(const struct ec2_options *opts, struct efa_error *err);
 
 /*
  * Learns the instances at these addresses (n of them; repeats and
  * addresses that are no IPv4 are skipped), asking EC2 only about the ones
  * not already known, and forgets the ones no longer given. 0, or -1 with
- * why filled (what was known stays).
+ * err filled (what was known stays).
  */
-int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, char *why, size_t size);
+int ec2_refresh(struct ec2 *e, char *const *addresses, size_t n, struct efa_error *err);
 
 /* The instance at address, or NULL. */
 const struct ec2_instance *ec2_find(const struct ec2 *e, const char *address);

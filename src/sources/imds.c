@@ -20,19 +20,17 @@ struct imds {
 	char *token;
 };
 
-/* One request; returns the HTTP status, or -1 with why filled. */
+/* One request; returns the HTTP status, or -1 with err filled (err also
+ * says what an answer other than 200 was). */
 static long request(struct imds *m, const char *method, const char *path,
-		    const char *header, struct http_answer *a, char *why, size_t size)
+		    const char *header, struct http_answer *a, struct efa_error *err)
 {
 	const char *headers[] = { header, NULL };
-	struct http_error err;
 
-	if (http_request(m->http, method, path, headers, NULL, a, &err)) {
-		snprintf(why, size, "%s", err.message);
+	if (http_request(m->http, method, path, headers, NULL, a, err))
 		return -1;
-	}
 	if (a->status != 200)
-		snprintf(why, size, "the metadata service at %s answered %s %s with HTTP %ld",
+		efa_error_set(err, "the metadata service at %s answered %s %s with HTTP %ld",
 			 http_url(m->http), method, path, a->status);
 	return a->status;
 }
@@ -54,7 +52,7 @@ static int token_ok(const char *t)
 	return 1;
 }
 
-struct imds *imds_open(const char *base, long timeout_ms, int *usage, char *why, size_t size)
+struct imds *imds_open(const char *base, long timeout_ms, int *usage, struct efa_error *err)
 {
 	struct http_options o = {
 		.service = "the metadata service",
@@ -67,31 +65,28 @@ struct imds *imds_open(const char *base, long timeout_ms, int *usage, char *why,
 		.retry_ms = IMDS_RETRY_MS,
 	};
 	struct http_answer a = { 0 };
-	struct http_error err;
 	struct imds *m;
 	long status;
 
 	*usage = 0;
 	if (!(m = calloc(1, sizeof(*m)))) {
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 		return NULL;
 	}
-	if (!(m->http = http_new(&o, &err))) {
-		*usage = err.code == HTTP_E_USAGE;
-		snprintf(why, size, "metadata service %s%s", err.message,
-			 *usage ? ", e.g. " IMDS_DEFAULT_URL : "");
+	if (!(m->http = http_new(&o, err))) {
+		*usage = err->code == HTTP_E_USAGE;
+		efa_error_wrap(err, "metadata service ", *usage ? ", e.g. " IMDS_DEFAULT_URL : "");
 		goto fail;
 	}
 	status = request(m, "PUT", "/latest/api/token",
-			 "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL, &a, why, size);
+			 "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL, &a, err);
 	if (status != 200) {
 		if (status == 403 || status == 405)
-			snprintf(why + strlen(why), size - strlen(why),
-				 " to the IMDSv2 token request (the metadata service may be disabled for this instance)");
+			efa_error_wrap(err, NULL, " to the IMDSv2 token request (the metadata service may be disabled for this instance)");
 		goto fail;
 	}
 	if (!(m->token = first_word(a.data ? a.data : "")) || !token_ok(m->token)) {
-		snprintf(why, size, "the metadata service at %s answered a session token that is empty or not printable",
+		efa_error_set(err, "the metadata service at %s answered a session token that is empty or not printable",
 			 base);
 		goto fail;
 	}
@@ -103,7 +98,7 @@ fail:
 	return NULL;
 }
 
-static int get(struct imds *m, const char *path, bool whole, char **value, char *why, size_t size)
+static int get(struct imds *m, const char *path, bool whole, char **value, struct efa_error *err)
 {
 	char header[1024], full[256];
 	struct http_answer a = { 0 };
@@ -111,9 +106,9 @@ static int get(struct imds *m, const char *path, bool whole, char **value, char 
 	*value = NULL;
 	snprintf(header, sizeof(header), "X-aws-ec2-metadata-token: %s", m->token);
 	snprintf(full, sizeof(full), "/latest/meta-data/%s", path);
-	if (request(m, "GET", full, header, &a, why, size) == 200 &&
+	if (request(m, "GET", full, header, &a, err) == 200 &&
 	    !(*value = whole ? strdup(a.data ? a.data : "") : first_word(a.data ? a.data : "")))
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 	http_wipe_free(a.data);
 	return *value ? 0 : -1;
 }
@@ -132,14 +127,14 @@ bool imds_disabled(void)
 	return off && !strcasecmp(off, "true");
 }
 
-int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size)
+int imds_get(struct imds *m, const char *path, char **value, struct efa_error *err)
 {
-	return get(m, path, false, value, why, size);
+	return get(m, path, false, value, err);
 }
 
-int imds_get_document(struct imds *m, const char *path, char **value, char *why, size_t size)
+int imds_get_document(struct imds *m, const char *path, char **value, struct efa_error *err)
 {
-	return get(m, path, true, value, why, size);
+	return get(m, path, true, value, err);
 }
 
 void imds_close(struct imds *m)

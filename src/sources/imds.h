@@ -10,8 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/base/error.h"
+
 #define IMDS_DEFAULT_URL "http://169.254.169.254"
-#define IMDS_WHY_MAX 512
 
 struct imds;
 
@@ -25,20 +26,20 @@ bool imds_disabled(void);
 
 /*
  * Checks base ("http://host[:port]") and asks for a session token.
- * NULL with why filled when the URL is bad (*usage set) or the service
+ * NULL with err filled when the URL is bad (*usage set) or the service
  * cannot be had.
  */
-struct imds *imds_open(const char *base, long timeout_ms, int *usage, char *why, size_t size);
+struct imds *imds_open(const char *base, long timeout_ms, int *usage, struct efa_error *err);
 
 /*
- * GETs /latest/meta-data/<path>; *value (malloc'd, trimmed) on 0, why
+ * GETs /latest/meta-data/<path>; *value (malloc'd, trimmed) on 0, err
  * filled on -1.
  */
-int imds_get(struct imds *m, const char *path, char **value, char *why, size_t size);
+int imds_get(struct imds *m, const char *path, char **value, struct efa_error *err);
 
 /* The same, the whole answer (a JSON document, say); wipe it with
  * http_wipe_free when it holds a secret. */
-int imds_get_document(struct imds *m, const char *path, char **value, char *why, size_t size);
+int imds_get_document(struct imds *m, const char *path, char **value, struct efa_error *err);
 
 void imds_close(struct imds *m);
 

@@ -13,7 +13,7 @@
 
 #define KUBE_PAGE 500
 /*
- * Bounds on one list, whatever the server answers: 1,000 full pages hold
+ * Bounds on one list_all_pages, whatever the server answers: 1,000 full pages hold
  * 500,000 objects, 100 times the 5,000 nodes a Kubernetes cluster is
  * documented to scale to, so memory and time stay bounded when a server's
  * paging never ends and gives no remainingItemCount to bound it by.
@@ -41,8 +41,7 @@ struct reader {
 	size_t nlayers;
 	struct labels *nodes;	/* sorted by node name once read */
 	size_t nnodes;
-	char *why;
-	size_t size;
+	struct efa_error *err;
 };
 
 /* The continue token in a query: RFC 3986 unreserved bytes kept. */
@@ -83,26 +82,26 @@ static void refused(struct reader *r, const char *path, const char *what,
 	json_t *st = a->data ? json_loadb(a->data, a->len, 0, NULL) : NULL;
 	const char *msg = json_string_value(json_object_get(st, "message"));
 	const char *reason = json_string_value(json_object_get(st, "reason"));
-	size_t n;
+	char advice[EFA_ERROR_MAX / 2] = "";
 
-	snprintf(r->why, r->size, "the Kubernetes API at %s answered HTTP %ld to GET %s%s%.200s%s",
-		 http_url(r->http), a->status, path, msg ? " (" : "", msg ? msg : "", msg ? ")" : "");
-	n = strlen(r->why);
 	if (a->status == 401)
-		snprintf(r->why + n, r->size - n,
+		snprintf(advice, sizeof(advice),
 			 ": it does not accept the token in %s (expired, revoked or of another cluster): check KubernetesTokenFile=",
 			 r->token_file);
 	else if (a->status == 403)
-		snprintf(r->why + n, r->size - n,
+		snprintf(advice, sizeof(advice),
 			 ": the service account may not %s: grant list on nodes and pods (deploy/slinky/rbac.yaml)",
 			 what);
 	else if (a->status == 410 || (reason && !strcmp(reason, "Expired")))
-		snprintf(r->why + n, r->size - n,
+		snprintf(advice, sizeof(advice),
 			 ": the list's continue token expired before its next page was asked for; the next sync lists again from the start");
 	else if (a->status == 429)
-		snprintf(r->why + n, r->size - n,
+		snprintf(advice, sizeof(advice),
 			 ": the API server is throttling this client (asked %d times, waiting as Retry-After said); the next sync asks again",
 			 1 + KUBE_RETRIES);
+	efa_error_set(r->err, "the Kubernetes API at %s answered HTTP %ld to GET %s%s%.200s%s%s",
+		      http_url(r->http), a->status, path, msg ? " (" : "", msg ? msg : "",
+		      msg ? ")" : "", advice);
 	json_decref(st);
 }
 
@@ -121,7 +120,7 @@ struct paging {
 	size_t last_page;	/* 0: no remainingItemCount yet */
 };
 
-static bool endless(struct reader *r, const char *path, struct paging *pg, json_t *meta,
+static bool paging_runs_away(struct reader *r, const char *path, struct paging *pg, json_t *meta,
 		    size_t n, const char *sent, const char *next)
 {
 	json_t *left = json_object_get(meta, "remainingItemCount");
@@ -130,7 +129,7 @@ static bool endless(struct reader *r, const char *path, struct paging *pg, json_
 	pg->pages++;
 	pg->items += n;
 	if (sent && !strcmp(sent, next)) {
-		snprintf(r->why, r->size,
+		efa_error_set(r->err,
 			 "the Kubernetes API at %s answered page %zu of GET %s with the continue token it was sent (\"%.*s%s\"): its paging does not advance; the list is abandoned",
 			 http_url(r->http), pg->pages, path, KUBE_TOKEN_SHOWN, next, more);
 		return true;
@@ -144,7 +143,7 @@ static bool endless(struct reader *r, const char *path, struct paging *pg, json_
 	}
 	if ((pg->last_page && pg->pages >= pg->last_page) || pg->pages >= KUBE_MAX_PAGES ||
 	    pg->items >= KUBE_MAX_ITEMS) {
-		snprintf(r->why, r->size,
+		efa_error_set(r->err,
 			 "the Kubernetes API at %s asks for page %zu of GET %s (continue token \"%.*s%s\") after %zu objects, where %s%zu pages: its paging does not end; the list is abandoned",
 			 http_url(r->http), pg->pages + 1, path, KUBE_TOKEN_SHOWN, next, more, pg->items,
 			 pg->last_page ? "the remainingItemCount it gave needs at most " :
@@ -156,10 +155,10 @@ static bool endless(struct reader *r, const char *path, struct paging *pg, json_
 }
 
 /*
- * GETs every page of a list; calls each(item) per item. 0, or -1 with why
+ * GETs every page of a list; calls each(item) per item. 0, or -1 with err
  * filled.
  */
-static int list(struct reader *r, const char *path, int (*each)(struct reader *, json_t *),
+static int list_all_pages(struct reader *r, const char *path, int (*each)(struct reader *, json_t *),
 		const char *what)
 {
 	static const char *const headers[] = { "Accept: application/json", NULL };
@@ -169,7 +168,6 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 
 	do {
 		struct http_answer a;
-		struct http_error err;
 		json_t *root, *items, *meta;
 		const char *next;
 		char *esc = NULL;
@@ -186,10 +184,8 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 			goto nomem;
 		}
 		free(esc);
-		if (http_request(r->http, "GET", query, headers, NULL, &a, &err)) {
-			snprintf(r->why, r->size, "%s", err.message);
+		if (http_request(r->http, "GET", query, headers, NULL, &a, r->err))
 			goto out;
-		}
 		if (a.status != 200) {
 			refused(r, path, what, &a);
 			free(a.data);
@@ -199,7 +195,7 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 		free(a.data);
 		items = json_object_get(root, "items");
 		if (!json_is_array(items)) {
-			snprintf(r->why, r->size, "the Kubernetes API at %s answered GET %s with no list of items",
+			efa_error_set(r->err, "the Kubernetes API at %s answered GET %s with no list of items",
 				 http_url(r->http), path);
 			json_decref(root);
 			goto out;
@@ -212,7 +208,7 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 		meta = json_object_get(root, "metadata");
 		next = json_string_value(json_object_get(meta, "continue"));
 		more = next && *next;
-		if (more && endless(r, path, &pg, meta, json_array_size(items), token, next)) {
+		if (more && paging_runs_away(r, path, &pg, meta, json_array_size(items), token, next)) {
 			json_decref(root);
 			goto out;
 		}
@@ -225,7 +221,7 @@ static int list(struct reader *r, const char *path, int (*each)(struct reader *,
 	rc = 0;
 	goto out;
 nomem:
-	snprintf(r->why, r->size, "out of memory");
+	efa_error_set(r->err, "out of memory");
 out:
 	free(token);
 	free(query);
@@ -372,7 +368,7 @@ static char *namespace_of(const struct kube_options *opts)
 	return ns;
 }
 
-int kube_read(const struct kube_options *opts, struct kube_map *map, char *why, size_t size)
+int kube_read(const struct kube_options *opts, struct kube_map *map, struct efa_error *err)
 {
 	size_t nlayers = opts->nlayers;
 	struct http_options o = {
@@ -393,32 +389,29 @@ int kube_read(const struct kube_options *opts, struct kube_map *map, char *why, 
 		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
 	struct pod_reader pr = {
-		.r = { .token_file = o.token_file, .nlayers = nlayers, .why = why, .size = size },
+		.r = { .token_file = o.token_file, .nlayers = nlayers, .err = err },
 		.map = map,
 	};
-	struct http_error err;
 	char *path = NULL;
 	int rc = -1;
 
 	memset(map, 0, sizeof(*map));
 	map->nlayers = nlayers;
 	if (!(map->namespace = namespace_of(opts))) {
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 		return -1;
 	}
-	if (!(pr.r.http = http_new(&o, &err))) {
-		snprintf(why, size, "%s", err.message);
+	if (!(pr.r.http = http_new(&o, err)))
 		goto out;
-	}
-	if (list(&pr.r, "/api/v1/nodes", add_node, "list nodes"))
+	if (list_all_pages(&pr.r, "/api/v1/nodes", add_node, "list nodes"))
 		goto out;
 	qsort(pr.r.nodes, pr.r.nnodes, sizeof(*pr.r.nodes), labels_cmp);
 	if (asprintf(&path, "/api/v1/namespaces/%s/pods", map->namespace) < 0) {
 		path = NULL;
-		snprintf(why, size, "out of memory");
+		efa_error_set(err, "out of memory");
 		goto out;
 	}
-	if (list(&pr.r, path, add_pod, "list pods"))
+	if (list_all_pages(&pr.r, path, add_pod, "list pods"))
 		goto out;
 	qsort(map->pods, map->npods, sizeof(*map->pods), placement_cmp);
 	rc = 0;

@@ -14,12 +14,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/base/error.h"
+
 #define KUBE_DEFAULT_URL "https://kubernetes.default.svc"
 #define KUBE_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBE_ZONE_LABEL "topology.kubernetes.io/zone"
 #define KUBE_LAYER_LABEL "topology.k8s.aws/network-node-layer-"
 #define KUBE_POD_HOSTNAME_LABEL "nodeset.slinky.slurm.net/pod-hostname"
-#define KUBE_WHY_MAX 1024
 
 struct kube_placement {
 	char *name;		/* the Slurm node's name (the pod's hostname) */
@@ -51,9 +52,9 @@ struct kube_options {
 
 /*
  * Reads every pod of the namespace and every node and joins them. 0, or
- * -1 with why filled.
+ * -1 with err filled.
  */
-int kube_read(const struct kube_options *o, struct kube_map *map, char *why, size_t size);
+int kube_read(const struct kube_options *o, struct kube_map *map, struct efa_error *err);
 
 /*
  * The placement of the Slurm node's pod, or NULL: the pod whose hostname

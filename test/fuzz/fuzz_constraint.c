@@ -377,7 +377,7 @@ bad:
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_string(data, size), *zones[66], *line, *save = NULL, *out = NULL;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct ref user, written;
 	const char *c;
 	size_t n = 0;

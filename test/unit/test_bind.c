@@ -9,7 +9,7 @@
 static struct efa_node *load(const char *fixture)
 {
 	char root[512];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct efa_node *node = NULL;
 
 	snprintf(root, sizeof(root), "%s/%s", FIXTURES, fixture);
@@ -64,7 +64,7 @@ static struct efa_task_binding bind_one(const struct efa_node *node, const int *
 {
 	struct efa_bind_request req = { gpus, ngpus, given, k, n, 0 };
 	struct efa_task_binding b;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	if (efa_bind_task(node, &req, &b, &err))
 		printf("# bind: %s\n", err.msg);
@@ -78,7 +78,7 @@ static struct efa_task_binding bind_neuron(const struct efa_node *node, int lnc,
 {
 	struct efa_bind_request req = { .task = k, .ntasks = n, .lnc = lnc };
 	struct efa_task_binding b;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	if (efa_bind_task(node, &req, &b, &err))
 		printf("# bind: %s\n", err.msg);

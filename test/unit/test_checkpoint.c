@@ -22,7 +22,7 @@ static const char *result(int rc, const char *buf, const struct efa_error *err)
 static void normalizes(const char *in, const char *want)
 {
 	char buf[EFA_CKPT_PATH_MAX];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	int rc = efa_path_normalize(in, buf, sizeof(buf), &err);
 
 	is_str(result(rc, buf, &err), want, "normalize '%s'", in);
@@ -31,7 +31,7 @@ static void normalizes(const char *in, const char *want)
 static void test_normalize(void)
 {
 	char small[8];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	normalizes("/", "/");
 	normalizes("//", "/");
@@ -56,7 +56,7 @@ static void test_normalize(void)
 static void allows(const char *root, const char *path, const char *want)
 {
 	char buf[EFA_CKPT_PATH_MAX];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	int rc = efa_checkpoint_allowed(root, path, buf, sizeof(buf), &err);
 
 	ok(rc == 0, "%s is allowed under %s", path, root);
@@ -66,7 +66,7 @@ static void allows(const char *root, const char *path, const char *want)
 static void refuses(const char *root, const char *path, const char *want)
 {
 	char buf[EFA_CKPT_PATH_MAX];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	ok(efa_checkpoint_allowed(root, path, buf, sizeof(buf), &err) == -1,
 	   "%s is refused under %s", path, root);
@@ -112,7 +112,7 @@ static void array_defaults_to(const char *root, const char *user, const char *na
 			      unsigned long id, const char *task, const char *want)
 {
 	char buf[EFA_CKPT_PATH_MAX];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	int rc = efa_checkpoint_default(root, user, name, id, task, buf, sizeof(buf), &err);
 
 	is_str(result(rc, buf, &err), want, "default for user %s, job '%s' (%lu)%s%s under %s",
@@ -143,7 +143,7 @@ static void test_default(void)
 static void test_options(void)
 {
 	char buf[EFA_CKPT_PATH_MAX];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	long keep = -7;
 
 	ok(efa_checkpoint_dir_parse("/fsx/ckpt/run1/", buf, sizeof(buf), &err) == 0 &&
@@ -190,7 +190,7 @@ static int missing_statfs(const char *path, struct statfs *st)
 
 static void test_fs(void)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	fake_magic = EFA_LUSTRE_SUPER_MAGIC;
 	ok(efa_checkpoint_fs_check("/fsx/ckpt", EFA_CKPT_FS_LUSTRE, fake_statfs, &err) == 0,
@@ -239,7 +239,7 @@ static unsigned mode_of(const char *path)
 static void open_fails(const char *root, const char *dir, uid_t uid, bool create,
 		       const char *want, const char *what)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	ok(opens(root, dir, uid, create, 0700, &err) == -1, "%s", what);
 	has_str(err.msg, want, "  message: %s", want);
@@ -248,7 +248,7 @@ static void open_fails(const char *root, const char *dir, uid_t uid, bool create
 static void test_create(void)
 {
 	uid_t me = geteuid();
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char root[512];
 	int failed = 0;
 

@@ -80,7 +80,7 @@ zone:
 /* c written as sync writes it: the JSON, then its compact form. */
 static int write_both(const struct efa_cluster *c, const char *json)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	return efa_snapshot_write(c, json, &err) || efa_snapshot_write_compact(c, json, &err);
 }
@@ -89,7 +89,7 @@ static int write_both(const struct efa_cluster *c, const char *json)
 static void round_trip(const char *what, const char *text, const char *json)
 {
 	struct efa_cluster a, b;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char note[1024];
 
 	require(ok(!efa_snapshot_parse(text, strlen(text), what, &a, &err), "%s: the JSON reads (%s)",
@@ -133,7 +133,7 @@ static void build(struct efa_cluster *c)
 static void test_round_trips(void)
 {
 	struct efa_cluster c, b;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *text, note[1024];
 	size_t len;
 
@@ -166,7 +166,7 @@ static void ignored(const char *json, const struct efa_cluster *want, const char
 		    const char *what)
 {
 	struct efa_cluster got;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char note[1024];
 
 	if (!efa_snapshot_load(json, &got, note, sizeof(note), &err)) {
@@ -189,7 +189,7 @@ static void test_corruption(void)
 {
 	const char *json = tmp_at("c.json"), *bin = tmp_at("c.bin");
 	struct efa_cluster c, want;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *good, *bad;
 	size_t len, missed = 0, tried = 0;
 
@@ -264,7 +264,7 @@ static void test_release(void)
 {
 	const char *json = tmp_at("r.json"), *bin = tmp_at("r.bin");
 	struct efa_cluster c, want;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *data, *at;
 	size_t len;
 
@@ -296,7 +296,7 @@ static void test_trust(void)
 {
 	char dir[4096], json[4200], bin[4200];
 	struct efa_cluster c, got, want;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char note[1024];
 
 	snprintf(dir, sizeof(dir), "%s", tmp_at("trust"));

@@ -18,7 +18,7 @@ static struct efa_config *parse(const char *text, struct efa_error *err)
 /* Expects text to be rejected with a message containing want. */
 static void rejects(const char *text, const char *want)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct efa_config *cfg = parse(text, &err);
 
 	ok(!cfg, "rejects: %s", text);
@@ -68,7 +68,7 @@ static void test_full(void)
 		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3\n"
 		"PartitionName=cpu EFA=off SingleZone=no\n"
 		"PartitionName=dev EFA=optional CheckpointRoot=/scratch CheckpointFS=any\n";
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct efa_config *cfg = parse(text, &err);
 	const struct efa_partition *p;
 
@@ -163,7 +163,7 @@ static void test_load(void)
 {
 	char dir[] = "/tmp/efa-conf-test.XXXXXX", path[64];
 	struct efa_config *cfg = NULL;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	FILE *f;
 
 	if (!mkdtemp(dir)) {

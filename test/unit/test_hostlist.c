@@ -25,7 +25,7 @@ static void compressed(const char *want, const char *what, size_t n, ...)
 /* expr expands to exactly the names in want (comma-separated). */
 static void expands(const char *expr, const char *want)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char **names, joined[1024] = "";
 	size_t n;
 
@@ -59,7 +59,7 @@ static void test_compress(void)
 
 static void test_expand(void)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char **names;
 	size_t n;
 
@@ -88,7 +88,7 @@ static void test_round_trip(void)
 	enum { N = 3000 };
 	static const char *const prefixes[] = { "gpu-", "n", "p5-", "ip-10-0-", "login" };
 	char *names[N], **back, *hl;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	size_t n, unique = 0, found = 0;
 
 	srand(7);

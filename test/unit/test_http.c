@@ -16,7 +16,7 @@
 #include "tmpdir.h"
 
 static int try_new(const char *url, const char *token, const char *token_file, int allow,
-		   struct http_error *err)
+		   struct efa_error *err)
 {
 	struct http_options o = {
 		.service = "slurmrestd", .url = url, .connect_ms = 1000, .timeout_ms = 1000,
@@ -31,13 +31,13 @@ static int try_new(const char *url, const char *token, const char *token_file, i
 
 static void test_plain_http(void)
 {
-	struct http_error err;
+	struct efa_error err;
 
 	ok(try_new("http://10.0.0.7:6820", "jwt", NULL, 0, &err) == -1,
 	   "a token to another host over http:// is refused");
-	has_str(err.message, "slurmrestd at http://10.0.0.7:6820 is plain http:// on another host",
+	has_str(err.msg, "slurmrestd at http://10.0.0.7:6820 is plain http:// on another host",
 		"  naming the server");
-	has_str(err.message, "Use https://, or allow it with AllowPlainHTTP=yes", "  and the fixes");
+	has_str(err.msg, "Use https://, or allow it with AllowPlainHTTP=yes", "  and the fixes");
 	is_int(err.code, HTTP_E_USAGE, "  a usage error");
 	ok(try_new("http://10.0.0.7:6820", "jwt", NULL, 1, &err) == 0, "allowed explicitly, it is taken");
 	ok(try_new("http://10.0.0.7:6820", NULL, NULL, 0, &err) == 0, "without a token, http:// is fine");
@@ -54,7 +54,7 @@ static void test_plain_http(void)
 }
 
 /* EC2's requests are signed (SigV4) and carry the session token. */
-static int try_signed(const char *url, int allow, struct http_error *err)
+static int try_signed(const char *url, int allow, struct efa_error *err)
 {
 	struct http_options o = {
 		.service = "EC2", .url = url, .connect_ms = 1000, .timeout_ms = 1000,
@@ -69,13 +69,13 @@ static int try_signed(const char *url, int allow, struct http_error *err)
 
 static void test_plain_http_signed(void)
 {
-	struct http_error err;
+	struct efa_error err;
 
 	ok(try_signed("http://10.0.0.7:8080", 0, &err) == -1,
 	   "signed requests to another host over http:// are refused");
-	has_str(err.message, "EC2 at http://10.0.0.7:8080 is plain http:// on another host: its signed requests and AWS session token would cross the network in clear",
+	has_str(err.msg, "EC2 at http://10.0.0.7:8080 is plain http:// on another host: its signed requests and AWS session token would cross the network in clear",
 		"  naming what would cross in clear");
-	has_str(err.message, "allow it with AllowPlainHTTP=yes in efa.conf", "  and the same escape");
+	has_str(err.msg, "allow it with AllowPlainHTTP=yes in efa.conf", "  and the same escape");
 	ok(try_signed("http://10.0.0.7:8080", 1, &err) == 0, "allowed explicitly, it is taken");
 	ok(try_signed("https://10.0.0.7:8080", 0, &err) == 0, "https:// is fine");
 	ok(try_signed("http://127.0.0.1:8080", 0, &err) == 0, "a stand-in on this host is fine");
@@ -83,7 +83,7 @@ static void test_plain_http_signed(void)
 
 static void test_token_lines(void)
 {
-	struct http_error err;
+	struct efa_error err;
 	const char *two = tmp_at("two-lines"), *one = tmp_at("one-line");
 	int fd;
 
@@ -94,7 +94,7 @@ static void test_token_lines(void)
 	tmp_setup(fd < 0 || write(fd, "SLURM_JWT=abc\n", 14) != 14, "a token file of one line");
 	close(fd);
 	ok(try_new("http://127.0.0.1:1", NULL, two, 0, &err) == -1, "a token file of two lines is refused");
-	has_str(err.message, "holds more than one line", "  saying so");
+	has_str(err.msg, "holds more than one line", "  saying so");
 	is_int(err.code, HTTP_E_TOKEN, "  a token error");
 	ok(try_new("http://127.0.0.1:1", NULL, one, 0, &err) == 0, "one line, its newline trimmed, is taken");
 	ok(try_new("http://127.0.0.1:1", "abc\r\nX-Injected: yes", NULL, 0, &err) == -1,

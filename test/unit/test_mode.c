@@ -4,7 +4,7 @@
 
 int main(void)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	enum efa_mode m = EFA_MODE_UNSET;
 	enum efa_bind b = EFA_BIND_UNSET;
 

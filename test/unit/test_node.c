@@ -12,7 +12,7 @@
 static struct efa_node *discover(const char *fixture, const char *type)
 {
 	char root[512];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct efa_node *node = NULL;
 
 	snprintf(root, sizeof(root), "%s/%s", FIXTURES, fixture);
@@ -190,7 +190,7 @@ static void test_others(void)
 		efa_node_free(n);
 	}
 	{
-		struct efa_error err = { "" };
+		struct efa_error err = { 0 };
 
 		ok(efa_node_discover("/nonexistent/root", NULL, &n, &err) == -1, "missing root is an error");
 		has_str(err.msg, "root=/nonexistent/root", "  naming it");
@@ -343,7 +343,7 @@ static void test_plugin_version_read(void)
 static void test_trn2_without_arch_type(void)
 {
 	char dir[] = "/tmp/efa-trn2-noarch.XXXXXX", cmd[16384];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct efa_node *n = NULL;
 	size_t logical = 0;
 
@@ -368,7 +368,7 @@ static void test_trn2_without_arch_type(void)
 static void test_gpu_driver_list(void)
 {
 	static const char *const gpus[] = { "0000:00:01.0", "0000:00:02.0" };
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct efa_node *n = NULL;
 	char rel[256], target[256];
 	int rc = 0;

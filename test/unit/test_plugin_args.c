@@ -5,7 +5,7 @@
 
 int main(void)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct efa_args args;
 	char *good[] = { "config=/etc/slurm/efa.conf", "root=/fixtures/%n" };
 	char *bad[] = { "root=/x", "verbose", "config=", "root=relative" };

@@ -13,7 +13,7 @@ static char *one[] = { "az-a", NULL };
 static void constraint(const char *user, char **zones, int want_rc, const char *want,
 		       const char *desc)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *out = NULL;
 	int rc = efa_constraint_single_zone(user, zones, "az-", &out, &err);
 

@@ -18,7 +18,7 @@
 static void profile_rejects(const char *text, const char *want)
 {
 	struct efa_profile p;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	int rc = efa_profile_parse(text, strlen(text), "site", &p, &err);
 
 	ok(rc == -1, "profile rejected: %s", want);
@@ -88,7 +88,7 @@ static const char *matched(const struct efa_profiles *set, const char *type)
 static void test_matching(void)
 {
 	struct efa_profiles *set = NULL;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	write_profile("default", "Match=*\n");
 	write_profile("p5", "Match=p5.48xlarge\n");
@@ -137,7 +137,7 @@ static void test_plan(void)
 	struct efa_node node = { 0 };
 	struct efa_profiles *set = NULL;
 	struct efa_env_plan *plan = NULL;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *dirs[] = { "/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib", NULL };
 
 	write_profile("base", "Env=A=base\nEnv=B=old If=libfabric<1.18\nEnv=C=x If=ofi-nccl>=1.0\n");
@@ -181,7 +181,7 @@ static void test_plan(void)
 static void test_shipped_profiles(void)
 {
 	struct efa_profiles *set = NULL;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	enum { GPU = 1u << EFA_ACCEL_GPU, NEURON = 1u << EFA_ACCEL_NEURON };
 	static const struct {
 		const char *type, *profile;
@@ -265,7 +265,7 @@ static void test_guidance(void)
 		  "efa", NULL, "1", NULL, NULL },
 	};
 	struct efa_profiles *set = NULL;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	require(ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
 		   "the shipped profiles load (%s)", err.msg));
@@ -336,7 +336,7 @@ static void test_fixtures(void)
 		{ "trn1.32xlarge", NULL, NULL, "trn1", EFA_RDMA_READ_YES, "1" },
 	};
 	struct efa_profiles *set = NULL;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	require(ok(efa_profiles_load(SRCDIR "/etc/profiles", &set, &err) == 0,
 		   "the shipped profiles load (%s)", err.msg));
@@ -390,7 +390,7 @@ static void test_expected_devices(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct efa_profile p;
-		struct efa_error err = { "" };
+		struct efa_error err = { 0 };
 		int wait = -1, rc = efa_profile_parse(cases[i].text, strlen(cases[i].text), "t", &p, &err);
 
 		if (cases[i].error) {

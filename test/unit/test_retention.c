@@ -143,7 +143,7 @@ static void test_apply(void)
 		"d/checkpoint-5", "d/global_step6",
 	};
 	struct report r = { "", "" };
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char deep[512];
 	int fd;
 

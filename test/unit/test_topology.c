@@ -222,7 +222,7 @@ static const char *body(const char *text)
 
 static char *tree_of(const struct efa_cluster *c, enum efa_topology format, struct efa_topo_tree *t)
 {
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *text;
 
 	if (efa_topology_build(c, t, &err)) {
@@ -590,7 +590,7 @@ static void test_yaml(void)
 {
 	struct efa_cluster c;
 	struct efa_topo_tree t;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *before, *after, summary[1024], conf_summary[1024];
 
 	cluster_init(&c);
@@ -700,7 +700,7 @@ static void test_yaml(void)
 static void test_update(void)
 {
 	char dir[] = "/tmp/efa-topo.XXXXXX", path[256], summary[512];
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	struct stat st1, st2;
 	bool changed;
 
@@ -734,7 +734,7 @@ static void test_scale(void)
 	enum { NODES = 10000, PER_LEAF = 40 };
 	struct efa_cluster c;
 	struct efa_topo_tree t;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *text, *again, *line, *save, features[128], name[32];
 	size_t leaves = 0, listed = 0;
 
@@ -792,7 +792,7 @@ static void test_snapshot(void)
 		"{\"name\": \"n1\", \"feature\": \"az-a\", \"state\": \"idle\", \"partitions\": [],"
 		" \"layers\": [\"x\"]}]}";
 	struct efa_cluster c, back;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	int rc;
 
 	if (!mkdtemp(dir))
@@ -932,7 +932,7 @@ static void test_allocation_failures(void)
 {
 	struct efa_cluster c;
 	struct efa_topo_tree t;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	two_zones(&c);
 	c.slurm_version = strdup("26.05.3");

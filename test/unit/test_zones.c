@@ -51,7 +51,7 @@ static void test_usable(void)
 static void read_back(const char *path)
 {
 	struct efa_cluster back;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 
 	require(ok(efa_snapshot_read(path, &back, &err) == 0, "snapshot read back (%s)", err.msg));
 	require(is_int(back.nnodes, 4, "  four nodes"));
@@ -78,7 +78,7 @@ static void test_snapshot(void)
 	struct efa_cluster c = { .zone_prefix = strdup("az-"), .source = strdup("unix:/x.sock"),
 				 .generated = 1795990000 };
 	struct efa_cluster back;
-	struct efa_error err = { "" };
+	struct efa_error err = { 0 };
 	char *f1[] = { "az-a", "efa", NULL }, *f2[] = { "k8s/az-b", NULL }, *f3[] = { "efa", NULL };
 	char *idle[] = { "idle", NULL }, *drain[] = { "idle", "drain", NULL };
 	char *gpu[] = { "gpu", NULL }, *both[] = { "gpu", "cpu", NULL };

@@ -4,6 +4,7 @@
 #define EFA_STRUTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/base/error.h"
 
@@ -31,6 +32,13 @@ int efa_reopen_regular(int path_fd, int flags);
  * it in errors. */
 int efa_read_fd(int fd, const char *path, size_t max, char **text, size_t *len,
 		struct efa_error *err);
+
+/*
+ * Reads len bytes of fd from offset off (pread: the file position is not
+ * used), as many reads as it takes, interrupted ones retried. Returns the
+ * bytes read (fewer at the end of the file), or -1.
+ */
+ssize_t efa_pread_full(int fd, void *buf, size_t len, off_t off);
 
 /* Frees a NULL-terminated list of strings and the list; NULL is fine. */
 void efa_strv_free(char **v);

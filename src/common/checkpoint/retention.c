@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/base/array.h"
 #include "common/checkpoint/retention.h"
 
 /* Each level holds a file descriptor open; deeper trees are left alone. */
@@ -68,11 +69,11 @@ void efa_retention_free(struct efa_retention_entry *v, size_t n)
 static int add_entry(struct efa_retention_entry **v, size_t *n, const char *name,
 		     const struct stat *st)
 {
-	struct efa_retention_entry *grown = realloc(*v, (*n + 1) * sizeof(**v));
+	struct efa_retention_entry *grown;
 
-	if (!grown)
+	if (efa_array_room(v, *n, sizeof(**v)))
 		return -1;
-	*v = grown;
+	grown = *v;
 	grown[*n] = (struct efa_retention_entry){
 		.name = strdup(name),
 		.mtime = st->st_mtim,

@@ -216,7 +216,7 @@ static size_t strv_len(char *const *v)
 }
 
 /* The records of c (everything between the header and the strings). */
-static int fill(const struct efa_cluster *c, struct compact_header *h, char *file,
+static int write_records(const struct efa_cluster *c, struct compact_header *h, char *file,
 		struct strings *t)
 {
 	struct layout l;
@@ -318,7 +318,7 @@ int efa_snapshot_write_compact(const struct efa_cluster *c, const char *path,
 	h.nzparts = (uint32_t)nzparts;
 	h.nnparts = (uint32_t)nnparts;
 	layout_of(&h, &l);
-	if (!(file = calloc(1, l.strings)) || fill(c, &h, file, &t)) {
+	if (!(file = calloc(1, l.strings)) || write_records(c, &h, file, &t)) {
 		efa_error_set(err, "out of memory (or more than 4 GiB of names) writing %s", compact);
 		goto out;
 	}
@@ -549,21 +549,10 @@ int efa_snapshot_compact_parse(const void *data, size_t len, const char *name,
 	return finish(&h, mem, name, json != NULL, c, err);
 }
 
-/* Reads all of fd at offset 0 into buf. */
+/* All of buf from fd, from offset 0. */
 static int read_all(int fd, char *buf, size_t len)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, buf + done, len - done, (off_t)done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 0;
+	return efa_pread_full(fd, buf, len, 0) == (ssize_t)len ? 0 : -1;
 }
 
 /*

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/array.h"
 #include "common/cluster/topology.h"
 
 /* A parent that the node being placed would create. */
@@ -253,11 +254,8 @@ static int join_block(struct builder *b, size_t idx, size_t zone)
 		return 0;
 	}
 	if (!k) {
-		struct efa_topo_block *grown = realloc(t->blocks, (t->nblocks + 1) * sizeof(*grown));
-
-		if (!grown)
+		if (efa_array_room(&t->blocks, t->nblocks, sizeof(*t->blocks)))
 			return -1;
-		t->blocks = grown;
 		k = &t->blocks[t->nblocks];
 		memset(k, 0, sizeof(*k));
 		k->zone = zone;

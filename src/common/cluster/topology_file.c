@@ -245,7 +245,7 @@ static void compare(const struct links *before, const struct links *after, struc
 	}
 }
 
-static void say(char *summary, size_t size, const char *what, const struct change *c)
+static void summarize_change(char *summary, size_t size, const char *what, const struct change *c)
 {
 	if (!c->count)
 		return;
@@ -270,12 +270,12 @@ void efa_topology_diff(const char *before, const char *after, char *summary, siz
 	compare(&old.switches, &new.switches, &sw_added, &sw_removed, NULL);
 	compare(&old.below, &new.below, NULL, NULL, &sw_moved);
 	compare(&old.nodes, &new.nodes, &added, &removed, &moved);
-	say(summary, size, "switches added", &sw_added);
-	say(summary, size, "switches removed", &sw_removed);
-	say(summary, size, "switches moved", &sw_moved);
-	say(summary, size, "nodes moved", &moved);
-	say(summary, size, "nodes added", &added);
-	say(summary, size, "nodes removed", &removed);
+	summarize_change(summary, size, "switches added", &sw_added);
+	summarize_change(summary, size, "switches removed", &sw_removed);
+	summarize_change(summary, size, "switches moved", &sw_moved);
+	summarize_change(summary, size, "nodes moved", &moved);
+	summarize_change(summary, size, "nodes added", &added);
+	summarize_change(summary, size, "nodes removed", &removed);
 	if (!summary[0])
 		snprintf(summary, size, "no switch or node moved");
 out:

@@ -312,6 +312,7 @@ static int read_cache(const char *path, struct efa_nodedesc *desc, char *why, si
 	char *buf = NULL;
 	size_t got = 0;
 	struct stat st;
+	ssize_t n;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
@@ -337,15 +338,8 @@ static int read_cache(const char *path, struct efa_nodedesc *desc, char *why, si
 		snprintf(why, size, "%s is too large", path);
 		goto fail;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	n = efa_pread_full(fd, buf, (size_t)st.st_size, 0);
+	got = n > 0 ? (size_t)n : 0;
 	if (efa_nodedesc_decode(buf, got, desc, &err)) {
 		snprintf(why, size, "%s is unusable (%s)", path, err.msg);
 		goto fail;
@@ -375,7 +369,7 @@ static int cache_dir_ready(const char *dir, struct efa_error *err)
 	return 0;
 }
 
-static int keep(const struct efa_node_cache *cache, const char *path,
+static int store_description(const struct efa_node_cache *cache, const char *path,
 		const struct efa_nodedesc *desc, struct efa_error *err)
 {
 	char *buf = NULL;
@@ -467,7 +461,7 @@ int efa_node_describe(const char *root, const struct efa_config *cfg,
 			     cache->settle);
 		return EFA_NODE_CACHE_BUILT;
 	}
-	if (keep(cache, path, out, &kerr)) {
+	if (store_description(cache, path, out, &kerr)) {
 		efa_strlcatf(note, size, "; cannot keep the node's description: %s", kerr.msg);
 		return EFA_NODE_CACHE_UNWRITABLE;
 	}
