@@ -13,7 +13,7 @@
 #include "common/node/stack.h"
 #include "common/env/profile.h"
 #include "common/base/strutil.h"
-#include "image.h"
+#include "image_unpack.h"
 
 #define LIBPATH_MAX 65536
 

@@ -63,20 +63,6 @@ static void init_curl(void)
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct efa_error *err, enum http_code code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 void http_wipe_free(char *secret)
 {
 	if (secret) {
@@ -124,16 +110,16 @@ static int read_token_file(const struct http_client *c, char **token, struct sta
 
 	f = fopen(path, "re");
 	if (!f)
-		return fail(err, HTTP_E_TOKEN, "cannot read token file %s: %s", path, strerror(errno));
+		return efa_error_code_set(err, HTTP_E_TOKEN, "cannot read token file %s: %s", path, strerror(errno));
 	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
 		fclose(f);
-		return fail(err, HTTP_E_TOKEN, "token file %s is not a regular file", path);
+		return efa_error_code_set(err, HTTP_E_TOKEN, "token file %s is not a regular file", path);
 	}
 	/* The group may read it: Kubernetes gives a Secret's files to the
 	 * pod's fsGroup (mode 0440 from defaultMode 0400). */
 	if (c->token_private && (st.st_mode & 007)) {
 		fclose(f);
-		return fail(err, HTTP_E_TOKEN,
+		return efa_error_code_set(err, HTTP_E_TOKEN,
 			    "token file %s is readable by others (mode %04o): chmod 600 %s",
 			    path, (unsigned)(st.st_mode & 07777), path);
 	}
@@ -143,16 +129,16 @@ static int read_token_file(const struct http_client *c, char **token, struct sta
 	*token = trimmed(c, buf);
 	explicit_bzero(buf, sizeof(buf));
 	if (!*token)
-		return fail(err, HTTP_E_NOMEM, "out of memory");
+		return efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 	if (!**token) {
 		free(*token);
 		*token = NULL;
-		return fail(err, HTTP_E_TOKEN, "token file %s is empty", path);
+		return efa_error_code_set(err, HTTP_E_TOKEN, "token file %s is empty", path);
 	}
 	if (!one_line(*token)) {
 		http_wipe_free(*token);
 		*token = NULL;
-		return fail(err, HTTP_E_TOKEN,
+		return efa_error_code_set(err, HTTP_E_TOKEN,
 			    "token file %s holds more than one line (or control characters): put the token alone in it",
 			    path);
 	}
@@ -166,7 +152,7 @@ static int refresh_token(struct http_client *c, struct efa_error *err)
 	char *token;
 
 	if (stat(c->token_file, &st))
-		return fail(err, HTTP_E_TOKEN, "cannot read token file %s: %s", c->token_file,
+		return efa_error_code_set(err, HTTP_E_TOKEN, "cannot read token file %s: %s", c->token_file,
 			    strerror(errno));
 	if (c->token && st.st_dev == c->token_st.st_dev && st.st_ino == c->token_st.st_ino &&
 	    st.st_size == c->token_st.st_size &&
@@ -236,32 +222,32 @@ static int set_url(struct http_client *c, const char *url, int allow_unix, struc
 		const char *path = url + strlen(UNIX_PREFIX);
 
 		if (path[0] != '/')
-			return fail(err, HTTP_E_USAGE,
+			return efa_error_code_set(err, HTTP_E_USAGE,
 				    "URL %s: a unix socket needs an absolute path (unix:/run/%s.sock)",
 				    url, c->service);
 		c->unix_path = strdup(path);
 		c->base = strdup("http://localhost");
-		return c->unix_path && c->base ? 0 : fail(err, HTTP_E_NOMEM, "out of memory");
+		return c->unix_path && c->base ? 0 : efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 	}
 	if (!strncmp(url, "http://", 7))
 		host = url + 7;
 	else if (!strncmp(url, "https://", 8))
 		host = url + 8;
 	else
-		return fail(err, HTTP_E_USAGE, "URL %s: use %shttp://host:port or https://host:port",
+		return efa_error_code_set(err, HTTP_E_USAGE, "URL %s: use %shttp://host:port or https://host:port",
 			    url, allow_unix ? "unix:/path/to/socket, " : "");
 	if (strpbrk(host, " \t\r\n"))
-		return fail(err, HTTP_E_USAGE, "URL %s has white space in it", url);
+		return efa_error_code_set(err, HTTP_E_USAGE, "URL %s has white space in it", url);
 	if ((slash = strchr(host, '/')) && strcmp(slash, "/"))
-		return fail(err, HTTP_E_USAGE,
+		return efa_error_code_set(err, HTTP_E_USAGE,
 			    "URL %s: give only scheme, host and port; the API paths are added", url);
 	len = strlen(url);
 	while (len && url[len - 1] == '/')
 		len--;
 	if (len <= (size_t)(host - url))
-		return fail(err, HTTP_E_USAGE, "URL %s has no host", url);
+		return efa_error_code_set(err, HTTP_E_USAGE, "URL %s has no host", url);
 	c->base = strndup(url, len);
-	return c->base ? 0 : fail(err, HTTP_E_NOMEM, "out of memory");
+	return c->base ? 0 : efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 }
 
 void http_free(struct http_client *c)
@@ -300,7 +286,7 @@ int http_set_aws_credentials(struct http_client *c, const char *key_id, const ch
 	if (session_token && asprintf(&c->aws_session, "X-Amz-Security-Token: %s", session_token) < 0)
 		c->aws_session = NULL;
 	if (!c->aws_key_id || !c->aws_secret || (session_token && !c->aws_session))
-		return fail(err, HTTP_E_NOMEM, "out of memory");
+		return efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -326,12 +312,12 @@ struct http_client *http_new(const struct http_options *o, struct efa_error *err
 
 	pthread_once(&curl_once, init_curl);
 	if (curl_init_rc != CURLE_OK) {
-		fail(err, HTTP_E_TRANSPORT, "libcurl failed to start: %s",
+		efa_error_code_set(err, HTTP_E_TRANSPORT, "libcurl failed to start: %s",
 		     curl_easy_strerror(curl_init_rc));
 		return NULL;
 	}
 	if (!(c = calloc(1, sizeof(*c)))) {
-		fail(err, HTTP_E_NOMEM, "out of memory");
+		efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	c->connect_ms = o->connect_ms;
@@ -343,7 +329,7 @@ struct http_client *http_new(const struct http_options *o, struct efa_error *err
 	c->posts_are_reads = o->posts_are_reads;
 	c->token_private = o->token_private;
 	if (o->url && !(c->url = http_url_public(o->url))) {
-		fail(err, HTTP_E_NOMEM, "out of memory");
+		efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 		goto fail;
 	}
 	if (dup_opt(&c->service, o->service ? o->service : "the server") ||
@@ -351,31 +337,31 @@ struct http_client *http_new(const struct http_options *o, struct efa_error *err
 	    dup_opt(&c->ca_key, o->ca_key) || dup_opt(&c->ca_file, o->ca_file) ||
 	    dup_opt(&c->token_prefix, o->token_prefix) || dup_opt(&c->aws_sigv4, o->aws_sigv4) ||
 	    dup_opt(&c->token_header, o->token_header ? o->token_header : "Authorization: Bearer ")) {
-		fail(err, HTTP_E_NOMEM, "out of memory");
+		efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 		goto fail;
 	}
 	if (!o->url || set_url(c, o->url, o->allow_unix, err))
 		goto fail;
 	if (o->retries < 0 || (o->retries > 0 && o->retry_ms <= 0)) {
-		fail(err, HTTP_E_USAGE, "retries need a positive first wait");
+		efa_error_code_set(err, HTTP_E_USAGE, "retries need a positive first wait");
 		goto fail;
 	}
 	c->jitter = seed_jitter(c);
 	if (o->token) {
 		if (!(c->token = trimmed(c, o->token))) {
-			fail(err, HTTP_E_NOMEM, "out of memory");
+			efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 			goto fail;
 		}
 	} else if (o->token_file) {
 		if (dup_opt(&c->token_file, o->token_file)) {
-			fail(err, HTTP_E_NOMEM, "out of memory");
+			efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 			goto fail;
 		}
 		if (read_token_file(c, &c->token, &c->token_st, err))
 			goto fail;
 	}
 	if (c->token && !one_line(c->token)) {
-		fail(err, HTTP_E_TOKEN, "the token for %s holds more than one line (or control characters)",
+		efa_error_code_set(err, HTTP_E_TOKEN, "the token for %s holds more than one line (or control characters)",
 		     c->service);
 		goto fail;
 	}
@@ -383,7 +369,7 @@ struct http_client *http_new(const struct http_options *o, struct efa_error *err
 	 * credentials alike: neither crosses the network in clear. */
 	if ((c->token || o->aws_sigv4) && !c->unix_path && !strncmp(c->base, "http://", 7) &&
 	    !loopback(c->base) && !o->allow_plain_http) {
-		fail(err, HTTP_E_USAGE,
+		efa_error_code_set(err, HTTP_E_USAGE,
 		     "%s at %s is plain http:// on another host: its %s would cross the network in clear. Use https://%s%s",
 		     c->service, c->url,
 		     c->token ? "token" : "signed requests and AWS session token",
@@ -392,7 +378,7 @@ struct http_client *http_new(const struct http_options *o, struct efa_error *err
 		goto fail;
 	}
 	if (!(c->curl = curl_easy_init())) {
-		fail(err, HTTP_E_NOMEM, "out of memory (curl_easy_init)");
+		efa_error_code_set(err, HTTP_E_NOMEM, "out of memory (curl_easy_init)");
 		goto fail;
 	}
 	return c;
@@ -444,32 +430,32 @@ static int transport_error(const struct http_client *c, CURLcode rc, const struc
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_HOST:
 		if (c->url_key)
-			return fail(err, HTTP_E_CONNECT,
+			return efa_error_code_set(err, HTTP_E_CONNECT,
 				    "cannot connect to %s at %s (%s): is it running, and is %s right?",
 				    c->service, c->url, curl_easy_strerror(rc), c->url_key);
-		return fail(err, HTTP_E_CONNECT, "cannot connect to %s at %s (%s)", c->service,
+		return efa_error_code_set(err, HTTP_E_CONNECT, "cannot connect to %s at %s (%s)", c->service,
 			    c->url, curl_easy_strerror(rc));
 	case CURLE_PEER_FAILED_VERIFICATION:
-		return fail(err, HTTP_E_TLS,
+		return efa_error_code_set(err, HTTP_E_TLS,
 			    "%s at %s has a certificate that cannot be verified (%s): give the CA that signed it with %s",
 			    c->service, c->url, curl_easy_strerror(rc),
 			    c->ca_key ? c->ca_key : "a CA file");
 	case CURLE_SSL_CACERT_BADFILE:
-		return fail(err, HTTP_E_TLS, "cannot use the CA file %s for %s (%s): is %s a PEM file?",
+		return efa_error_code_set(err, HTTP_E_TLS, "cannot use the CA file %s for %s (%s): is %s a PEM file?",
 			    c->ca_file ? c->ca_file : "(the system's)", c->url,
 			    curl_easy_strerror(rc), c->ca_key ? c->ca_key : "it");
 	case CURLE_OPERATION_TIMEDOUT:
-		return fail(err, HTTP_E_TIMEOUT,
+		return efa_error_code_set(err, HTTP_E_TIMEOUT,
 			    "no complete answer from %s at %s to %s within %ld ms (connect limit %ld ms): is it overloaded or unreachable?",
 			    c->service, c->url, what, c->timeout_ms, c->connect_ms);
 	case CURLE_WRITE_ERROR:
 		if (s->too_large)
-			return fail(err, HTTP_E_TOO_LARGE,
+			return efa_error_code_set(err, HTTP_E_TOO_LARGE,
 				    "the answer of %s to %s is larger than %zu bytes", c->service, what,
 				    s->max);
-		return fail(err, HTTP_E_NOMEM, "out of memory reading the answer to %s", what);
+		return efa_error_code_set(err, HTTP_E_NOMEM, "out of memory reading the answer to %s", what);
 	default:
-		return fail(err, HTTP_E_TRANSPORT, "talking to %s at %s (%s): %s", c->service, c->url,
+		return efa_error_code_set(err, HTTP_E_TRANSPORT, "talking to %s at %s (%s): %s", c->service, c->url,
 			    what, curl_easy_strerror(rc));
 	}
 }
@@ -595,7 +581,7 @@ int http_request(struct http_client *c, const char *method, const char *path,
 	if (c->token_file && refresh_token(c, err))
 		return -1;
 	if (asprintf(&url, "%s%s", c->base, path) < 0)
-		return fail(err, HTTP_E_NOMEM, "out of memory");
+		return efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 	for (size_t i = 0; headers && headers[i]; i++) {
 		if (!(h = curl_slist_append(list, headers[i])))
 			goto nomem;
@@ -607,7 +593,7 @@ int http_request(struct http_client *c, const char *method, const char *path,
 		list = h;
 	}
 	if (c->aws_sigv4 && !c->aws_key_id) {
-		fail(err, HTTP_E_USAGE, "no AWS credentials to sign the request to %s with", c->service);
+		efa_error_code_set(err, HTTP_E_USAGE, "no AWS credentials to sign the request to %s with", c->service);
 		goto out;
 	}
 	if (c->aws_session) {
@@ -645,7 +631,7 @@ int http_request(struct http_client *c, const char *method, const char *path,
 	ret = 0;
 	goto out;
 nomem:
-	fail(err, HTTP_E_NOMEM, "out of memory");
+	efa_error_code_set(err, HTTP_E_NOMEM, "out of memory");
 out:
 	curl_slist_free_all(list);
 	free(url);

@@ -3,18 +3,18 @@
 # ZoneSource=ec2 and TopologySource=ec2: slurm-efa reads the Slurm nodes
 # from a stand-in slurmrestd (answers recorded from 26.05, the nodes given
 # the addresses 10.0.0.1 to 10.0.0.4) and each node's instance, zone and
-# network layers from a stand-in EC2 API (test/rest/fakeec2) that checks
+# network layers from a stand-in EC2 API (test/standins/fakeec2) that checks
 # the Signature Version 4 of every request with its own implementation.
 set -euo pipefail
 # shellcheck source=preamble.sh
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-fakerest=$top_builddir/test/rest/fakerest
-fakeec2=$top_builddir/test/rest/fakeec2
-fakeimds=$top_builddir/test/rest/fakeimds
+fakerest=$top_builddir/test/standins/fakerest
+fakeec2=$top_builddir/test/standins/fakeec2
+fakeimds=$top_builddir/test/standins/fakeimds
 
 if [ ! -x "$fakeec2" ]; then
-	ok 1 "test/rest/fakeec2 is built (configure found no OpenSSL: install libssl-dev)"
+	ok 1 "test/standins/fakeec2 is built (configure found no OpenSSL: install libssl-dev)"
 	echo "1..$tap_n"
 	exit 1
 fi

@@ -3,7 +3,7 @@
 # ZoneSource=kubernetes and TopologySource=kubernetes: slurm-efa reads the
 # Slurm nodes from a stand-in slurmrestd (answers recorded from 26.05) and
 # where their pods run from a stand-in Kubernetes API over TLS
-# (test/rest/fakekube: bearer token checked at every request, lists paged).
+# (test/standins/fakekube: bearer token checked at every request, lists paged).
 # Kubernetes says n1 is in us-west-2b and n3 in us-west-2a, where Slurm's
 # features say the opposite; n4's pod is pending. The pods are named as
 # Slinky's slurm-operator names them: n1's pod is slurm-worker-n-1, whose
@@ -17,11 +17,11 @@ set -euo pipefail
 # shellcheck source=preamble.sh
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-fakerest=$top_builddir/test/rest/fakerest
-fakekube=$top_builddir/test/rest/fakekube
+fakerest=$top_builddir/test/standins/fakerest
+fakekube=$top_builddir/test/standins/fakekube
 
 if [ ! -x "$fakekube" ]; then
-	ok 1 "test/rest/fakekube is built (configure found no OpenSSL: install libssl-dev)"
+	ok 1 "test/standins/fakekube is built (configure found no OpenSSL: install libssl-dev)"
 	echo "1..$tap_n"
 	exit 1
 fi

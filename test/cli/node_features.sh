@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # slurm-efa node-features on the fixtures, against an IMDSv2 stand-in on
-# 127.0.0.1 (test/rest/fakeimds) and without one (TAP).
+# 127.0.0.1 (test/standins/fakeimds) and without one (TAP).
 set -euo pipefail
 # shellcheck source=preamble.sh
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-fake=$top_builddir/test/rest/fakeimds
+fake=$top_builddir/test/standins/fakeimds
 export SLURM_EFA_CONF=$tmp/efa.conf
 : >"$SLURM_EFA_CONF"
 unset AWS_EC2_METADATA_SERVICE_ENDPOINT AWS_EC2_METADATA_DISABLED

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # libslurmrest's failures through slurm-efa, against misbehaving servers on
-# 127.0.0.1 (test/rest/fakerest): each ends in time with the right error.
+# 127.0.0.1 (test/standins/fakerest): each ends in time with the right error.
 set -euo pipefail
 # shellcheck source=preamble.sh
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
-fake=$top_builddir/test/rest/fakerest
+fake=$top_builddir/test/standins/fakerest
 export SLURM_EFA_CONF=$tmp/efa.conf
 echo "Snapshot=$tmp/snapshot.json" >"$SLURM_EFA_CONF"
 # fakerest authenticates as slurmrestd does: every request carries a JWT.

@@ -74,11 +74,11 @@ broken 'v["nodesets"]["p5"]["slurmd"]["image"]["tag"] = "26.05-ubuntu26.04-efa0.
 	"a slurmd image on the series' floating tag" "^not ok [0-9]+ - every image's tag names one Slurm release"
 
 # rbac.yaml against what sync really asks: sync --once with zones and
-# layers from the stand-in Kubernetes API (test/rest/fakekube), each request
+# layers from the stand-in Kubernetes API (test/standins/fakekube), each request
 # it logged turned into the (scope, verb, resource) Kubernetes' RBAC checks
 # (GET of a collection is list, of one object get, with watch=true watch).
-fakerest=$top_builddir/test/rest/fakerest
-fakekube=$top_builddir/test/rest/fakekube
+fakerest=$top_builddir/test/standins/fakerest
+fakekube=$top_builddir/test/standins/fakekube
 if [ -x "$fakekube" ] && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" \
 	-out "$tmp/ca.pem" -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
 	printf 'SLURM_JWT=header.payload.signature\n' >"$tmp/jwt"
@@ -120,7 +120,7 @@ PY
 	[ "$rc" -eq 0 ] || diag "$out"
 	like "$out" "asked: .*'cluster', 'list', 'nodes'.*'namespace', 'list', 'pods'" "  (list nodes, list pods in the namespace)"
 else
-	ok 1 "test/rest/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
+	ok 1 "test/standins/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
 fi
 
 # The Containerfile's build stage: its packages exist, and with the Slurm

@@ -35,7 +35,7 @@ memcheck "check a checkpoint path" "$efa" check --checkpoint-dir /fsx/ckpt/../x 
 memcheck "a bad option" "$efa" env --root
 memcheck "zones without slurmrestd" "$efa" zones --url "unix:$tmp/none.sock"
 memcheck "sync --once without slurmrestd" "$efa" sync --once --url "unix:$tmp/none.sock"
-"$top_builddir/test/rest/fakerest" garbage 60 >"$tmp/port" &
+"$top_builddir/test/standins/fakerest" garbage 60 >"$tmp/port" &
 pids+=($!)
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 memcheck "zones against garbage" "$efa" zones --url "http://127.0.0.1:$(cat "$tmp/port")"

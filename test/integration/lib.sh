@@ -163,7 +163,7 @@ stepd_error() {	# stepd_error NODE
 # serves (libslurmrest speaks v0.0.38 to v0.0.45).
 REST_CLIENT_API=$SLURMRESTD_API
 
-# A stand-in Kubernetes API in DIR (test/rest/fakekube over TLS, with its
+# A stand-in Kubernetes API in DIR (test/standins/fakekube over TLS, with its
 # own CA in DIR/ca.pem and token in DIR/token): Kubernetes nodes kn-a in
 # us-west-2a and kn-b in us-west-2b, and the pods kube_api_pods writes.
 # Sets kube_url and kube_pid; returns 1 when it cannot start (no fakekube,
@@ -171,7 +171,7 @@ REST_CLIENT_API=$SLURMRESTD_API
 kube_api_start() {	# kube_api_start DIR
 	local dir=$1 _
 	mkdir -p "$dir/api"
-	[ -x "$top_builddir/test/rest/fakekube" ] || return 1
+	[ -x "$top_builddir/test/standins/fakekube" ] || return 1
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/key.pem" -out "$dir/ca.pem" -days 2 \
 		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || return 1
 	jq -n '{kind: "NodeList", apiVersion: "v1", metadata: {}, items: [
@@ -181,7 +181,7 @@ kube_api_start() {	# kube_api_start DIR
 	kube_api_pods "$dir"
 	echo "in-cluster-token" >"$dir/token"
 	# Marked as the cluster's, so that its teardown stops it.
-	SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/test/rest/fakekube" 900 "$dir/api" \
+	SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/test/standins/fakekube" 900 "$dir/api" \
 		"$dir/ca.pem" "$dir/key.pem" "$dir/token" >"$dir/port" 2>"$dir/requests.log" &
 	kube_pid=$!
 	for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done

@@ -208,12 +208,12 @@ like "$out" "$(stepd_error n3) efa: node n3 cannot hold checkpoints" "  srun sho
 wait_nodes_idle || true
 is "$(sinfo -h -n n3 -o %T)" "idle" "  and n3 stays idle"
 
-# A checkpoint file system that stops answering: test/fs/hangfs stands for
+# A checkpoint file system that stops answering: test/standins/hangfs stands for
 # a hung FSx for Lustre mount (its requests wait while the gate file
 # exists). Creating the directory fails the step after CheckpointTimeout=,
 # naming the path, and retention at the job's end is stopped after twice
 # that; the node stays up either way.
-hangfs=$top_builddir/test/fs/hangfs
+hangfs=$top_builddir/test/standins/hangfs
 gate=$SLURM_EFA_CLUSTER/hangfs.gate
 # hangfs_mount DIR: a hung-on-demand file system at DIR (sets hang_pid).
 hangfs_mount() {
@@ -258,7 +258,7 @@ if [ -x "$hangfs" ] && command -v fusermount3 >/dev/null; then
 	is "$(sinfo -h -n n2 -o %T)" "idle" "  and n2 stays up"
 	hangfs_umount "$rdir/checkpoint-1"
 else
-	ok 1 "test/fs/hangfs and fusermount3 are there (scripts/install-deps installs fuse3 and libfuse3-dev)"
+	ok 1 "test/standins/hangfs and fusermount3 are there (scripts/install-deps installs fuse3 and libfuse3-dev)"
 fi
 
 write_efa_conf

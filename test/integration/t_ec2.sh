@@ -5,15 +5,15 @@
 # follow where the instances are. Each node gets an address of its own
 # (127.0.0.11 to 127.0.0.14: loopback, where its slurmd still answers), the
 # private address of one instance of the stand-in EC2 API
-# (test/rest/fakeec2, which checks every request's signature). EC2 puts
+# (test/standins/fakeec2, which checks every request's signature). EC2 puts
 # n1 in us-west-2b and n3 in us-west-2a, the opposite of slurm.conf's
 # features. 22.05's v0.0.38 cannot update nodes, which sync must say. The
 # end puts the addresses and features back.
 
 ec2_dir=$SLURM_EFA_CLUSTER/ec2
 mkdir -p "$ec2_dir"
-if [ ! -x "$top_builddir/test/rest/fakeec2" ]; then
-	ok 1 "test/rest/fakeec2 is built (configure found no OpenSSL: install libssl-dev)"
+if [ ! -x "$top_builddir/test/standins/fakeec2" ]; then
+	ok 1 "test/standins/fakeec2 is built (configure found no OpenSSL: install libssl-dev)"
 	return 0
 fi
 
@@ -48,7 +48,7 @@ cat >"$ec2_dir/instances" <<-EOF
 EOF
 echo "AKIAFAKEKEY000000001 fake+secret/key" >"$ec2_dir/credentials"
 # Marked as the cluster's, so that its teardown stops it.
-SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/test/rest/fakeec2" 900 us-west-2 \
+SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/test/standins/fakeec2" 900 us-west-2 \
 	"$ec2_dir/credentials" "$ec2_dir/instances" >"$ec2_dir/port" 2>"$ec2_dir/requests.log" &
 ec2_pid=$!
 for _ in $(seq 50); do [ -s "$ec2_dir/port" ] && break; sleep 0.1; done

@@ -2,7 +2,7 @@
 # Zones from Kubernetes (ZoneSource=kubernetes), put into Slurm's node
 # features by sync through the real slurmrestd (WriteFeatures=yes), so that
 # the job_submit bridge's zone constraints follow where the pods run. The
-# Kubernetes API is test/rest/fakekube over TLS: it puts n1 in us-west-2b
+# Kubernetes API is test/standins/fakekube over TLS: it puts n1 in us-west-2b
 # and n3 in us-west-2a, the opposite of slurm.conf's features; n2 and n4
 # stay. The pods are named as Slinky names them (slurm-worker-n-1 runs
 # n1: its hostname), so the zones come only through the hostname join.
@@ -10,7 +10,7 @@
 
 kube_dir=$SLURM_EFA_CLUSTER/kube
 if ! kube_api_start "$kube_dir"; then
-	ok 1 "test/rest/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
+	ok 1 "test/standins/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
 	return 0
 fi
 kube_api_pods "$kube_dir" n1:kn-b n2:kn-a n3:kn-a n4:kn-b

@@ -17,7 +17,7 @@
 slinky=$SLURM_EFA_CLUSTER/slinky
 mkdir -p "$slinky/etc"
 if ! kube_api_start "$slinky/kube"; then
-	ok 1 "test/rest/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
+	ok 1 "test/standins/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
 	return 0
 fi
 ctld_port=$(sed -n 's/^SlurmctldPort=//p' "$SLURM_CONF")

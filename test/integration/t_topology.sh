@@ -378,7 +378,7 @@ if kube_api_start "$topo_dir/kube"; then
 	kill "$kube_pid" 2>/dev/null || true
 	wait "$kube_pid" 2>/dev/null || true
 else
-	ok 1 "test/rest/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
+	ok 1 "test/standins/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
 fi
 
 # Back to the cluster the other tests know.

@@ -72,7 +72,7 @@ timed() {	# timed CMD...: $out, $rc and $ms
 	ms=$(((t1 - t0) / 1000000))
 }
 
-# Starts a stand-in server (test/rest/fake*) in the background, which prints
+# Starts a stand-in server (test/standins/fake*) in the background, which prints
 # the port it listens on first; sets $port and adds its pid to the array
 # $pids (the caller kills them). Redirect stderr on the call to keep its log.
 start_server() {	# start_server PORTFILE CMD...

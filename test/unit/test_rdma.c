@@ -2,7 +2,7 @@
 /*
  * Whether the node's EFA does RDMA read: aws-ofi-nccl's platform table,
  * else the device's own answer through libefa, loaded at run time from
- * under the root (here test/lib/fakeefa.c, built as a module).
+ * under the root (here test/standins/fakeefa.c, built as a module).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * dependency: providers/efa/efadv.h's struct efadv_device_attr up to
  * max_rdma_size, the size every libefa since rdma-core 26 accepts as
  * inlen. rdma.c asks through it and the tests' stand-in libefa
- * (test/lib/fakeefa.c) answers through it: one layout for both.
+ * (test/standins/fakeefa.c) answers through it: one layout for both.
  */
 #ifndef EFA_EFADV_ABI_H
 #define EFA_EFADV_ABI_H

@@ -7,8 +7,8 @@
  * LD_LIBRARY_PATH) into a private temporary directory. Either is read
  * confined to its root: the image's links cannot lead out of it.
  */
-#ifndef EFA_CLI_IMAGE_H
-#define EFA_CLI_IMAGE_H
+#ifndef EFA_CLI_IMAGE_UNPACK_H
+#define EFA_CLI_IMAGE_UNPACK_H
 
 #include "common/base/error.h"
 #include "common/node/sysfs.h"

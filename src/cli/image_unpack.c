@@ -13,7 +13,7 @@
 #include "common/base/strutil.h"
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
-#include "image.h"
+#include "image_unpack.h"
 
 #define ENVIRONMENT_MAX 65536
 #define ENVIRONMENT_VARS_MAX 1024
