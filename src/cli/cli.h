@@ -6,8 +6,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "common/config/efa_conf.h"
 #include "common/cluster/zones.h"
+#include "common/config/efa_conf.h"
 #include "rest/slurmrest.h"
 
 #define EXIT_REFUSED 1	/* the request was refused or failed */

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/config/efa_conf.h"
 #include "common/env/profile.h"
 #include "common/node/node.h"
+#include "cli.h"
 
 #define ROOTS_MAX 1024
 

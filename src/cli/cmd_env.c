@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "common/base/strutil.h"
 #include "common/config/efa_conf.h"
 #include "common/env/env.h"
+#include "common/env/profile.h"
 #include "common/node/image.h"
 #include "common/node/node.h"
 #include "common/node/stack.h"
-#include "common/env/profile.h"
-#include "common/base/strutil.h"
+#include "cli.h"
 #include "image_unpack.h"
 
 #define LIBPATH_MAX 65536

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "common/node/node.h"
 #include "sources/imds.h"
+#include "cli.h"
 
 #define IMDS_TIMEOUT_MS 1000
 

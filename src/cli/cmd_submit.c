@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "common/base/strutil.h"
 #include "common/config/mode.h"
 #include "common/env/spank_env.h"
-#include "common/base/strutil.h"
+#include "cli.h"
 
 #define SCRIPT_MAX (4 * 1024 * 1024)
 

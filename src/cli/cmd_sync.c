@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "common/cluster/snapshot.h"
 #include "sources/assembly.h"
+#include "cli.h"
 #include "topology_sync.h"
 
 static const char usage[] =

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "common/node/bind.h"
 #include "common/config/efa_conf.h"
+#include "common/node/bind.h"
 #include "common/node/node.h"
+#include "cli.h"
 
 static const char *accel_label(const struct efa_accel *a, char *buf, size_t size)
 {

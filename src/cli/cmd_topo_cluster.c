@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "common/cluster/topology.h"
+#include "cli.h"
 
 static const char usage[] =
 	"usage: slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"

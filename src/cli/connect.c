@@ -9,10 +9,10 @@
 #include <time.h>
 #include <sys/stat.h>
 
-#include "cli.h"
 #include "common/base/strutil.h"
 #include "common/cluster/snapshot.h"
 #include "sources/assembly.h"
+#include "cli.h"
 
 int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, int *used)
 {

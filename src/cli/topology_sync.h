@@ -8,9 +8,9 @@
 
 #include <stdbool.h>
 
-#include "common/config/efa_conf.h"
 #include "common/base/error.h"
 #include "common/cluster/zones.h"
+#include "common/config/efa_conf.h"
 
 /* How long TopologyReload= may take before it is killed. */
 #define TOPOLOGY_RELOAD_TIMEOUT 60

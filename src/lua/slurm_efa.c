@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "common/config/efa_conf.h"
 #include "common/cluster/policy.h"
 #include "common/cluster/snapshot.h"
+#include "common/config/efa_conf.h"
 
 #define BRIDGE_META "slurm_efa.bridge"
 

@@ -4,10 +4,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "assembly.h"
 #include "common/base/strutil.h"
-#include "ec2.h"
 #include "http/http.h"
+#include "assembly.h"
+#include "ec2.h"
 #include "kube.h"
 
 void node_feature_updates_clear(struct node_feature_updates *u)

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "aws.h"
-#include "aws_query.h"
 #include "common/base/array.h"
 #include "common/base/strutil.h"
-#include "ec2.h"
 #include "http/http.h"
+#include "aws.h"
+#include "aws_query.h"
+#include "ec2.h"
 
 #define EC2_CONNECT_MS 5000
 #define EC2_TIMEOUT_MS 30000

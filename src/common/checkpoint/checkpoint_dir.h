@@ -11,8 +11,8 @@
 #include <sys/types.h>
 #include <sys/vfs.h>
 
-#include "common/config/efa_conf.h"
 #include "common/base/error.h"
+#include "common/config/efa_conf.h"
 
 #define EFA_LUSTRE_SUPER_MAGIC 0x0BD00BD0
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cluster/hostlist.h"
 #include "common/base/strutil.h"
+#include "common/cluster/hostlist.h"
 
 /* Longer digit runs would not fit the number: such names stay whole. */
 #define MAX_DIGITS 18

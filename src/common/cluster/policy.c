@@ -8,8 +8,8 @@
 #include "common/base/strutil.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/cluster/constraint.h"
-#include "common/config/mode.h"
 #include "common/cluster/policy.h"
+#include "common/config/mode.h"
 
 void efa_decision_clear(struct efa_decision *d)
 {

@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/config/efa_conf.h"
 #include "common/base/error.h"
 #include "common/cluster/zones.h"
+#include "common/config/efa_conf.h"
 
 struct efa_job_request {
 	const char *partition;		/* the job's partitions, comma-separated:

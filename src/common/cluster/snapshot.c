@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "common/base/atomic_write.h"
-#include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
+#include "common/cluster/snapshot.h"
 
 #define MAX_LAYERS 16
 

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 
 #include "common/base/atomic_write.h"
-#include "common/cluster/hostlist.h"
 #include "common/base/strutil.h"
+#include "common/cluster/hostlist.h"
 #include "common/cluster/topology_file.h"
 
 /* How many names of each kind of change the summary lists. */

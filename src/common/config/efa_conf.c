@@ -11,9 +11,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/base/strutil.h"
 #include "common/config/efa_conf.h"
 #include "common/config/kvline.h"
-#include "common/base/strutil.h"
 
 #define DEFAULT_CHECKPOINT_TIMEOUT 30
 #define DEFAULT_SNAPSHOT_MAX_AGE 300

@@ -6,12 +6,12 @@
 #include <strings.h>
 
 #include "common/base/hash.h"
+#include "common/base/strutil.h"
 #include "common/env/env.h"
 #include "common/env/varnames.h"
 #include "common/node/image.h"
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
-#include "common/base/strutil.h"
 
 #define ENV_VALUE_MAX 8192
 #define LONG_VALUE_MAX (4 * 1024 * 1024)

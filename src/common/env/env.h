@@ -12,11 +12,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/config/efa_conf.h"
 #include "common/base/error.h"
+#include "common/config/efa_conf.h"
+#include "common/env/profile.h"
 #include "common/node/node.h"
 #include "common/node/sysfs.h"
-#include "common/env/profile.h"
 
 #define EFA_ENV_PROFILE_VAR "SLURM_EFA_PROFILE"
 #define EFA_ENV_LIBPATH_VAR "LD_LIBRARY_PATH"

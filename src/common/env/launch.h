@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/env/env.h"
 #include "common/base/error.h"
+#include "common/env/env.h"
 
 #define EFA_LAUNCH_VARS 7
 

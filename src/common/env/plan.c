@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/strutil.h"
 #include "common/env/env.h"
 #include "common/node/image.h"
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
-#include "common/base/strutil.h"
 
 #define MAX_INCLUDE_DEPTH 16
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/strutil.h"
 #include "common/env/env.h"
 #include "common/node/stack.h"
-#include "common/base/strutil.h"
 
 /*
  * What aws-ofi-nccl tunes itself, and the first release that does: a site

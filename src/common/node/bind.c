@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/node/bind.h"
 #include "common/base/strutil.h"
+#include "common/node/bind.h"
 
 #define SYS_DEVICES "/sys/devices/"
 

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/strutil.h"
 #include "common/node/node.h"
 #include "common/node/stack.h"
-#include "common/base/strutil.h"
 #include "common/node/sysfs.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de

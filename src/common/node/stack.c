@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/base/strutil.h"
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
-#include "common/base/strutil.h"
 
 #define INSTALLED_MAX 65536
 #define LIBDIRS_MAX 8

@@ -10,13 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/base/hash.h"
 #include "common/base/atomic_write.h"
+#include "common/base/hash.h"
 #include "common/base/strutil.h"
 #include "common/node/bind.h"
-#include "common/nodecache/nodecache.h"
 #include "common/node/rdma.h"
 #include "common/node/stack.h"
+#include "common/nodecache/nodecache.h"
 
 #define PATH_MAX_LEN 4096
 #define CACHE_MAX (4u * 1024 * 1024)

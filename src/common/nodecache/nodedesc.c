@@ -5,8 +5,8 @@
 #include "common/base/hash.h"
 #include "common/base/strutil.h"
 #include "common/node/bind.h"
-#include "common/nodecache/nodedesc.h"
 #include "common/node/stack.h"
+#include "common/nodecache/nodedesc.h"
 
 static const char magic[8] = "EFANODE";
 #define HEADER_SIZE (sizeof(magic) + 4 + 4 + 8 + 8)
