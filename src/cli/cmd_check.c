@@ -6,6 +6,7 @@
  * The rules are the ones the job_submit bridge and the plugin apply.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <pwd.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/checkpoint/checkpoint.h"
+#include "common/checkpoint/retention.h"
 #include "common/config/efa_conf.h"
 #include "common/env/profile.h"
 #include "common/node/node.h"
@@ -192,6 +194,43 @@ static int default_dir(const struct request *req, const struct efa_partition *pa
 	return 0;
 }
 
+/*
+ * The checkpoints already in the directory, newest first, with the state
+ * retention sees them in (complete.h): what a resumed job would start
+ * from. Nothing when the directory is not there.
+ */
+static json_t *checkpoints_in(const char *path, int json)
+{
+	struct efa_retention_entry *v = NULL;
+	struct efa_error err;
+	json_t *list = json ? json_array() : NULL;
+	size_t n = 0;
+	int fd;
+
+	if (!path[0] || (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return list;
+	if (efa_retention_scan(fd, &v, &n, &err)) {
+		close(fd);
+		if (!json)
+			printf("  checkpoints: cannot be listed: %s\n", err.msg);
+		return list;
+	}
+	close(fd);
+	efa_retention_sort(v, n);
+	for (size_t i = 0; i < n; i++) {
+		if (!efa_retention_is_checkpoint(&v[i]))
+			continue;
+		if (json)
+			json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", v[i].name, "state",
+							      efa_ckpt_state_name(v[i].state), "why", v[i].why));
+		else
+			printf("  checkpoint: %s %s (%s)\n", v[i].name, efa_ckpt_state_name(v[i].state),
+			       v[i].why);
+	}
+	efa_retention_free(v, n);
+	return list;
+}
+
 static int print(const struct request *req, const struct verdict *v, int json)
 {
 	json_t *doc;
@@ -199,11 +238,14 @@ static int print(const struct request *req, const struct verdict *v, int json)
 	if (!json) {
 		printf("%s: %s\n", v->what, v->path[0] ? v->path : "(no checkpoint directory)");
 		printf("  root: %s\n  why: %s\n", v->root ? v->root : "none", v->why);
+		if (strcmp(v->what, "refused"))
+			checkpoints_in(v->path, 0);
 		return 0;
 	}
-	doc = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "verdict", v->what,
+	doc = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:o}", "verdict", v->what,
 			"path", v->path[0] ? v->path : NULL, "given", req->dir,
-			"partition", req->partition, "root", v->root, "why", v->why);
+			"partition", req->partition, "root", v->root, "why", v->why,
+			"checkpoints", strcmp(v->what, "refused") ? checkpoints_in(v->path, 1) : json_array());
 	if (cli_print_json(doc)) {
 		fprintf(stderr, "slurm-efa check: out of memory\n");
 		return -1;

@@ -88,6 +88,27 @@ run "$efa" check --config "$tmp/bad.conf" --checkpoint-dir /x
 is "$rc" 2 "a bad efa.conf exits 2"
 like "$out" "bad.conf:1: invalid CheckpointKeep=many" "  naming file and line"
 
+# The checkpoints already in an allowed directory, newest first, each
+# complete or not by its framework's end-of-save mark.
+ck=$tmp/ckroot/alice/run1
+mkdir -p "$ck/checkpoint-100" "$ck/checkpoint-200" "$ck/step_3"
+: >"$ck/checkpoint-100/training_args.bin"
+: >"$ck/checkpoint-100/trainer_state.json"
+: >"$ck/checkpoint-200/training_args.bin"
+: >"$ck/checkpoint-200.log"
+touch -d @1000 "$ck/checkpoint-100"
+touch -d @2000 "$ck/checkpoint-200"
+touch -d @500 "$ck/step_3"
+echo "PartitionName=gpu CheckpointRoot=$tmp/ckroot" >"$tmp/ck.conf"
+run "$efa" check --config "$tmp/ck.conf" --checkpoint-dir "$ck" --partition gpu
+is "$(grep '^  checkpoint:' <<<"$out")" "  checkpoint: checkpoint-200 incomplete (the Hugging Face Trainer's training_args.bin without the trainer_state.json it writes last)
+  checkpoint: checkpoint-100 complete (trainer_state.json, which the Hugging Face Trainer writes last, is in it)
+  checkpoint: step_3 unknown (no framework's end-of-save mark in it)" \
+	"--checkpoint-dir lists the checkpoints in it, newest first, complete or not and why"
+run "$efa" check --json --config "$tmp/ck.conf" --checkpoint-dir "$ck" --partition gpu
+is "$(jq -r '[.checkpoints[] | .name + "=" + .state] | join(" ")' <<<"$out")" \
+	"checkpoint-200=incomplete checkpoint-100=complete step_3=unknown" "  --json says the same"
+
 # --node: a health check of this node's EFA devices against its profile's
 # EFADevices= (the shipped profiles).
 nconf=$tmp/node.conf

@@ -203,13 +203,100 @@ static void test_apply(void)
 	close(fd);
 }
 
+/*
+ * Completeness: each framework's end-of-save mark, read from the
+ * directory (complete.h); retention counts only what is whole.
+ */
+static void test_complete(void)
+{
+	struct efa_ckpt_marks marks;
+	const char *why;
+	int fd;
+
+	tmp_setup(mkdir(tmp_at("c"), 0700), "mkdir c");
+	/* Hugging Face: trainer_state.json is written last. */
+	tmp_setup(mkdir(tmp_at("c/checkpoint-100"), 0700) || make_file("c/checkpoint-100/training_args.bin") ||
+		  make_file("c/checkpoint-100/trainer_state.json"), "a whole Trainer checkpoint");
+	tmp_setup(mkdir(tmp_at("c/checkpoint-200"), 0700) || make_file("c/checkpoint-200/training_args.bin"),
+		  "a Trainer checkpoint cut off before trainer_state.json");
+	tmp_setup(mkdir(tmp_at("c/checkpoint-300"), 0700), "a checkpoint- directory of no known framework");
+	/* PyTorch DCP: .metadata after the shards. */
+	tmp_setup(mkdir(tmp_at("c/step-1"), 0700) || make_file("c/step-1/__0_0.distcp") ||
+		  make_file("c/step-1/.metadata"), "a whole DCP checkpoint");
+	tmp_setup(mkdir(tmp_at("c/step-2"), 0700) || make_file("c/step-2/__0_0.distcp"),
+		  "DCP shards without .metadata");
+	/* NeMo: NAME-unfinished beside it while saving. */
+	tmp_setup(mkdir(tmp_at("c/step_3"), 0700) || make_file("c/step_3-unfinished"),
+		  "a checkpoint with its -unfinished marker");
+	/* The job's own marker. */
+	tmp_setup(mkdir(tmp_at("c/step_4"), 0700) || make_file("c/step_4/" EFA_CKPT_COMPLETE_MARKER),
+		  "a checkpoint the job marked complete");
+	/* Megatron: the tracker names the last whole iteration. */
+	tmp_setup(mkdir(tmp_at("c/iter_0000100"), 0700) || mkdir(tmp_at("c/iter_0000200"), 0700),
+		  "two Megatron iterations");
+	{
+		FILE *f = fopen(tmp_at("c/" EFA_MEGATRON_TRACKER), "w");
+
+		tmp_setup(!f || fputs("100\n", f) < 0 || fclose(f), "the tracker naming 100");
+	}
+	fd = open(tmp_at("c"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	efa_ckpt_marks_read(fd, &marks);
+	ok(marks.megatron && marks.megatron_iteration == 100, "the Megatron tracker is read");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-100", &marks, &why)), "complete",
+	       "Trainer: trainer_state.json there: complete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-200", &marks, &why)), "incomplete",
+	       "Trainer: training_args.bin without trainer_state.json: incomplete");
+	has_str(why, "trainer_state.json", "  saying why");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-300", &marks, &why)), "unknown",
+	       "no framework's files: unknown");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "step-1", &marks, &why)), "complete",
+	       "DCP: .metadata there: complete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "step-2", &marks, &why)), "incomplete",
+	       "DCP: shards without .metadata: incomplete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "step_3", &marks, &why)), "incomplete",
+	       "NeMo: NAME-unfinished beside it: incomplete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "step_4", &marks, &why)), "complete",
+	       "the job's " EFA_CKPT_COMPLETE_MARKER ": complete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "iter_0000100", &marks, &why)), "complete",
+	       "Megatron: the tracker's iteration: complete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "iter_0000200", &marks, &why)), "incomplete",
+	       "Megatron: an iteration past the tracker's: incomplete");
+	close(fd);
+}
+
+/* keep counts only complete checkpoints; an incomplete newest one stays. */
+static void test_select_complete(void)
+{
+	struct efa_retention_entry v[] = {
+		E("checkpoint-100", 100, 0, false), E("checkpoint-200", 200, 0, false),
+		E("checkpoint-300", 300, 0, false), E("checkpoint-400", 400, 0, false),
+	};
+	struct efa_retention_entry w[] = {
+		E("step-1", 100, 0, false), E("step-2", 200, 0, false),
+	};
+
+	v[0].state = EFA_CKPT_COMPLETE;
+	v[1].state = EFA_CKPT_INCOMPLETE;	/* a save that died */
+	v[2].state = EFA_CKPT_COMPLETE;
+	v[3].state = EFA_CKPT_INCOMPLETE;	/* being written now */
+	is_str(selected(v, COUNT(v), 1), "checkpoint-100,checkpoint-200",
+	       "keep 1: the newest complete one stays, so does the newer incomplete one; the older go");
+	is_str(selected(v, COUNT(v), 2), "checkpoint-200",
+	       "keep 2: both complete ones stay; the incomplete one older than the newest complete goes");
+	w[0].state = EFA_CKPT_INCOMPLETE;
+	w[1].state = EFA_CKPT_INCOMPLETE;
+	is_str(selected(w, COUNT(w), 1), "", "nothing complete: nothing is deleted");
+}
+
 int main(void)
 {
 	test_match();
 	test_select();
+	test_select_complete();
 	if (tmp_open())
 		return done_testing();
 	test_apply();
+	test_complete();
 	tmp_close();
 	return done_testing();
 }

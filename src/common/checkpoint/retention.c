@@ -26,9 +26,15 @@ bool efa_retention_match(const char *name)
 	return false;
 }
 
-static bool candidate(const struct efa_retention_entry *e)
+bool efa_retention_is_checkpoint(const struct efa_retention_entry *e)
 {
 	return e->is_dir && !e->is_link && efa_retention_match(e->name);
+}
+
+/* What keep counts: complete checkpoints, and those no mark speaks for. */
+static bool counted(const struct efa_retention_entry *e)
+{
+	return efa_retention_is_checkpoint(e) && e->state != EFA_CKPT_INCOMPLETE;
 }
 
 static bool newer(const struct efa_retention_entry *a, const struct efa_retention_entry *b)
@@ -40,19 +46,40 @@ static bool newer(const struct efa_retention_entry *a, const struct efa_retentio
 	return strverscmp(a->name, b->name) > 0;
 }
 
+static int newest_first(const void *a, const void *b)
+{
+	return newer(a, b) ? -1 : newer(b, a) ? 1 : 0;
+}
+
+void efa_retention_sort(struct efa_retention_entry *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), newest_first);
+}
+
 size_t efa_retention_select(struct efa_retention_entry *v, size_t n, long keep)
 {
+	const struct efa_retention_entry *newest = NULL;
 	size_t marked = 0;
 
+	for (size_t i = 0; i < n; i++)
+		if (counted(&v[i]) && (!newest || newer(&v[i], newest)))
+			newest = &v[i];
 	for (size_t i = 0; i < n; i++) {
 		long newer_ones = 0;
 
 		v[i].remove = false;
-		if (keep <= 0 || !candidate(&v[i]))
+		if (keep <= 0 || !efa_retention_is_checkpoint(&v[i]))
 			continue;
+		if (v[i].state == EFA_CKPT_INCOMPLETE) {
+			/* Still being written when it is the newest; a save
+			 * that died when a complete one came after it. */
+			v[i].remove = newest && newer(newest, &v[i]);
+			marked += v[i].remove;
+			continue;
+		}
 		/* Quadratic but allocation-free: a directory holds few checkpoints. */
 		for (size_t j = 0; j < n && newer_ones < keep; j++)
-			newer_ones += j != i && candidate(&v[j]) && newer(&v[j], &v[i]);
+			newer_ones += j != i && counted(&v[j]) && newer(&v[j], &v[i]);
 		v[i].remove = newer_ones >= keep;
 		marked += v[i].remove;
 	}
@@ -66,8 +93,8 @@ void efa_retention_free(struct efa_retention_entry *v, size_t n)
 	free(v);
 }
 
-static int add_entry(struct efa_retention_entry **v, size_t *n, const char *name,
-		     const struct stat *st)
+static int add_entry(struct efa_retention_entry **v, size_t *n, int dirfd, const char *name,
+		     const struct stat *st, const struct efa_ckpt_marks *marks)
 {
 	struct efa_retention_entry *grown;
 
@@ -82,6 +109,10 @@ static int add_entry(struct efa_retention_entry **v, size_t *n, const char *name
 	};
 	if (!grown[*n].name)
 		return -1;
+	grown[*n].state = grown[*n].is_dir && !grown[*n].is_link ?
+			  efa_ckpt_state_of(dirfd, name, marks, &grown[*n].why) : EFA_CKPT_UNKNOWN;
+	if (!grown[*n].why)
+		grown[*n].why = "not a directory";
 	(*n)++;
 	return 0;
 }
@@ -90,11 +121,13 @@ int efa_retention_scan(int dirfd, struct efa_retention_entry **out, size_t *nout
 		       struct efa_error *err)
 {
 	struct efa_retention_entry *v = NULL;
+	struct efa_ckpt_marks marks;
 	struct dirent *e;
 	size_t n = 0;
 	DIR *d;
 	int fd;
 
+	efa_ckpt_marks_read(dirfd, &marks);
 	/* fdopendir owns its fd: read through a fresh one. */
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd < 0 ? NULL : fdopendir(fd);
@@ -115,7 +148,7 @@ int efa_retention_scan(int dirfd, struct efa_retention_entry **out, size_t *nout
 			efa_error_set(err, "cannot stat %s: %s", e->d_name, strerror(errno));
 			goto fail;
 		}
-		if (add_entry(&v, &n, e->d_name, &st)) {
+		if (add_entry(&v, &n, dirfd, e->d_name, &st, &marks)) {
 			efa_error_set(err, "out of memory");
 			goto fail;
 		}

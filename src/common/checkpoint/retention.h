@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checkpoint retention: of the checkpoints directly inside a job's
- * checkpoint directory, keep the N newest and delete the others.
+ * checkpoint directory, keep the N newest complete ones and delete the
+ * others. Completeness is each framework's end-of-save mark (complete.h):
+ * only complete checkpoints (and those no mark speaks for) count, the
+ * newest complete one is never deleted, an incomplete one newer than it
+ * (a save still running, or cut off) is left alone, and an incomplete one
+ * older than it (a save that died) goes.
  *
  * A checkpoint is an entry whose name matches checkpoint-*, checkpoint_*,
  * step-*, step_*, global_step* or iter_*: the names training frameworks
@@ -10,9 +15,7 @@
  * means the latest modification time, ties broken by the name in version
  * order (step_10 is newer than step_9). Only directories are
  * checkpoints: a file with such a name (step_log.txt, checkpoint_notes.md)
- * and a symbolic link are never counted, followed or deleted. With N >= 1
- * the most recently modified checkpoint, which may still be being
- * written, is always kept.
+ * and a symbolic link are never counted, followed or deleted.
  */
 #ifndef EFA_RETENTION_H
 #define EFA_RETENTION_H
@@ -22,25 +25,35 @@
 #include <time.h>
 
 #include "common/base/error.h"
+#include "common/checkpoint/complete.h"
 
 struct efa_retention_entry {
 	char *name;
 	struct timespec mtime;
 	bool is_link;
 	bool is_dir;
+	enum efa_ckpt_state state;	/* set by efa_retention_scan */
+	const char *why;		/* why that state (static text) */
 	bool remove;		/* set by efa_retention_select */
 };
 
 bool efa_retention_match(const char *name);
 
 /*
- * Marks the entries to delete: checkpoints beyond the keep newest.
- * Nothing when keep <= 0 or when at most keep checkpoints exist.
- * Returns how many were marked.
+ * Marks the entries to delete: complete (and unknown) checkpoints beyond
+ * the keep newest of them, and incomplete ones older than the newest of
+ * them. Nothing when keep <= 0. Returns how many were marked.
  */
 size_t efa_retention_select(struct efa_retention_entry *v, size_t n, long keep);
 
-/* The entries of dirfd whose names match, as lstat(2) sees them. */
+/* Sorts entries newest first (the order retention counts them in). */
+void efa_retention_sort(struct efa_retention_entry *v, size_t n);
+
+/* Whether an entry is a checkpoint: a directory, not a link, named like one. */
+bool efa_retention_is_checkpoint(const struct efa_retention_entry *e);
+
+/* The entries of dirfd whose names match, as lstat(2) sees them, each
+ * with its state. */
 int efa_retention_scan(int dirfd, struct efa_retention_entry **v, size_t *n,
 		       struct efa_error *err);
 void efa_retention_free(struct efa_retention_entry *v, size_t n);
