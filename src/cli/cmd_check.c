@@ -15,10 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/base/strutil.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/checkpoint/retention.h"
 #include "common/config/efa_conf.h"
 #include "common/env/profile.h"
+#include "common/node/health.h"
 #include "common/node/node.h"
 #include "cli.h"
 
@@ -266,7 +268,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 	const struct efa_profile *p = NULL;
 	struct efa_node *node = NULL;
 	struct efa_error err;
-	char missing[1024];
+	char missing[512], problem[2048] = "";
 	unsigned accels = 0;
 	int rc = EXIT_USAGE, wait, expected;
 	json_t *doc;
@@ -295,17 +297,23 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 		node = again;
 	}
 	efa_node_missing_nics(node, common->root, expected, missing, sizeof(missing));
+	if (missing[0])
+		snprintf(problem, sizeof(problem), "this node has %s", missing);
+	if (problem[0])
+		efa_strlcatf(problem, sizeof(problem), "; ");
+	if (!efa_node_health_problems(node, common->root, problem, sizeof(problem)) && problem[0])
+		problem[strlen(problem) - 2] = '\0';	/* the "; " nothing followed */
 	if (common->json) {
 		doc = json_pack("{s:s?, s:s?, s:i, s:i, s:b, s:s?}", "instance_type", node->instance_type,
 				"profile", p ? p->name : NULL, "expected_efa_devices", expected,
-				"efa_devices", (int)node->nnics, "healthy", !missing[0],
-				"problem", missing[0] ? missing : NULL);
+				"efa_devices", (int)node->nnics, "healthy", !problem[0],
+				"problem", problem[0] ? problem : NULL);
 		if (cli_print_json(doc)) {
 			fprintf(stderr, "slurm-efa check: out of memory\n");
 			goto out;
 		}
-	} else if (missing[0]) {
-		printf("unhealthy: this node has %s\n", missing);
+	} else if (problem[0]) {
+		printf("unhealthy: %s\n", problem);
 	} else if (expected) {
 		printf("healthy: %zu EFA devices, as profile %s expects of %s\n", node->nnics,
 		       p->name, node->instance_type);
@@ -313,7 +321,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 		printf("healthy: %zu EFA devices (profile %s sets no EFADevices= for %s)\n", node->nnics,
 		       p ? p->name : "none", node->instance_type ? node->instance_type : "this type");
 	}
-	rc = missing[0] ? EXIT_REFUSED : 0;
+	rc = problem[0] ? EXIT_REFUSED : 0;
 out:
 	efa_profiles_free(profiles);
 	efa_node_free(node);

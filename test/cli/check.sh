@@ -119,6 +119,19 @@ is "$out" "unhealthy: this node has 3 of the 4 EFA devices a p4d.24xlarge has (1
 	"  naming how many are expected and which is missing"
 run "$efa" check --node --json --config "$nconf" --root "$fixtures/p4d-3nics"
 is "$(jq -r '[.expected_efa_devices, .efa_devices, .healthy] | join(" ")' <<<"$out")" "4 3 false" "  --json says the same"
+# A port that went down under a running node: the device is there, it
+# carries nothing.
+cp -a "$fixtures/p4d.24xlarge" "$tmp/p4d-down"
+down=$(ls "$tmp/p4d-down/sys/class/infiniband" | sed -n 2p)
+chmod u+w "$tmp/p4d-down/sys/class/infiniband/$down/ports/1/state" 2>/dev/null || true
+echo "1: DOWN" >"$tmp/p4d-down/sys/class/infiniband/$down/ports/1/state"
+run "$efa" check --node --config "$nconf" --root "$tmp/p4d-down"
+is "$rc" 1 "check --node on a p4d with an EFA port down exits 1"
+is "$out" "unhealthy: EFA device $down: port 1 is 1: DOWN, not ACTIVE" \
+	"  naming the device and the port's state"
+run "$efa" check --node --json --config "$nconf" --root "$tmp/p4d-down"
+is "$(jq -r '[.efa_devices, .healthy, .problem] | join(" ")' <<<"$out")" \
+	"4 false EFA device $down: port 1 is 1: DOWN, not ACTIVE" "  --json says the same"
 while read -r fixture want; do
 	run "$efa" check --node --config "$nconf" --root "$fixtures/$fixture"
 	is "$rc $(cut -d' ' -f1-2 <<<"$out")" "0 healthy: $want" "check --node on $fixture: healthy, exit 0"
