@@ -23,12 +23,13 @@
 #include "common/node/health.h"
 #include "common/node/node.h"
 #include "cli.h"
+#include "health_drain.h"
 
 #define ROOTS_MAX 1024
 
 static const char usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
-	"       slurm-efa check --node [--root DIR] [--config FILE] [--json]\n"
+	"       slurm-efa check --node [--drain] [--root DIR] [--config FILE] [--json]\n"
 	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--array-task N]\n"
 	"                       [--user U]\n"
 	"                       [--config FILE] [--json]\n";
@@ -41,6 +42,7 @@ struct request {
 	const char *job_id;
 	const char *array_task;
 	int node;
+	int drain;
 };
 
 struct verdict {
@@ -60,6 +62,7 @@ static int parse(int argc, char **argv, struct request *req)
 		{ "job-id", required_argument, NULL, 'i' },
 		{ "array-task", required_argument, NULL, 'a' },
 		{ "node", no_argument, NULL, 'N' },
+		{ "drain", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -75,6 +78,7 @@ static int parse(int argc, char **argv, struct request *req)
 		case 'i': req->job_id = optarg; break;
 		case 'a': req->array_task = optarg; break;
 		case 'N': req->node = 1; break;
+		case 'D': req->drain = 1; break;
 		default:
 			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
 				argv[optind - 1], usage);
@@ -262,7 +266,7 @@ static int print(const struct request *req, const struct verdict *v, int json)
  * script): does this node show every EFA device its profile's EFADevices=
  * says its type has? Counts again for EFADevicesWait= seconds first.
  */
-static int check_node(const struct efa_config *cfg, const struct cli_common *common)
+static int check_node(const struct efa_config *cfg, const struct cli_common *common, bool drain)
 {
 	struct efa_profiles *profiles = NULL;
 	const struct efa_profile *p = NULL;
@@ -322,6 +326,11 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 		       p ? p->name : "none", node->instance_type ? node->instance_type : "this type");
 	}
 	rc = problem[0] ? EXIT_REFUSED : 0;
+	if (drain) {
+		int acted = cli_health_act(cfg, !problem[0], problem);
+
+		rc = acted ? acted : rc;
+	}
 out:
 	efa_profiles_free(profiles);
 	efa_node_free(node);
@@ -340,12 +349,16 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 
 	if (parse(argc, argv, &req))
 		return EXIT_USAGE;
+	if (req.drain && !req.node) {
+		fprintf(stderr, "slurm-efa check: --drain acts on the result of --node: give both\n%s", usage);
+		return EXIT_USAGE;
+	}
 	if (efa_config_find_and_load(common->config, &cfg, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
 	if (req.node) {
-		rc = check_node(cfg, common);
+		rc = check_node(cfg, common, req.drain);
 		goto out;
 	}
 	part = efa_config_partition(cfg, req.partition);

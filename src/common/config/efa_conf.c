@@ -16,6 +16,7 @@
 #include "common/config/kvline.h"
 
 #define DEFAULT_CHECKPOINT_TIMEOUT 30
+#define DEFAULT_HEALTH_RETURN_PASSES 3
 #define DEFAULT_SNAPSHOT_MAX_AGE 300
 /* An instance stopped and started gets new network nodes; EC2 gives an
  * UltraServer's capacityBlockId a while after launch. */
@@ -136,6 +137,7 @@ static const struct key global_keys[] = {
 	GKEY("CheckpointMode", V_MODE, checkpoint_mode, NULL),
 	GKEY("CheckpointTimeout", V_DURATION, checkpoint_timeout, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
+	GKEY("HealthReturnPasses", V_COUNT, health_return_passes, NULL),
 	{ NULL, 0, 0, NULL },
 };
 
@@ -258,6 +260,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;
 	cfg->checkpoint_timeout = DEFAULT_CHECKPOINT_TIMEOUT;
+	cfg->health_return_passes = DEFAULT_HEALTH_RETURN_PASSES;
 	cfg->checkpoint_env = strdup("CHECKPOINT_DIR");
 	if (!cfg->profile_dir || !cfg->node_cache_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
 	    !cfg->capacity_block_feature_prefix ||

@@ -108,6 +108,8 @@ struct efa_config {
 	unsigned int checkpoint_mode;	/* permission bits of created directories */
 	long checkpoint_timeout;	/* seconds a checkpoint file system may take */
 	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
+	long health_return_passes;	/* checks in a row that return a node
+					 * slurm-efa drained; 0: never by itself */
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

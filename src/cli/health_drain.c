@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * slurm-efa check --node --drain: a health check's result applied to this
+ * node in Slurm, through scontrol (as Slurm's HealthCheckProgram runs it,
+ * on the node, as root). The rules are common/cluster/drain.h's; this
+ * file asks Slurm, keeps the count of passing checks, and acts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/base/atomic_write.h"
+#include "common/base/child.h"
+#include "common/base/strutil.h"
+#include "common/cluster/drain.h"
+#include "health_drain.h"
+
+/* scontrol answers at once or the controller is away: never hang slurmd. */
+#define SCONTROL_TIMEOUT_MS 30000
+#define REASON_MAX 256
+#define ANSWER_MAX 8192
+
+static int exec_argv(void *arg, int fd)
+{
+	char *const *argv = arg;
+	int null = open("/dev/null", O_RDONLY);
+
+	if (null >= 0)
+		dup2(null, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	execvp(argv[0], argv);
+	return 127;
+}
+
+/* Runs scontrol with argv; 0 with its output in out, or -1 (out says why). */
+static int scontrol(char *const *argv, char *out, size_t size)
+{
+	struct efa_child child;
+	struct efa_error err;
+
+	if (efa_child_run(exec_argv, (void *)argv, SCONTROL_TIMEOUT_MS, true, out, size, &child, &err)) {
+		snprintf(out, size, "%s", err.msg);
+		return -1;
+	}
+	if (child.killed) {
+		snprintf(out, size, "scontrol did not answer within %d s", SCONTROL_TIMEOUT_MS / 1000);
+		return -1;
+	}
+	if (child.status) {
+		if (!out[0])
+			snprintf(out, size, "scontrol exited %d", child.status);
+		return -1;
+	}
+	return 0;
+}
+
+/* This node's name in Slurm: slurmd's (HealthCheckProgram runs under it),
+ * else the host's. */
+static int node_name(char *buf, size_t size)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && *env)
+		return snprintf(buf, size, "%s", env) >= (int)size ? -1 : 0;
+	return gethostname(buf, size);
+}
+
+/* How many checks in a row passed while slurm-efa's drain held. */
+static long read_passes(const char *path)
+{
+	char *text = NULL;
+	size_t len;
+	long n = 0;
+
+	if (!efa_read_file(path, 64, &text, &len, NULL))
+		n = strtol(text, NULL, 10);
+	free(text);
+	return n > 0 ? n : 0;
+}
+
+static void write_passes(const char *dir, const char *path, long passes)
+{
+	char text[32];
+	struct efa_error err;
+	int n = snprintf(text, sizeof(text), "%ld\n", passes);
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return;
+	if (efa_write_atomic(path, text, (size_t)n, 0600, &err))
+		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
+}
+
+int cli_health_act(const struct efa_config *cfg, bool healthy, const char *problem)
+{
+	char name[256], answer[ANSWER_MAX], reason_buf[REASON_MAX * 2], path[4096];
+	char node_arg[300], reason_arg[REASON_MAX + 16];
+	struct efa_node_state st;
+	enum efa_drain_action act;
+	long passes;
+
+	if (node_name(name, sizeof(name))) {
+		fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME\n");
+		return EXIT_USAGE;
+	}
+	{
+		char *const show[] = { "scontrol", "show", "node", name, "-o", NULL };
+
+		if (scontrol(show, answer, sizeof(answer)) ||
+		    !efa_node_state_parse(answer, &st, reason_buf, sizeof(reason_buf))) {
+			fprintf(stderr, "slurm-efa check: cannot read node %s from Slurm: %s\n", name, answer);
+			return EXIT_REFUSED;
+		}
+	}
+	if (snprintf(path, sizeof(path), "%s/health-%s", cfg->node_cache_dir, name) >= (int)sizeof(path))
+		return EXIT_USAGE;
+	passes = read_passes(path);
+	act = efa_drain_decide(healthy, &st, &passes, cfg->health_return_passes);
+	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", name);
+	if (act == EFA_DRAIN_DRAIN) {
+		char *const drain[] = { "scontrol", "update", node_arg, "State=DRAIN", reason_arg, NULL };
+
+		snprintf(reason_arg, sizeof(reason_arg), "Reason=%s %.*s", EFA_DRAIN_REASON_PREFIX,
+			 REASON_MAX, problem);
+		if (scontrol(drain, answer, sizeof(answer))) {
+			fprintf(stderr, "slurm-efa check: cannot drain node %s: %s\n", name, answer);
+			return EXIT_REFUSED;
+		}
+		printf("drained node %s: %s\n", name, reason_arg + strlen("Reason="));
+	} else if (act == EFA_DRAIN_RESUME) {
+		char *const resume[] = { "scontrol", "update", node_arg, "State=RESUME", NULL };
+
+		if (scontrol(resume, answer, sizeof(answer))) {
+			fprintf(stderr, "slurm-efa check: cannot return node %s to service: %s\n", name, answer);
+			return EXIT_REFUSED;
+		}
+		printf("returned node %s to service: %ld checks in a row passed since slurm-efa drained it\n",
+		       name, cfg->health_return_passes);
+	} else if (!healthy && st.reason && !efa_drain_reason_ours(st.reason)) {
+		printf("node %s is already out of service (%s): left as it is\n", name, st.reason);
+	} else if (healthy && (st.drained || st.down) && efa_drain_reason_ours(st.reason)) {
+		printf("node %s: %ld of %ld passing checks before it returns to service\n", name, passes,
+		       cfg->health_return_passes);
+	}
+	write_passes(cfg->node_cache_dir, path, passes);
+	return 0;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/cluster/drain.h"
+
+bool efa_drain_reason_ours(const char *reason)
+{
+	return reason && !strncmp(reason, EFA_DRAIN_REASON_PREFIX, strlen(EFA_DRAIN_REASON_PREFIX));
+}
+
+/* The value of KEY= in a "Key=Value Key=Value" line, up to the next
+ * " Key=" (values may hold spaces: Reason=). */
+static const char *value_of(const char *line, const char *key, size_t *len)
+{
+	size_t klen = strlen(key);
+	const char *p = line, *end;
+
+	for (;;) {
+		p = strstr(p, key);
+		if (!p)
+			return NULL;
+		if ((p == line || p[-1] == ' ') && p[klen] == '=')
+			break;
+		p += klen;
+	}
+	p += klen + 1;
+	/* The next word with an '=' in it starts the next key. */
+	for (end = p; *end && *end != '\n'; end++) {
+		if (*end == ' ') {
+			const char *w = end + 1;
+			size_t wl = strcspn(w, " =\n");
+
+			if (w[wl] == '=' && wl && w[0] >= 'A' && w[0] <= 'Z')
+				break;
+		}
+	}
+	*len = (size_t)(end - p);
+	return p;
+}
+
+bool efa_node_state_parse(const char *line, struct efa_node_state *st, char *buf, size_t size)
+{
+	const char *state, *reason;
+	size_t len = 0, rlen = 0;
+	char word[128];
+
+	memset(st, 0, sizeof(*st));
+	buf[0] = '\0';
+	state = value_of(line, "State", &len);
+	if (!state || !len)
+		return false;
+	snprintf(word, sizeof(word), "%.*s", (int)len, state);
+	st->drained = strstr(word, "DRAIN") != NULL;
+	st->down = strstr(word, "DOWN") != NULL;
+	reason = value_of(line, "Reason", &rlen);
+	if (reason && rlen && strncmp(reason, "(null)", 6)) {
+		/* Slurm appends " [user@time]" to the reason it shows. */
+		const char *stamp = reason + rlen;
+
+		while (stamp > reason && stamp[-1] == ' ')
+			stamp--;
+		if (stamp > reason && stamp[-1] == ']') {
+			const char *open = stamp - 1;
+
+			while (open > reason && *open != '[')
+				open--;
+			if (*open == '[' && open > reason && open[-1] == ' ')
+				stamp = open - 1;
+		}
+		snprintf(buf, size, "%.*s", (int)(stamp - reason), reason);
+		st->reason = buf;
+	}
+	return true;
+}
+
+enum efa_drain_action efa_drain_decide(bool healthy, const struct efa_node_state *st,
+				       long *passes, long needed)
+{
+	bool ours = (st->drained || st->down) && efa_drain_reason_ours(st->reason);
+
+	if (!healthy) {
+		*passes = 0;
+		/* Already out of service: ours stays so, an admin's is theirs. */
+		return st->drained || st->down ? EFA_DRAIN_NOTHING : EFA_DRAIN_DRAIN;
+	}
+	if (!ours) {
+		*passes = 0;
+		return EFA_DRAIN_NOTHING;
+	}
+	++*passes;
+	if (needed <= 0 || *passes < needed)
+		return EFA_DRAIN_NOTHING;
+	*passes = 0;
+	return EFA_DRAIN_RESUME;
+}

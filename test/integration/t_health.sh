@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: Apache-2.0
+# The node health check in the real Slurm: slurm-efa check --node --drain
+# (what HealthCheckProgram=slurm-efa-healthcheck runs) drains a node whose
+# EFA port went down, with a reason that says so, returns it after
+# HealthReturnPasses= passing checks in a row, and never touches a node an
+# admin drained.
+
+efa=$top_builddir/slurm-efa
+health=$SLURM_EFA_CLUSTER/health
+mkdir -p "$health"
+hconf=$health/efa.conf
+printf '%s\n' "ProfileDir=$top_srcdir/etc/profiles" "NodeCacheDir=$health/state" \
+	"HealthReturnPasses=2" >"$hconf"
+# n2's hardware, a p4d whose second EFA device's port can go down.
+root=$health/n2-root
+cp -a "$FIXTURES/p4d.24xlarge/." "$root"
+dev=$(ls "$root/sys/class/infiniband" | sed -n 2p)
+port=$root/sys/class/infiniband/$dev/ports/1/state
+node_check() {	# node_check NODE: the check as slurmd would run it on NODE
+	run env SLURMD_NODENAME="$1" "$efa" check --node --drain --config "$hconf" --root "$root"
+}
+state_of() {	# state_of NODE: "STATE REASON" as sinfo shows them
+	sinfo -h -n "$1" -N -o '%T %E' | head -n 1
+}
+
+node_check n2
+is "$rc/$(state_of n2)" "0/idle none" "a healthy node is left in service"
+
+echo "1: DOWN" >"$port"
+node_check n2
+is "$rc" 1 "an EFA port down: the check fails"
+like "$out" "^drained node n2: efa: EFA device $dev: port 1 is 1: DOWN, not ACTIVE$" "  and drains the node"
+like "$(state_of n2)" "^drain(ed|ing) efa: EFA device $dev: port 1 is 1: DOWN, not ACTIVE$" \
+	"  Slurm shows it drained, the reason naming the device and the port"
+run sbatch -w n2 --immediate=5 -o /dev/null --wrap true
+ok $((rc == 0)) "  no job starts there"
+node_check n2
+is "$(state_of n2 | cut -d' ' -f2-)" "efa: EFA device $dev: port 1 is 1: DOWN, not ACTIVE" \
+	"  a second failed check leaves it as it is"
+
+echo "4: ACTIVE" >"$port"
+node_check n2
+is "$rc" 0 "the port back: the check passes"
+like "$out" "^node n2: 1 of 2 passing checks before it returns to service$" \
+	"  one passing check is not enough"
+like "$(state_of n2)" "^drain" "  the node stays drained"
+node_check n2
+like "$out" "^returned node n2 to service: 2 checks in a row passed since slurm-efa drained it$" \
+	"  two in a row return it"
+for _ in $(seq 20); do [ "$(state_of n2)" = "idle none" ] && break; sleep 0.5; done
+is "$(state_of n2)" "idle none" "  Slurm shows it idle again"
+
+# An admin's drain is the admin's: never replaced, never returned.
+scontrol update NodeName=n3 State=DRAIN Reason="admin: replacing a DIMM"
+echo "1: DOWN" >"$port"
+node_check n3
+like "$out" "^node n3 is already out of service \(admin: replacing a DIMM\): left as it is$" \
+	"a failed check on a node an admin drained leaves it alone"
+echo "4: ACTIVE" >"$port"
+node_check n3
+node_check n3
+node_check n3
+is "$(state_of n3 | cut -d' ' -f2-)" "admin: replacing a DIMM" \
+	"  passing checks never return it: its reason is still the admin's"
+scontrol update NodeName=n3 State=RESUME
+
+# Bad input is not a fault: a broken efa.conf drains nothing.
+echo "HealthReturnPasses=many" >"$health/bad.conf"
+run env SLURMD_NODENAME=n2 "$efa" check --node --drain --config "$health/bad.conf" --root "$root"
+is "$rc" 2 "a bad efa.conf: a usage error"
+is "$(state_of n2)" "idle none" "  and the node is not drained for it"

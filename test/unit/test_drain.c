@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A node's health check in Slurm (drain.h): drain on failure, return only
+ * what slurm-efa drained after enough passing checks in a row, never touch
+ * a node someone else took out of service.
+ */
+#include <string.h>
+
+#include "common/cluster/drain.h"
+#include "tap.h"
+
+static void test_parse(void)
+{
+	struct efa_node_state st;
+	char buf[256];
+
+	ok(efa_node_state_parse("NodeName=n2 Arch=x86_64 CoresPerSocket=8 State=IDLE ThreadsPerCore=1 Reason=(null)",
+				&st, buf, sizeof(buf)), "an idle node's line is read");
+	ok(!st.drained && !st.down && !st.reason, "  not drained, no reason");
+	ok(efa_node_state_parse("NodeName=n2 State=IDLE+DRAIN ThreadsPerCore=1 Reason=efa: EFA device rdmap16s27: port 1 is 1: DOWN, not ACTIVE [root@2026-12-02T01:50:00] Comment=(null)",
+				&st, buf, sizeof(buf)), "a drained node's line is read");
+	ok(st.drained && !st.down, "  drained");
+	is_str(st.reason, "efa: EFA device rdmap16s27: port 1 is 1: DOWN, not ACTIVE",
+	       "  its reason whole, spaces and colons kept, Slurm's [user@time] dropped");
+	ok(efa_drain_reason_ours(st.reason), "  and it is slurm-efa's");
+	efa_node_state_parse("NodeName=n3 State=DOWN*+DRAIN Reason=admin: replacing a DIMM [alice@2026-12-01T10:00:00]",
+			     &st, buf, sizeof(buf));
+	ok(st.drained && st.down && !efa_drain_reason_ours(st.reason), "an admin's drain is not slurm-efa's");
+	ok(!efa_node_state_parse("garbage", &st, buf, sizeof(buf)), "a line without State= is refused");
+}
+
+static void test_decide(void)
+{
+	struct efa_node_state idle = { 0 }, ours = { .drained = true, .reason = "efa: 3 of 4 EFA devices" };
+	struct efa_node_state admins = { .drained = true, .reason = "admin: maintenance" };
+	struct efa_node_state downed = { .down = true, .reason = "Not responding" };
+	long passes = 0;
+
+	is_int(efa_drain_decide(false, &idle, &passes, 3), EFA_DRAIN_DRAIN, "a failed check drains a node in service");
+	is_int(efa_drain_decide(false, &ours, &passes, 3), EFA_DRAIN_NOTHING, "  once, not again while it is drained");
+	is_int(efa_drain_decide(false, &admins, &passes, 3), EFA_DRAIN_NOTHING,
+	       "a failed check leaves an admin's drain alone");
+	is_int(efa_drain_decide(true, &ours, &passes, 3), EFA_DRAIN_NOTHING, "one passing check: not yet");
+	is_int(passes, 1, "  counted");
+	is_int(efa_drain_decide(false, &ours, &passes, 3), EFA_DRAIN_NOTHING, "a failure in between");
+	is_int(passes, 0, "  starts the count again");
+	efa_drain_decide(true, &ours, &passes, 3);
+	efa_drain_decide(true, &ours, &passes, 3);
+	is_int(efa_drain_decide(true, &ours, &passes, 3), EFA_DRAIN_RESUME,
+	       "three passing checks in a row return slurm-efa's drained node");
+	is_int(passes, 0, "  and the count starts over");
+	passes = 5;
+	is_int(efa_drain_decide(true, &admins, &passes, 3), EFA_DRAIN_NOTHING,
+	       "passing checks never return an admin's drained node");
+	is_int(efa_drain_decide(true, &downed, &passes, 3), EFA_DRAIN_NOTHING, "  nor a node Slurm took down");
+	is_int(efa_drain_decide(true, &idle, &passes, 3), EFA_DRAIN_NOTHING, "a healthy node in service is left alone");
+	passes = 100;
+	is_int(efa_drain_decide(true, &ours, &passes, 0), EFA_DRAIN_NOTHING,
+	       "HealthReturnPasses=0: slurm-efa never returns a node by itself");
+}
+
+int main(void)
+{
+	test_parse();
+	test_decide();
+	return done_testing();
+}
