@@ -8,7 +8,7 @@ set -euo pipefail
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
 
 man_dir=$top_srcdir/man
-pages=(slurm-efa.1 slurmrest.3 efa.conf.5 spank_efa.8)
+pages=(slurm-efa.1 slurmrest.3 efa.conf.5 spank_efa.8 slurm-efa-healthcheck.8)
 
 if ! command -v mandoc >/dev/null; then
 	echo "1..0 # SKIP mandoc is not installed (Debian: apt-get install mandoc; scripts/install-deps does)"
