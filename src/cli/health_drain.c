@@ -6,7 +6,6 @@
  * file asks Slurm, keeps the count of passing checks, and acts.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +27,8 @@
 static int exec_argv(void *arg, int fd)
 {
 	char *const *argv = arg;
-	int null = open("/dev/null", O_RDONLY);
 
-	if (null >= 0)
-		dup2(null, STDIN_FILENO);
-	dup2(fd, STDOUT_FILENO);
-	dup2(fd, STDERR_FILENO);
+	efa_child_stdio(fd);
 	execvp(argv[0], argv);
 	return 127;
 }

@@ -103,12 +103,8 @@ struct unsquashfs_job {
 static int run_unsquashfs(void *arg, int fd)
 {
 	const struct unsquashfs_job *job = arg;
-	int null = open("/dev/null", O_RDONLY);
 
-	if (null >= 0)
-		dup2(null, STDIN_FILENO);
-	dup2(fd, STDOUT_FILENO);
-	dup2(fd, STDERR_FILENO);
+	efa_child_stdio(fd);
 	if (job->uid && (setgroups(0, NULL) || setgid(job->gid) || setuid(job->uid))) {
 		dprintf(fd, "cannot become uid %u: %s", (unsigned)job->uid, strerror(errno));
 		return 126;

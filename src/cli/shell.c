@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -10,12 +9,7 @@
 /* The child: the command, with the pipe as its stdout and stderr. */
 static int run_sh(void *arg, int fd)
 {
-	int null = open("/dev/null", O_RDONLY);
-
-	if (null >= 0)
-		dup2(null, STDIN_FILENO);
-	dup2(fd, STDOUT_FILENO);
-	dup2(fd, STDERR_FILENO);
+	efa_child_stdio(fd);
 	execl("/bin/sh", "sh", "-c", (const char *)arg, (char *)NULL);
 	return 127;
 }

@@ -123,3 +123,13 @@ int efa_child_run(int (*fn)(void *arg, int fd), void *arg, long timeout_ms, bool
 		res->status = -1;	/* stuck where no signal reaches: left behind */
 	return 0;
 }
+
+void efa_child_stdio(int fd)
+{
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (null >= 0)
+		dup2(null, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+}

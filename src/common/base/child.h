@@ -34,4 +34,11 @@ struct efa_child {
 int efa_child_run(int (*fn)(void *arg, int fd), void *arg, long timeout_ms, bool own_group,
 		  char *out, size_t size, struct efa_child *res, struct efa_error *err);
 
+/*
+ * For fn before it execs a program: stdin from /dev/null (a program that
+ * reads its input must not wait on the caller's), stdout and stderr to
+ * fd, so its messages come back in out.
+ */
+void efa_child_stdio(int fd);
+
 #endif
