@@ -17,6 +17,7 @@
 #include "common/base/child.h"
 #include "common/base/strutil.h"
 #include "common/cluster/drain.h"
+#include "common/config/plugin_args.h"
 #include "health_drain.h"
 
 /* scontrol answers at once or the controller is away: never hang slurmd. */
@@ -56,13 +57,17 @@ static int scontrol(char *const *argv, char *out, size_t size)
 }
 
 /* This node's name in Slurm: slurmd's (HealthCheckProgram runs under it),
- * else the host's. */
+ * else the host's. It names the pass count's file, so it must be safe in a
+ * path, as the plugin's is. */
 static int node_name(char *buf, size_t size)
 {
 	const char *env = getenv("SLURMD_NODENAME");
 
-	if (env && *env)
+	if (env && *env) {
+		if (!efa_node_name_safe(env))
+			return -1;
 		return snprintf(buf, size, "%s", env) >= (int)size ? -1 : 0;
+	}
 	return gethostname(buf, size);
 }
 
@@ -100,7 +105,7 @@ int cli_health_act(const struct efa_config *cfg, bool healthy, const char *probl
 	long passes;
 
 	if (node_name(name, sizeof(name))) {
-		fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME\n");
+		fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME to its Slurm name (no '/', not . or ..)\n");
 		return EXIT_USAGE;
 	}
 	{

@@ -74,3 +74,8 @@ echo "HealthReturnPasses=many" >"$health/bad.conf"
 run env SLURMD_NODENAME=n2 "$efa" check --node --drain --config "$health/bad.conf" --root "$root"
 is "$rc" 2 "a bad efa.conf: a usage error"
 is "$(in_service n2)" "idle" "  and the node is not drained for it"
+
+# The node's name names a file in NodeCacheDir=: one that is not a name is refused.
+run env SLURMD_NODENAME=../n2 "$efa" check --node --drain --config "$hconf" --root "$root"
+is "$rc" 2 "SLURMD_NODENAME with a '/' in it: a usage error"
+like "$out" "cannot tell this node's name: set SLURMD_NODENAME" "  which says what to set"
