@@ -27,7 +27,7 @@ if not ok then
 end
 
 -- Without the bridge: the partitions that efa.conf gives a policy
--- (EFA=required|optional, SingleZone=yes, a CheckpointRoot=), read as
+-- (EFA=required|optional, SingleZone=yes, a CheckpointRoot=, Resume=N), read as
 -- plainly as Slurm's own Key=Value lines.
 local function policy_partitions()
 	local names = {}
@@ -40,7 +40,8 @@ local function policy_partitions()
 		local name = line:match("^%s*[Pp]artition[Nn]ame=(%S+)")
 		local lower = line:lower()
 		if name and (lower:match("%sefa=required") or lower:match("%sefa=optional") or
-			lower:match("%ssinglezone=yes") or lower:match("%scheckpointroot=%S")) then
+			lower:match("%ssinglezone=yes") or lower:match("%scheckpointroot=%S") or
+			lower:match("%sresume=[1-9]")) then
 			names[name] = true
 		end
 	end
@@ -62,7 +63,7 @@ local function asks_for_efa(job_desc)
 	end
 	local environment = job_desc.environment
 	if environment then
-		for _, name in ipairs({ "efa", "efa_bind", "checkpoint_dir", "checkpoint_keep" }) do
+		for _, name in ipairs({ "efa", "efa_bind", "checkpoint_dir", "checkpoint_keep", "efa_resume" }) do
 			local found, value = pcall(function()
 				return environment["SLURM_SPANK__SLURM_SPANK_OPTION_efa_" .. name]
 			end)

@@ -21,6 +21,10 @@ local M = {}
 local OPTION_PREFIX = "_SLURM_SPANK_OPTION_efa_"	-- in spank_job_env (sbatch, salloc, srun)
 local ENV_PREFIX = "SLURM_SPANK_" .. OPTION_PREFIX	-- in the job's environment (slurmrestd)
 local NOT_SET = 4294967294				-- Slurm's NO_VAL
+-- job_desc.bitflags' EXPEDITED_REQUEUE (slurm.h, Slurm 26.05: SLURM_BIT(45),
+-- unused by earlier releases). Lua 5.1 has no bit operators: 2^45 is exact
+-- in a double, and so is every flag below 2^53.
+local EXPEDITED_REQUEUE = 2 ^ 45
 
 local loaded, efa = pcall(require, "slurm_efa")
 local bridge = loaded and efa.open() or nil
@@ -115,6 +119,7 @@ local function request(job_desc, part_list, job_rec)
 		job_name = job_desc.name,
 		efa = spank_option(job_desc, "efa"),
 		checkpoint_dir = spank_option(job_desc, "checkpoint_dir"),
+		resume = spank_option(job_desc, "efa_resume"),
 		-- sbatch --array: every task gets a directory of its own
 		array = job_desc.array_inx ~= nil and job_desc.array_inx ~= "",
 	}
@@ -153,6 +158,14 @@ local function apply(job_desc, req)
 	elseif verdict == "change" then
 		if result.features then
 			job_desc.features = result.features
+		end
+		if result.requeue then
+			-- Slurm's own requeue, also where JobRequeue=0 made it off by default
+			job_desc.requeue = 1
+			local flags = job_desc.bitflags or 0
+			if result.expedite and math.floor(flags / EXPEDITED_REQUEUE) % 2 == 0 then
+				job_desc.bitflags = flags + EXPEDITED_REQUEUE
+			end
 		end
 		if result.checkpoint_dir then
 			local note = "slurm-efa: checkpoints in " .. result.checkpoint_dir

@@ -14,47 +14,14 @@
 
 #include "cli.h"
 #include "common/base/atomic_write.h"
-#include "common/base/child.h"
 #include "common/base/strutil.h"
 #include "common/cluster/drain.h"
+#include "common/cluster/scontrol.h"
 #include "common/config/plugin_args.h"
 #include "health_drain.h"
 
-/* scontrol answers at once or the controller is away: never hang slurmd. */
-#define SCONTROL_TIMEOUT_MS 30000
 #define REASON_MAX 256
 #define ANSWER_MAX 8192
-
-static int exec_argv(void *arg, int fd)
-{
-	char *const *argv = arg;
-
-	efa_child_stdio(fd);
-	execvp(argv[0], argv);
-	return 127;
-}
-
-/* Runs scontrol with argv; 0 with its output in out, or -1 (out says why). */
-static int scontrol(char *const *argv, char *out, size_t size)
-{
-	struct efa_child child;
-	struct efa_error err;
-
-	if (efa_child_run(exec_argv, (void *)argv, SCONTROL_TIMEOUT_MS, true, out, size, &child, &err)) {
-		snprintf(out, size, "%s", err.msg);
-		return -1;
-	}
-	if (child.killed) {
-		snprintf(out, size, "scontrol did not answer within %d s", SCONTROL_TIMEOUT_MS / 1000);
-		return -1;
-	}
-	if (child.status) {
-		if (!out[0])
-			snprintf(out, size, "scontrol exited %d", child.status);
-		return -1;
-	}
-	return 0;
-}
 
 /* This node's name in Slurm: slurmd's (HealthCheckProgram runs under it),
  * else the host's. It names the pass count's file, so it must be safe in a
@@ -111,7 +78,7 @@ int cli_health_act(const struct efa_config *cfg, bool healthy, const char *probl
 	{
 		char *const show[] = { "scontrol", "show", "node", name, "-o", NULL };
 
-		if (scontrol(show, answer, sizeof(answer)) ||
+		if (efa_scontrol(show, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer)) ||
 		    !efa_node_state_parse(answer, &st, reason_buf, sizeof(reason_buf))) {
 			fprintf(stderr, "slurm-efa check: cannot read node %s from Slurm: %s\n", name, answer);
 			return EXIT_REFUSED;
@@ -127,7 +94,7 @@ int cli_health_act(const struct efa_config *cfg, bool healthy, const char *probl
 
 		snprintf(reason_arg, sizeof(reason_arg), "Reason=%s %.*s", EFA_DRAIN_REASON_PREFIX,
 			 REASON_MAX, problem);
-		if (scontrol(drain, answer, sizeof(answer))) {
+		if (efa_scontrol(drain, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer))) {
 			fprintf(stderr, "slurm-efa check: cannot drain node %s: %s\n", name, answer);
 			return EXIT_REFUSED;
 		}
@@ -135,7 +102,7 @@ int cli_health_act(const struct efa_config *cfg, bool healthy, const char *probl
 	} else if (act == EFA_DRAIN_RESUME) {
 		char *const resume[] = { "scontrol", "update", node_arg, "State=RESUME", NULL };
 
-		if (scontrol(resume, answer, sizeof(answer))) {
+		if (efa_scontrol(resume, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer))) {
 			fprintf(stderr, "slurm-efa check: cannot return node %s to service: %s\n", name, answer);
 			return EXIT_REFUSED;
 		}

@@ -177,6 +177,7 @@ static int bridge_decide(lua_State *L)
 	req.job_name = opt_field(L, 2, "job_name");
 	req.efa = opt_field(L, 2, "efa");
 	req.checkpoint_dir = opt_field(L, 2, "checkpoint_dir");
+	req.resume = opt_field(L, 2, "resume");
 	lua_getfield(L, 2, "array");
 	req.array = lua_toboolean(L, -1);
 	lua_pop(L, 1);
@@ -201,6 +202,14 @@ static int bridge_decide(lua_State *L)
 		if (d.checkpoint_dir) {
 			lua_pushstring(L, d.checkpoint_dir);
 			lua_setfield(L, -2, "checkpoint_dir");
+		}
+		if (d.requeue) {
+			lua_pushboolean(L, 1);
+			lua_setfield(L, -2, "requeue");
+			lua_pushboolean(L, d.expedite);
+			lua_setfield(L, -2, "expedite");
+			lua_pushnumber(L, (lua_Number)d.resume);
+			lua_setfield(L, -2, "resume");
 		}
 		break;
 	case EFA_VERDICT_REJECT:

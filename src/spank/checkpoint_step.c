@@ -117,6 +117,11 @@ const char *efa_ckpt_dir(const struct efa_step *step)
 	return step->ckpt.ready ? step->ckpt.dir : NULL;
 }
 
+const char *efa_ckpt_resume_dir(const struct efa_step *step)
+{
+	return step->ckpt.ready && step->ckpt.resume[0] ? step->ckpt.resume : NULL;
+}
+
 /* One line for the parent to log: 'I' (info) or 'E' (error), then text. */
 static void report(int out, char level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -191,7 +196,27 @@ static int retain_as_user(void *arg, int out)
 	return rc;
 }
 
-/* The child of efa_ckpt_create: "D<dev> <ino>" once made, or "E<why>". */
+/* "C<name>": the checkpoint a resumed job starts from, when there is one
+ * (a name holding a newline cannot be told in one line: left out). */
+static void report_resume(int dirfd, int out)
+{
+	const struct efa_retention_entry *newest;
+	struct efa_retention_entry *v;
+	struct efa_error err;
+	size_t n;
+
+	if (efa_retention_scan(dirfd, &v, &n, &err)) {
+		report(out, 'W', "no checkpoint to resume from: %s", err.msg);
+		return;
+	}
+	newest = efa_retention_newest(v, n);
+	if (newest && !strchr(newest->name, '\n'))
+		report(out, 'C', "%s", newest->name);
+	efa_retention_free(v, n);
+}
+
+/* The child of efa_ckpt_create: "D<dev> <ino>" once made (then what
+ * report_resume says), or "E<why>". */
 static int create_dir(void *arg, int out)
 {
 	const struct efa_step_ckpt *ckpt = arg;
@@ -213,9 +238,27 @@ static int create_dir(void *arg, int out)
 		close(fd);
 		return -1;
 	}
-	close(fd);
 	report(out, 'D', "%ju %ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+	report_resume(fd, out);
+	close(fd);
 	return 0;
+}
+
+/* The child's lines after its first: where a resumed job starts from. */
+static void note_resume(struct efa_step_ckpt *ckpt, const char *rest, bool have_rest)
+{
+	size_t len;
+
+	ckpt->resume[0] = '\0';
+	if (!have_rest)
+		return;
+	len = strcspn(rest, "\n");
+	if (rest[0] == 'W')
+		slurm_info("efa: checkpoint directory %s: %.*s", ckpt->dir, (int)len - 1, rest + 1);
+	else if (rest[0] == 'C' &&
+		 snprintf(ckpt->resume, sizeof(ckpt->resume), "%s/%.*s", ckpt->dir, (int)len - 1,
+			  rest + 1) >= (int)sizeof(ckpt->resume))
+		ckpt->resume[0] = '\0';
 }
 
 /*
@@ -262,6 +305,7 @@ void efa_ckpt_create(struct efa_step *step, spank_t sp)
 	ckpt->dev = (dev_t)dev;
 	ckpt->ino = (ino_t)ino;
 	ckpt->ready = true;
+	note_resume(ckpt, text + strlen(text) + 1, child.len > strlen(text) + 1);
 	/* For enroot's hook, which pyxis runs with the job's environment
 	 * when it starts the container, after every plugin's user_init. */
 	rc = spank_setenv(sp, EFA_CKPT_ENV_VAR, ckpt->dir, 1);

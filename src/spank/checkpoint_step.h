@@ -35,6 +35,10 @@ bool efa_ckpt_reaches_container(const struct efa_step *step);
 /* The directory every task gets, or NULL. */
 const char *efa_ckpt_dir(const struct efa_step *step);
 
+/* The newest complete checkpoint in it when the step started (what
+ * CHECKPOINT_RESUME_DIR names), or NULL. */
+const char *efa_ckpt_resume_dir(const struct efa_step *step);
+
 /*
  * At the end of the batch step (as root): deletes the older checkpoints
  * in a child process that has become the job's user, waits for it (with

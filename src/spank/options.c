@@ -16,10 +16,14 @@ enum option_id {
 	OPT_EFA_BIND,
 	OPT_CHECKPOINT_DIR,
 	OPT_CHECKPOINT_KEEP,
+	OPT_EFA_RESUME,
 	OPT_COUNT
 };
 
-static struct efa_options opts = { .checkpoint_keep = EFA_CKPT_KEEP_UNSET };
+static struct efa_options opts = {
+	.checkpoint_keep = EFA_CKPT_KEEP_UNSET,
+	.resume = EFA_RESUME_UNSET,
+};
 static bool given[OPT_COUNT];
 
 /* The first problem with a value the job sent; the step fails with it. */
@@ -54,6 +58,9 @@ static int option_cb(int val, const char *optarg, int remote)
 		break;
 	case OPT_CHECKPOINT_KEEP:
 		rc = efa_checkpoint_keep_parse(optarg, &opts.checkpoint_keep, &err);
+		break;
+	case OPT_EFA_RESUME:
+		rc = efa_resume_parse(optarg, &opts.resume, &err);
 		break;
 	default:
 		return -1;
@@ -93,6 +100,11 @@ static struct spank_option options[] = {
 	  "When the job ends, keep only the N newest checkpoints (checkpoint-*, "
 	  "step_*, global_step*, iter_*, ...) in its checkpoint directory; 0 keeps all.",
 	  1, OPT_CHECKPOINT_KEEP, option_cb },
+	{ "efa-resume", "N",
+	  "When a node of this batch job fails, run the job again on healthy "
+	  "nodes, up to N times (same job id); each run gets CHECKPOINT_RESUME_DIR, "
+	  "the newest complete checkpoint. 0: never.",
+	  1, OPT_EFA_RESUME, option_cb },
 };
 
 void efa_options_from_job_env(spank_t sp)

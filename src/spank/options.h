@@ -18,6 +18,7 @@ struct efa_options {
 	enum efa_bind bind;
 	char checkpoint_dir[EFA_CKPT_PATH_MAX];	/* normalized; "" when not given */
 	long checkpoint_keep;			/* EFA_CKPT_KEEP_UNSET when not given */
+	long resume;				/* EFA_RESUME_UNSET when not given */
 	/* In slurmstepd: the first value the job sent that cannot be used
 	 * (a client of Slurm's API can send any); "" when none. */
 	char problem[EFA_ERROR_MAX + 64];

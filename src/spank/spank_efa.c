@@ -19,6 +19,7 @@
 #include "container.h"
 #include "options.h"
 #include "prepare.h"
+#include "resume.h"
 #include "step.h"
 #include "task.h"
 
@@ -71,6 +72,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	efa_container_note_host(&step);
 	efa_step_open(&step, sp, &args, opts);
 	efa_ckpt_prepare(&step, sp, opts);
+	efa_resume_prepare(&step, sp, opts);
 	efa_prepare_node(&step, sp, &args);
 	return 0;
 }
@@ -89,6 +91,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
+	efa_resume_task(&step, sp);
 	return efa_task_init(&step, sp);
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <slurm/spank.h>
@@ -38,6 +39,9 @@ struct efa_step_ckpt {
 	bool batch;		/* the batch step: retention when it ends */
 	char dir[EFA_CKPT_PATH_MAX];
 	char root[EFA_CKPT_PATH_MAX];	/* "/" when the partition has none */
+	/* The newest complete checkpoint in dir when the step started, the
+	 * one a resumed job starts from; "" when there is none. */
+	char resume[EFA_CKPT_PATH_MAX];
 	enum efa_ckpt_fs fs;
 	mode_t mode;
 	long keep;
@@ -46,6 +50,15 @@ struct efa_step_ckpt {
 	dev_t dev;		/* the directory as created on the node */
 	ino_t ino;
 	long timeout_ms;	/* CheckpointTimeout=: how long its file system may take */
+};
+
+/* The batch step of a job slurm-efa resumes (resume.c); limit 0: not one. */
+struct efa_step_resume {
+	long limit;		/* --efa-resume, or the partition's Resume= */
+	uint32_t job_id;
+	uint32_t restarts;	/* Slurm's restart count of this run */
+	bool requeue_off;	/* this last run turned the job's requeue off */
+	char problem[512];	/* why it could not, when it could not */
 };
 
 /* slurmstepd's own mount namespace, to tell a container's from it. */
@@ -77,6 +90,7 @@ struct efa_step {
 	char master_addr[EFA_STEP_NAME_MAX];
 	char master_from[EFA_STEP_NAME_MAX * 2];
 	struct efa_step_ckpt ckpt;
+	struct efa_step_resume resume;
 	struct efa_mount_ns host_ns;
 };
 

@@ -19,7 +19,7 @@
 #include "task.h"
 
 #define GPUS_MAX 256
-#define TASK_VARS (EFA_LAUNCH_VARS + 5)
+#define TASK_VARS (EFA_LAUNCH_VARS + 6)
 #define LIBPATH_MAX 65536
 
 /* A task being set up: its step and its SPANK handle (the environment
@@ -255,6 +255,10 @@ static int apply_task(const struct task *t)
 		       "the job's checkpoint directory", false) ||
 	     add_entry(task, &n, EFA_CKPT_ENV_VAR, ckpt_dir,
 		       "the job's checkpoint directory, whatever CheckpointEnv= says", true)))
+		goto out;
+	if (efa_ckpt_resume_dir(step) &&
+	    add_entry(task, &n, EFA_CKPT_RESUME_VAR, efa_ckpt_resume_dir(step),
+		      "the newest complete checkpoint in the job's checkpoint directory", false))
 		goto out;
 	rc = efa_env_apply(step->plan, task, n, step->cfg, get_task_env, put_task_env, (void *)t);
 out:

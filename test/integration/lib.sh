@@ -101,6 +101,17 @@ restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	env -i "${envv[@]}" "$@" "${cmd[@]}" </dev/null >/dev/null 2>&1
 }
 
+# Polls CMD every 0.2 s until it succeeds; 1 when SECONDS pass first.
+until_up() {	# until_up SECONDS CMD...: polls
+	local n=$(($1 * 5))
+	shift
+	while ((n-- > 0)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # Waits (bounded) until every node is idle and responding.
 wait_nodes_idle() {
 	local _

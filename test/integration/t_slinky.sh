@@ -27,15 +27,6 @@ cp "$SLURM_CONF" "$slinky/slurm.conf.orig"
 printf '%s\n' "SlurmctldParameters=enable_configless" "MaxNodeCount=16" \
 	"NodeSet=p5 Feature=p5" "PartitionName=p5 Nodes=p5 MaxTime=INFINITE State=UP" >>"$SLURM_CONF"
 scontrol reconfigure || true
-until_up() {	# until_up SECONDS CMD...: polls
-	local n=$(($1 * 5))
-	shift
-	while ((n-- > 0)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
 until_up 30 scontrol show partition p5 || diag "partition p5 did not appear after the reconfigure"
 # The slurmd pods have only slurm.key (beside where slurm.conf would be);
 # slurm.conf, gres.conf and plugstack.conf come from slurmctld.

@@ -60,11 +60,12 @@ local function snapshot(age, zone_b_usable)
 ]], now, b2))
 end
 
-local function efa_conf(missing)
+local function efa_conf(missing, extra)
 	write(conf, table.concat({
 		"Snapshot=" .. dir .. "/snapshot.json",
 		"SnapshotMaxAge=60",
 		"OnSnapshotMissing=" .. missing,
+		extra or "",
 		"PartitionName=gpu SingleZone=yes EFA=required CheckpointRoot=/fsx/ckpt CheckpointFS=any",
 		"PartitionName=cpu EFA=off",
 	}, "\n") .. "\n")
@@ -189,6 +190,32 @@ is(j.features, "[az-us-west-2b|az-us-west-2a]", "  the zone constraint is added"
 j = { comment = "x" }
 is(bridge.job_modify(j, rec, parts, 0), slurm.SUCCESS, "job_modify of other fields changes nothing")
 is(j.features, nil, "  no constraint added")
+
+-- Auto-resume: Slurm's requeue turned on, expedited where efa.conf says.
+local RESUME = "_SLURM_SPANK_OPTION_efa_efa_resume="
+local EXPEDITED = 2 ^ 45
+j = job({ partition = "cpu", requeue = 0, bitflags = 4 }, { RESUME .. "2" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "sbatch --efa-resume=2 is accepted")
+is(j.requeue, 1, "  requeue turned on, over JobRequeue=0's default")
+is(j.bitflags, 4, "  not expedited without ResumeExpedite=yes")
+j = job({ partition = "cpu", requeue = 0 }, nil, { SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_resume = "1" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a slurmrestd job's --efa-resume=1 in its environment")
+is(j.requeue, 1, "  requeue turned on")
+j = job({ partition = "cpu", requeue = 0 }, { RESUME .. "0" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "--efa-resume=0 is accepted")
+is(j.requeue, 0, "  and leaves requeue alone")
+j = job({ partition = "cpu" }, { RESUME .. "lots" })
+is(bridge.job_submit(j, parts, 1000), slurm.ERROR, "--efa-resume=lots is refused")
+like(user_msgs[#user_msgs], "invalid %-%-efa%-resume value 'lots'", "  with the reason")
+efa_conf("accept", "ResumeExpedite=yes\nPartitionName=train Resume=3")
+j = job({ partition = "train", requeue = 0, bitflags = 4 })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a job in a partition with Resume=3")
+is(j.requeue, 1, "  is made requeueable")
+is(j.bitflags, 4 + EXPEDITED, "  and expedited (EXPEDITED_REQUEUE added to its other flags)")
+j = job({ partition = "train", bitflags = EXPEDITED + 1 })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a job that asked --requeue=expedite itself")
+is(j.bitflags, EXPEDITED + 1, "  keeps its flags as they are")
+efa_conf("accept")
 
 -- run.sh adds its own checks and prints the plan.
 os.exit(failed == 0 and 0 or 1)

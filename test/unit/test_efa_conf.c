@@ -65,7 +65,8 @@ static void test_full(void)
 		"TopologyReload=\"scontrol reconfigure\"\n"
 		"CheckpointMode=0750 CheckpointEnv=CKPT_DIR_2\n"
 		"PartitionName=DEFAULT SingleZone=yes\n"
-		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3\n"
+		"ResumeExpedite=yes\n"
+		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3 Resume=2\n"
 		"PartitionName=cpu EFA=off SingleZone=no\n"
 		"PartitionName=dev EFA=optional CheckpointRoot=/scratch CheckpointFS=any\n";
 	struct efa_error err = { 0 };
@@ -96,6 +97,8 @@ static void test_full(void)
 	is_str(p->checkpoint_root, "/fsx/checkpoints", "gpu CheckpointRoot");
 	is_int(p->checkpoint_fs, EFA_CKPT_FS_LUSTRE, "CheckpointFS defaults to lustre with a root");
 	is_int(p->checkpoint_keep, 3, "CheckpointKeep");
+	is_int(p->resume, 2, "Resume");
+	is_int(cfg->resume_expedite, EFA_YES, "ResumeExpedite=yes");
 
 	p = efa_config_partition(cfg, "cpu");
 	require(ok(p != NULL, "cpu partition found"));
@@ -103,6 +106,7 @@ static void test_full(void)
 	is_int(p->single_zone, EFA_NO, "partition overrides DEFAULT");
 	ok(p->checkpoint_root == NULL, "no checkpoint root");
 	is_int(p->checkpoint_keep, -1, "keep everything by default");
+	is_int(p->resume, EFA_RESUME_UNSET, "no Resume= by default");
 
 	p = efa_config_partition(cfg, "dev");
 	require(ok(p != NULL, "dev partition found"));
@@ -139,6 +143,13 @@ static void test_errors(void)
 	rejects("PartitionName=gpu\nPartitionName=gpu\n", "efa.conf:2: PartitionName=gpu appears twice");
 	rejects("PartitionName=gpu EFA=off EFA=required\n", "EFA given twice for partition gpu");
 	rejects("PartitionName=gpu CheckpointKeep=3d\n", "invalid CheckpointKeep=3d");
+	rejects("PartitionName=gpu CheckpointKeep=100001\n", "invalid CheckpointKeep=100001: at most 100000");
+	rejects("\nPartitionName=gpu Resume=101\n", "efa.conf:2: invalid Resume=101: at most 100");
+	rejects("PartitionName=gpu Resume=-1\n", "invalid Resume=-1: use a whole number");
+	rejects("PartitionName=gpu Resume=two\n", "invalid Resume=two");
+	rejects("Resume=2\n", "Resume is a partition key");
+	rejects("ResumeExpedite=maybe\n", "invalid ResumeExpedite=maybe: use yes|no");
+	rejects("HealthReturnPasses=10001\n", "invalid HealthReturnPasses=10001: at most 10000");
 	rejects("PartitionName=gpu CheckpointRoot=fsx\n", "must be an absolute path");
 	rejects("PartitionName=a PartitionName=b\n", "one PartitionName per line");
 	rejects("CheckpointMode=0600\n", "invalid CheckpointMode=0600: use octal permission bits that give the owner rwx");

@@ -27,5 +27,21 @@ int main(void)
 	has_str(err.msg, "--efa-bind=closest", "  message lists what works");
 	ok(efa_bind_parse(NULL, &b, &err) == -1, "--efa-bind needs a value");
 	is_str(efa_bind_name(EFA_BIND_NONE), "none", "bind name");
+
+	{
+		long n = EFA_RESUME_UNSET;
+
+		ok(efa_resume_parse("2", &n, &err) == 0 && n == 2, "--efa-resume=2");
+		ok(efa_resume_parse("0", &n, &err) == 0 && n == 0, "--efa-resume=0: never");
+		ok(efa_resume_parse("100", &n, &err) == 0 && n == 100, "the largest value");
+		ok(efa_resume_parse("101", &n, &err) == -1, "one more is refused");
+		has_str(err.msg, "invalid --efa-resume value '101'", "  message quotes the value");
+		has_str(err.msg, "up to 100", "  and says the limit");
+		ok(efa_resume_parse("-1", &n, &err) == -1, "a negative value is refused");
+		ok(efa_resume_parse("2x", &n, &err) == -1, "trailing text is refused");
+		ok(efa_resume_parse(NULL, &n, &err) == -1, "--efa-resume needs a value");
+		ok(efa_resume_parse("(null)", &n, &err) == -1, "  also as slurmstepd forwards none");
+		ok(efa_resume_parse("99999999999999999999", &n, &err) == -1, "overflow is refused");
+	}
 	return done_testing();
 }

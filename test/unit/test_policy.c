@@ -5,6 +5,7 @@
 
 #include "common/cluster/constraint.h"
 #include "common/cluster/policy.h"
+#include "common/cluster/resume.h"
 #include "tap.h"
 
 static char *both[] = { "az-b", "az-a", NULL };
@@ -276,10 +277,80 @@ static void test_partition_lists(void)
 	efa_config_free(cfg);
 }
 
+/* --efa-resume and Resume=: the bridge turns Slurm's requeue on. */
+static void test_resume(void)
+{
+	struct efa_config *cfg = config(
+		"PartitionName=train Resume=3\n"
+		"PartitionName=short Resume=1\n"
+		"PartitionName=dev EFA=optional\n");
+	struct efa_config *fast = config("ResumeExpedite=yes\nPartitionName=train Resume=2\n");
+	struct efa_job_request req = { .partition = "dev", .user = "alice" };
+	struct efa_decision d;
+
+	require(ok(cfg && fast, "efa.conf with Resume= parses"));
+	efa_policy_decide(cfg, NULL, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_ACCEPT, "no --efa-resume, no Resume=: unchanged");
+	ok(!d.requeue, "  requeue left as Slurm has it");
+	efa_decision_clear(&d);
+
+	req.resume = "2";
+	efa_policy_decide(cfg, NULL, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_CHANGE, "--efa-resume=2: changed");
+	ok(d.requeue && !d.expedite, "  requeue on, not expedited");
+	is_int(d.resume, 2, "  up to 2 times");
+	has_str(d.log, "resumable up to 2 times", "  logged");
+	efa_decision_clear(&d);
+
+	req.resume = "0";
+	req.partition = "train";
+	efa_policy_decide(cfg, NULL, NULL, 1010, &req, &d);
+	ok(!d.requeue && d.verdict == EFA_VERDICT_ACCEPT, "--efa-resume=0 wins over the partition's Resume=3");
+	efa_decision_clear(&d);
+
+	req.resume = NULL;
+	efa_policy_decide(cfg, NULL, NULL, 1010, &req, &d);
+	ok(d.requeue && d.resume == 3, "the partition's Resume=3 applies without the option");
+	efa_decision_clear(&d);
+
+	req.partition = "short,train";
+	efa_policy_decide(cfg, NULL, NULL, 1010, &req, &d);
+	ok(d.requeue && d.resume == 3, "-p short,train: requeue on (the node applies its partition's)");
+	efa_decision_clear(&d);
+
+	req.resume = "many";
+	efa_policy_decide(cfg, NULL, NULL, 1010, &req, &d);
+	is_int(d.verdict, EFA_VERDICT_REJECT, "--efa-resume=many (a slurmrestd job) is refused");
+	has_str(d.message, "efa: invalid --efa-resume value 'many'", "  with the reason");
+	efa_decision_clear(&d);
+
+	req.resume = NULL;
+	req.partition = "train";
+	efa_policy_decide(fast, NULL, NULL, 1010, &req, &d);
+	ok(d.requeue && d.expedite, "ResumeExpedite=yes: expedited");
+	efa_decision_clear(&d);
+
+	{
+		const struct efa_partition *train = efa_config_partition(cfg, "train");
+
+		is_int(efa_resume_limit(EFA_RESUME_UNSET, train), 3, "limit: the partition's");
+		is_int(efa_resume_limit(1, train), 1, "limit: the option wins");
+		is_int(efa_resume_limit(EFA_RESUME_UNSET, NULL), 0, "limit: none");
+		ok(!efa_resume_last_run(2, 0), "first run of --efa-resume=2: more to come");
+		ok(!efa_resume_last_run(2, 1), "second run: one more");
+		ok(efa_resume_last_run(2, 2), "third run: the last, requeue off");
+		ok(efa_resume_last_run(2, 5), "a run past the limit (manual requeues): the last too");
+		ok(!efa_resume_last_run(0, 3), "not resumable: nothing to turn off");
+	}
+	efa_config_free(cfg);
+	efa_config_free(fast);
+}
+
 int main(void)
 {
 	test_constraints();
 	test_policy();
 	test_partition_lists();
+	test_resume();
 	return done_testing();
 }

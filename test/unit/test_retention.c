@@ -283,9 +283,17 @@ static void test_select_complete(void)
 	       "keep 1: the newest complete one stays, so does the newer incomplete one; the older go");
 	is_str(selected(v, COUNT(v), 2), "checkpoint-200",
 	       "keep 2: both complete ones stay; the incomplete one older than the newest complete goes");
+	is_str(efa_retention_newest(v, COUNT(v))->name, "checkpoint-300",
+	       "resume from the newest complete one, not the newer incomplete one");
 	w[0].state = EFA_CKPT_INCOMPLETE;
 	w[1].state = EFA_CKPT_INCOMPLETE;
 	is_str(selected(w, COUNT(w), 1), "", "nothing complete: nothing is deleted");
+	ok(efa_retention_newest(w, COUNT(w)) == NULL, "nothing complete: nothing to resume from");
+	w[0].state = EFA_CKPT_UNKNOWN;
+	is_str(efa_retention_newest(w, COUNT(w))->name, "step-1",
+	       "a checkpoint no mark speaks for counts, as in retention");
+	w[0].is_link = true;
+	ok(efa_retention_newest(w, COUNT(w)) == NULL, "a link is never resumed from");
 }
 
 int main(void)

@@ -22,6 +22,9 @@
 #define EFA_CKPT_KEEP_MAX 100000L
 /* Set in every task beside CheckpointEnv= (which the user may override). */
 #define EFA_CKPT_ENV_VAR "SLURM_EFA_CHECKPOINT_DIR"
+/* The newest complete checkpoint of the job's directory, for a job that
+ * resumes: unset when there is none. */
+#define EFA_CKPT_RESUME_VAR "CHECKPOINT_RESUME_DIR"
 
 /*
  * Collapses "//", "." and ".." (never above "/") and drops a trailing

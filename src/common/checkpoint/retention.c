@@ -56,14 +56,22 @@ void efa_retention_sort(struct efa_retention_entry *v, size_t n)
 	qsort(v, n, sizeof(*v), newest_first);
 }
 
-size_t efa_retention_select(struct efa_retention_entry *v, size_t n, long keep)
+const struct efa_retention_entry *efa_retention_newest(const struct efa_retention_entry *v,
+						       size_t n)
 {
 	const struct efa_retention_entry *newest = NULL;
-	size_t marked = 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (counted(&v[i]) && (!newest || newer(&v[i], newest)))
 			newest = &v[i];
+	return newest;
+}
+
+size_t efa_retention_select(struct efa_retention_entry *v, size_t n, long keep)
+{
+	const struct efa_retention_entry *newest = efa_retention_newest(v, n);
+	size_t marked = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		long newer_ones = 0;
 

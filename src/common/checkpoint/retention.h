@@ -46,6 +46,13 @@ bool efa_retention_match(const char *name);
  */
 size_t efa_retention_select(struct efa_retention_entry *v, size_t n, long keep);
 
+/*
+ * The checkpoint a job resumes from: the newest complete one (or one no
+ * mark speaks for), never an incomplete one however new. NULL: none.
+ */
+const struct efa_retention_entry *efa_retention_newest(const struct efa_retention_entry *v,
+						       size_t n);
+
 /* Sorts entries newest first (the order retention counts them in). */
 void efa_retention_sort(struct efa_retention_entry *v, size_t n);
 

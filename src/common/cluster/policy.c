@@ -95,6 +95,29 @@ static int check_checkpoint(const struct efa_partition *part, const struct efa_j
 	return 0;
 }
 
+/*
+ * Whether the job is resumable: its --efa-resume, else the largest
+ * Resume= of its partitions (the node applies the one it runs in).
+ */
+static int check_resume(const struct efa_config *cfg, const struct efa_job_request *req,
+			long partitions_resume, struct efa_decision *d)
+{
+	long option = EFA_RESUME_UNSET;
+	struct efa_error err;
+
+	if (req->resume && efa_resume_parse(req->resume, &option, &err))
+		return reject(d, "efa: %s", err.msg);
+	d->resume = option != EFA_RESUME_UNSET ? option :
+		    partitions_resume > 0 ? partitions_resume : 0;
+	if (d->resume <= 0)
+		return 0;
+	d->requeue = true;
+	d->expedite = cfg->resume_expedite == EFA_YES;
+	note(d, "resumable up to %ld times%s. ", d->resume,
+	     d->expedite ? ", expedited" : "");
+	return 0;
+}
+
 /* Usable nodes of each zone within the partition, zones best first. */
 struct zone_count {
 	const struct efa_cluster_zone *zone;
@@ -191,6 +214,7 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 {
 	const struct efa_partition *single[PARTITIONS_MAX];
 	size_t nsingle = 0;
+	long partitions_resume = 0;
 	bool mixed = false;
 	int rc;
 
@@ -217,7 +241,11 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 			return 0;
 		if (part->single_zone == EFA_YES && nsingle < PARTITIONS_MAX)
 			single[nsingle++] = part;
+		if (part->resume > partitions_resume)
+			partitions_resume = part->resume;
 	}
+	if (check_resume(cfg, req, partitions_resume, d))
+		return 0;
 	if (mixed) {
 		note(d, "its partitions put checkpoints in different places: the node decides. ");
 		free(d->checkpoint_dir);
@@ -232,7 +260,7 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 		if (rc)
 			return 0;
 	}
-	if (d->features || d->checkpoint_dir)
+	if (d->features || d->checkpoint_dir || d->requeue)
 		d->verdict = EFA_VERDICT_CHANGE;
 	return 0;
 }

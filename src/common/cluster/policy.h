@@ -24,6 +24,7 @@ struct efa_job_request {
 	const char *job_name;		/* NULL when none */
 	const char *efa;		/* --efa as carried: NULL absent, "(null)" bare */
 	const char *checkpoint_dir;	/* --checkpoint-dir, or NULL */
+	const char *resume;		/* --efa-resume, or NULL */
 	bool array;			/* a job array: each task has its own default
 					 * directory, recorded as <...>_%a */
 };
@@ -40,6 +41,11 @@ struct efa_decision {
 	enum efa_verdict verdict;
 	char *features;			/* new constraint, when changed */
 	char *checkpoint_dir;		/* where checkpoints go, when a root applies */
+	/* Resumable (--efa-resume, or a partition's Resume=): Slurm's requeue
+	 * turned on, and expedited (efa.conf ResumeExpedite=yes) */
+	bool requeue;
+	bool expedite;
+	long resume;			/* the most times it runs again; 0: not */
 	char message[EFA_DECISION_TEXT];	/* for the user (rejections) */
 	char log[EFA_DECISION_TEXT];		/* for slurmctld's log; "" none */
 };

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/base/strutil.h"
+#include "common/checkpoint/checkpoint.h"
 #include "common/config/efa_conf.h"
 #include "common/config/kvline.h"
 
@@ -48,6 +49,7 @@ struct key {
 	enum value_type type;
 	size_t offset;
 	const struct choice *choices;
+	long max;		/* V_COUNT: the largest value; 0: no limit */
 };
 
 static const struct choice on_missing_choices[] = {
@@ -97,8 +99,10 @@ static const struct choice ckpt_fs_choices[] = {
 	{ NULL, 0 },
 };
 
-#define GKEY(n, t, f, c) { n, t, offsetof(struct efa_config, f), c }
-#define PKEY(n, t, f, c) { n, t, offsetof(struct efa_partition, f), c }
+#define GKEY(n, t, f, c) { n, t, offsetof(struct efa_config, f), c, 0 }
+#define PKEY(n, t, f, c) { n, t, offsetof(struct efa_partition, f), c, 0 }
+#define GCOUNT(n, f, max) { n, V_COUNT, offsetof(struct efa_config, f), NULL, max }
+#define PCOUNT(n, f, max) { n, V_COUNT, offsetof(struct efa_partition, f), NULL, max }
 
 static const struct key global_keys[] = {
 	GKEY("InstanceType", V_STRING, instance_type, NULL),
@@ -137,8 +141,9 @@ static const struct key global_keys[] = {
 	GKEY("CheckpointMode", V_MODE, checkpoint_mode, NULL),
 	GKEY("CheckpointTimeout", V_DURATION, checkpoint_timeout, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
-	GKEY("HealthReturnPasses", V_COUNT, health_return_passes, NULL),
-	{ NULL, 0, 0, NULL },
+	GCOUNT("HealthReturnPasses", health_return_passes, EFA_HEALTH_PASSES_MAX),
+	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
+	{ NULL, 0, 0, NULL, 0 },
 };
 
 static const struct key partition_keys[] = {
@@ -146,8 +151,9 @@ static const struct key partition_keys[] = {
 	PKEY("SingleZone", V_CHOICE, single_zone, yes_no_choices),
 	PKEY("CheckpointRoot", V_PATH, checkpoint_root, NULL),
 	PKEY("CheckpointFS", V_CHOICE, checkpoint_fs, ckpt_fs_choices),
-	PKEY("CheckpointKeep", V_COUNT, checkpoint_keep, NULL),
-	{ NULL, 0, 0, NULL },
+	PCOUNT("CheckpointKeep", checkpoint_keep, EFA_CKPT_KEEP_MAX),
+	PCOUNT("Resume", resume, EFA_RESUME_MAX),
+	{ NULL, 0, 0, NULL, 0 },
 };
 
 #define KEY_PARTITION_NAME "PartitionName"
@@ -175,6 +181,7 @@ static void partition_init(struct efa_partition *p)
 	p->single_zone = EFA_UNSET;
 	p->checkpoint_fs = EFA_CKPT_FS_UNSET;
 	p->checkpoint_keep = -1;
+	p->resume = EFA_RESUME_UNSET;
 }
 
 void efa_config_free(struct efa_config *cfg)
@@ -256,6 +263,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->write_features = EFA_NO;
 	cfg->container_host_libraries = EFA_NO;
 	cfg->allow_plain_http = EFA_NO;
+	cfg->resume_expedite = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;
@@ -391,6 +399,8 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 		if (parse_number(value, k->type == V_DURATION, (long *)field))
 			return parse_error(ps, "invalid %s=%s: use a whole number%s", k->name, value,
 					   k->type == V_DURATION ? " of seconds (or with s, m, h, d)" : "");
+		if (k->max && *(long *)field > k->max)
+			return parse_error(ps, "invalid %s=%s: at most %ld", k->name, value, k->max);
 		return 0;
 	case V_MODE: {
 		unsigned long mode;

@@ -19,6 +19,9 @@
 /* NodeCacheDir='s default: /run is emptied at every boot (FHS 3.0, 3.15). */
 #define EFA_NODE_CACHE_DIR "/run/slurm-efa"
 
+/* HealthReturnPasses='s largest value: a node back after a day of checks. */
+#define EFA_HEALTH_PASSES_MAX 10000
+
 enum efa_on_missing {
 	EFA_ON_MISSING_ACCEPT = 0,
 	EFA_ON_MISSING_REJECT,
@@ -68,6 +71,8 @@ struct efa_partition {
 	char *checkpoint_root;		/* NULL: no checkpoint policy */
 	enum efa_ckpt_fs checkpoint_fs;
 	long checkpoint_keep;		/* -1: keep everything */
+	long resume;			/* Resume=: --efa-resume's default;
+					 * EFA_RESUME_UNSET when not given */
 };
 
 struct efa_config {
@@ -110,6 +115,9 @@ struct efa_config {
 	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
 	long health_return_passes;	/* checks in a row that return a node
 					 * slurm-efa drained; 0: never by itself */
+	/* The bridge asks Slurm 26.05's expedited requeue for jobs it makes
+	 * resumable (SlurmctldParameters=enable_expedited_requeue). */
+	enum efa_tristate resume_expedite;
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/config/mode.h"
@@ -59,4 +62,22 @@ int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err)
 const char *efa_bind_name(enum efa_bind bind)
 {
 	return bind_names[bind];
+}
+
+int efa_resume_parse(const char *arg, long *n, struct efa_error *err)
+{
+	char *end;
+	long v;
+
+	if (bare_flag(arg) || !isdigit((unsigned char)arg[0]))
+		goto bad;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || v > EFA_RESUME_MAX)
+		goto bad;
+	*n = v;
+	return 0;
+bad:
+	return efa_error_set(err, "invalid --efa-resume value '%.64s': use a whole number up to %d, e.g. --efa-resume=3 runs the job again up to 3 times when one of its nodes fails (0: never)",
+			     arg ? arg : "", EFA_RESUME_MAX);
 }

@@ -33,4 +33,14 @@ const char *efa_mode_name(enum efa_mode mode);
 int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err);
 const char *efa_bind_name(enum efa_bind bind);
 
+/*
+ * --efa-resume=N: how many times a job whose node fails is requeued and
+ * run again. Slurm's own MaxBatchRequeue= (default 5) caps every job; a
+ * value above this one is a typo, not a plan.
+ */
+#define EFA_RESUME_MAX 100
+#define EFA_RESUME_UNSET (-1L)
+
+int efa_resume_parse(const char *arg, long *n, struct efa_error *err);
+
 #endif

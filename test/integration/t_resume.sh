@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: Apache-2.0
+# Auto-resume on the real Slurm: a batch job with --efa-resume=1 whose node
+# dies (its slurmd and everything it started killed) is requeued by Slurm
+# (NODE_FAIL, same job id), runs again on healthy nodes, never the dead
+# one, and its tasks see the run (SLURM_RESTART_COUNT) and
+# CHECKPOINT_RESUME_DIR, the newest complete checkpoint although a newer
+# incomplete one is there. That run is its last: its requeue is off, so
+# the next node failure ends the job. A job that fails on healthy nodes
+# is not requeued; a bad --efa-resume is refused at submission.
+
+resume=$SLURM_EFA_CLUSTER/resume
+ck=$resume/ck
+mkdir -p "$ck/checkpoint-10" "$ck/checkpoint-20"
+# Hugging Face Trainer: trainer_state.json comes last; checkpoint-20, newer,
+# was cut off before it.
+touch "$ck/checkpoint-10/training_args.bin" "$ck/checkpoint-10/trainer_state.json" \
+	"$ck/checkpoint-20/training_args.bin"
+touch -d '-2 min' "$ck/checkpoint-10"
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF")"
+
+# What a dead node leaves: nothing. Its slurmd, its slurmstepds and the
+# job's tasks on it are killed; slurmd's command line and environment are
+# kept in $resume/NODE.* for node_revive.
+node_die() {	# node_die NODE JOBID
+	local pid p env_of
+	pid=$(cat "$SLURM_EFA_CLUSTER/run/slurmd-$1.pid")
+	cp "/proc/$pid/cmdline" "$resume/$1.cmdline"
+	grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ" >"$resume/$1.environ"
+	kill -9 "$pid"
+	for p in /proc/[0-9]*; do
+		env_of=$( (tr '\0' '\n' <"$p/environ") 2>/dev/null) || continue
+		grep -qx "SLURMD_NODENAME=$1" <<<"$env_of" || continue
+		grep -qx -e "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" -e "SLURM_JOB_ID=$2" <<<"$env_of" &&
+			kill -9 "${p#/proc/}" 2>/dev/null
+	done
+	return 0
+}
+node_revive() {	# node_revive NODE: slurmd started again as it was
+	local cmd=() envv=()
+	mapfile -d '' -t cmd <"$resume/$1.cmdline"
+	mapfile -d '' -t envv <"$resume/$1.environ"
+	env -i "${envv[@]}" "${cmd[@]}" </dev/null >/dev/null 2>&1
+	until_up 60 sh -c "sinfo -h -n '$1' -o %t | grep -q '^idle'" ||
+		diag "node $1 is not back: $(sinfo -h -n "$1" -o '%t %E' 2>&1)"
+}
+job_field() {	# job_field JOBID NAME: NAME=VALUE of scontrol show job
+	scontrol -o show job "$1" 2>/dev/null | grep -o "\<$2=[^ ]*" | head -n 1 | cut -d= -f2-
+}
+running_with_restarts() {	# running_with_restarts JOBID N
+	[ "$(job_field "$1" JobState)/$(job_field "$1" Restarts)" = "RUNNING/$2" ]
+}
+
+cat >"$resume/train.sh" <<EOF
+#!/bin/bash
+srun bash -c 'echo "run=\${SLURM_RESTART_COUNT:-0} node=\$SLURMD_NODENAME resume=\${CHECKPOINT_RESUME_DIR:-none}"' >>$resume/runs.txt
+touch $resume/started.\${SLURM_RESTART_COUNT:-0}
+sleep 600
+EOF
+run sbatch --parsable -N2 --efa-resume=1 --checkpoint-dir="$ck" -o "$resume/train.out" "$resume/train.sh"
+job=$out
+is "$(job_field "$job" Requeue)" 1 "sbatch --efa-resume=1: the bridge made the job requeueable"
+until_up 60 test -e "$resume/started.0" || diag "the first run did not start: $(job_state "$job")"
+first_nodes=$(scontrol show hostnames "$(job_field "$job" NodeList)" | paste -sd ' ')
+batch_host=$(job_field "$job" BatchHost)
+victim=$(scontrol show hostnames "$(job_field "$job" NodeList)" | grep -vx "$batch_host" | head -n 1)
+like "$(grep '^run=0 ' "$resume/runs.txt" | sort | paste -sd ' ')" \
+	"^run=0 node=n[0-9] resume=$ck/checkpoint-10 run=0 node=n[0-9] resume=$ck/checkpoint-10$" \
+	"the first run's tasks get CHECKPOINT_RESUME_DIR: checkpoint-10, not the newer incomplete checkpoint-20"
+
+t0=$SECONDS
+node_die "$victim" "$job"
+until_up 240 running_with_restarts "$job" 1 ||
+	diag "the job was not requeued and started again: $(job_state "$job"); $(job_log "$job")"
+until_up 30 test -e "$resume/started.1" || true
+diag "node $victim killed: the job ran again after $((SECONDS - t0)) s (SlurmdTimeout=30, cred_expire=30)"
+is "$(job_field "$job" Restarts)" 1 "its node killed: the job is requeued and runs again, same job id"
+second_nodes=$(scontrol show hostnames "$(job_field "$job" NodeList)" | paste -sd ' ')
+unlike " $second_nodes " " $victim " "  on healthy nodes ($second_nodes), not the dead $victim (first run: $first_nodes)"
+like "$(sinfo -h -n "$victim" -o '%t')" "^down" "  $victim is down"
+runs=$(grep '^run=1 ' "$resume/runs.txt" | sort)
+is "$(wc -l <<<"$runs")" 2 "  both tasks of the second run report"
+unlike "$runs" "node=$victim " "  none of them on $victim"
+like "$(paste -sd ' ' <<<"$runs")" \
+	"^run=1 node=n[0-9] resume=$ck/checkpoint-10 run=1 node=n[0-9] resume=$ck/checkpoint-10$" \
+	"  each sees SLURM_RESTART_COUNT=1 and CHECKPOINT_RESUME_DIR=checkpoint-10"
+is "$(job_field "$job" Requeue)" 0 "  its last resume: requeue turned off for it"
+like "$(cat "$resume/train.out")" \
+	"efa: job $job runs again after a node failure, its last resume \(1 of 1\): if a node fails now the job ends; CHECKPOINT_RESUME_DIR=$ck/checkpoint-10" \
+	"  and the job's output says so"
+
+# The limit: the next failure ends the job.
+node_revive "$victim"
+victim2=$(scontrol show hostnames "$(job_field "$job" NodeList)" | grep -vx "$(job_field "$job" BatchHost)" | head -n 1)
+node_die "$victim2" "$job"
+until_up 120 sh -c "scontrol -o show job $job | grep -q 'JobState=NODE_FAIL'" ||
+	diag "the job did not end: $(job_state "$job")"
+is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "NODE_FAIL/1" \
+	"a node of its last run killed: the job ends NODE_FAIL, not requeued a second time"
+node_revive "$victim2"
+scancel "$job" 2>/dev/null || true
+
+# A job that fails on healthy nodes is its own failure: not requeued.
+run sbatch --parsable -N1 --efa-resume=2 -o /dev/null --wrap 'exit 1'
+job=$out
+wait_job "$job"
+is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "FAILED/0" \
+	"--efa-resume=2, the script exits 1 on a healthy node: FAILED, not requeued"
+
+run sbatch --efa-resume=many -o /dev/null --wrap true
+ok $((rc == 0)) "--efa-resume=many is refused by sbatch"
+like "$out" "invalid --efa-resume value 'many'" "  with the reason"
+wait_nodes_idle || diag "nodes not idle after t_resume: $(node_states | paste -sd ' ')"
