@@ -39,7 +39,7 @@ for c in $commands; do
 done
 
 page=$(text efa.conf.5)
-keys=$(sed -n 's/^\t[GP]KEY("\([A-Za-z]*\)".*/\1/p' "$top_srcdir/src/common/config/efa_conf.c")
+keys=$(sed -n 's/^\t[GP]\(KEY\|COUNT\)("\([A-Za-z0-9]*\)".*/\2/p' "$top_srcdir/src/common/config/efa_conf.c")
 [ -n "$keys" ] || ok 1 "found the key tables in src/common/config/efa_conf.c"
 for k in $keys PartitionName; do
 	like "$page" "^       $k=" "efa.conf(5) documents $k="
