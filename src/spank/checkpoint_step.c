@@ -274,6 +274,7 @@ void efa_ckpt_create(struct efa_step *step, spank_t sp)
 	struct efa_error err;
 	uintmax_t dev, ino;
 	spank_err_t rc;
+	bool made;
 
 	/* enroot's hook mounts what this names: only a directory made here. */
 	spank_unsetenv(sp, EFA_CKPT_ENV_VAR);
@@ -284,10 +285,13 @@ void efa_ckpt_create(struct efa_step *step, spank_t sp)
 			      ckpt->dir, err.msg);
 		return;
 	}
+	/* Made, then stuck looking for the newest checkpoint (one of them a
+	 * hung mount): the directory is there, only the resume is unknown. */
+	made = text[0] == 'D' && strchr(text, '\n');
 	if (child.status < 0)
-		slurm_error("efa: the child creating %s is stuck in its file system: left behind",
-			    ckpt->dir);
-	if (child.killed) {
+		slurm_error("efa: the child %s %s is stuck in its file system: left behind",
+			    made ? "looking for checkpoints in" : "creating", ckpt->dir);
+	if (child.killed && !made) {
 		efa_step_fail(step, "efa: node %s cannot create checkpoint directory %s: its file system did not answer within %ld s (CheckpointTimeout=): is FSx for Lustre hung on this node? Tell your cluster admin",
 			      step->node_name, ckpt->dir, ckpt->timeout_ms / 1000);
 		return;
@@ -305,7 +309,11 @@ void efa_ckpt_create(struct efa_step *step, spank_t sp)
 	ckpt->dev = (dev_t)dev;
 	ckpt->ino = (ino_t)ino;
 	ckpt->ready = true;
-	note_resume(ckpt, text + strlen(text) + 1, child.len > strlen(text) + 1);
+	if (child.killed)
+		slurm_error("efa: node %s: checkpoint directory %s did not answer within %ld s while looking for its newest complete checkpoint: CHECKPOINT_RESUME_DIR is not set",
+			    step->node_name, ckpt->dir, ckpt->timeout_ms / 1000);
+	else
+		note_resume(ckpt, text + strlen(text) + 1, child.len > strlen(text) + 1);
 	/* For enroot's hook, which pyxis runs with the job's environment
 	 * when it starts the container, after every plugin's user_init. */
 	rc = spank_setenv(sp, EFA_CKPT_ENV_VAR, ckpt->dir, 1);
