@@ -2,7 +2,7 @@
 /*
  * slurm-efa check: before submitting, whether a checkpoint directory is
  * allowed on a partition and why, or which directory a job would get;
- * with --node, whether this node shows every EFA device it should.
+ * with --node, whether this node is healthy (common/health/node_check.h).
  * The rules are the ones the job_submit bridge and the plugin apply.
  */
 #include <errno.h>
@@ -19,11 +19,10 @@
 #include "common/checkpoint/checkpoint.h"
 #include "common/checkpoint/retention.h"
 #include "common/config/efa_conf.h"
-#include "common/env/profile.h"
-#include "common/node/health.h"
-#include "common/node/node.h"
+#include "common/config/plugin_args.h"
+#include "common/health/node_check.h"
+#include "common/health/node_drain.h"
 #include "cli.h"
-#include "health_drain.h"
 
 #define ROOTS_MAX 1024
 
@@ -259,81 +258,84 @@ static int print(const struct request *req, const struct verdict *v, int json)
 	return 0;
 }
 
-#define RECOUNT_INTERVAL 5
+/* This node's name in Slurm: slurmd's (HealthCheckProgram runs under it),
+ * else the host's. It names the pass count's file, so it must be safe in a
+ * path, as the plugin's is. */
+static int node_name(char *buf, size_t size)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && *env) {
+		if (!efa_node_name_safe(env))
+			return -1;
+		return snprintf(buf, size, "%s", env) >= (int)size ? -1 : 0;
+	}
+	return gethostname(buf, size);
+}
+
+/* --drain: the verdict applied in Slurm (node_drain.h), said on stdout. */
+static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
+{
+	char name[256], msg[EFA_DRAIN_MESSAGE_MAX];
+
+	if (node_name(name, sizeof(name))) {
+		fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME to its Slurm name (no '/', not . or ..)\n");
+		return EXIT_USAGE;
+	}
+	if (efa_node_health_act(cfg, name, !c->problem[0], c->problem, true, msg, sizeof(msg))) {
+		fprintf(stderr, "slurm-efa check: %s\n", msg);
+		return EXIT_REFUSED;
+	}
+	if (msg[0])
+		printf("%s\n", msg);
+	return 0;
+}
 
 /*
  * --node, for a node health check (Slurm's HealthCheckProgram, a boot
  * script): does this node show every EFA device its profile's EFADevices=
- * says its type has? Counts again for EFADevicesWait= seconds first.
+ * says its type has, each port ACTIVE? Counts again for EFADevicesWait=
+ * seconds first.
  */
 static int check_node(const struct efa_config *cfg, const struct cli_common *common, bool drain)
 {
-	struct efa_profiles *profiles = NULL;
-	const struct efa_profile *p = NULL;
-	struct efa_node *node = NULL;
+	struct efa_node_check c;
 	struct efa_error err;
-	char missing[512], problem[2048] = "";
-	unsigned accels = 0;
-	int rc = EXIT_USAGE, wait, expected;
+	const char *type;
+	int rc = EXIT_USAGE;
 	json_t *doc;
 
-	if (efa_node_discover(common->root, cfg->instance_type, &node, &err) ||
-	    efa_profiles_load(cfg->profile_dir, &profiles, &err)) {
+	if (efa_node_check(common->root, cfg, true, &c, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
-	for (size_t i = 0; i < node->naccels; i++)
-		if (node->accels[i].present)
-			accels |= 1u << node->accels[i].kind;
-	p = efa_profiles_match(profiles, node->instance_type, accels);
-	expected = efa_profile_expected_nics(p, node->instance_type, &wait);
-	while (expected > 0 && node->nnics < (size_t)expected && wait > 0) {
-		struct efa_node *again = NULL;
-		int nap = wait < RECOUNT_INTERVAL ? wait : RECOUNT_INTERVAL;
-
-		sleep((unsigned)nap);
-		wait -= nap;
-		if (efa_node_discover(common->root, cfg->instance_type, &again, &err)) {
-			fprintf(stderr, "slurm-efa: %s\n", err.msg);
-			goto out;
-		}
-		efa_node_free(node);
-		node = again;
-	}
-	efa_node_missing_nics(node, common->root, expected, missing, sizeof(missing));
-	if (missing[0])
-		snprintf(problem, sizeof(problem), "this node has %s", missing);
-	if (problem[0])
-		efa_strlcatf(problem, sizeof(problem), "; ");
-	if (!efa_node_health_problems(node, common->root, problem, sizeof(problem)) && problem[0])
-		problem[strlen(problem) - 2] = '\0';	/* the "; " nothing followed */
+	type = c.node->instance_type;
 	if (common->json) {
-		doc = json_pack("{s:s?, s:s?, s:i, s:i, s:b, s:s?}", "instance_type", node->instance_type,
-				"profile", p ? p->name : NULL, "expected_efa_devices", expected,
-				"efa_devices", (int)node->nnics, "healthy", !problem[0],
-				"problem", problem[0] ? problem : NULL);
+		doc = json_pack("{s:s?, s:s?, s:i, s:i, s:b, s:s?}", "instance_type", type,
+				"profile", c.profile ? c.profile->name : NULL, "expected_efa_devices",
+				c.expected, "efa_devices", (int)c.node->nnics, "healthy", !c.problem[0],
+				"problem", c.problem[0] ? c.problem : NULL);
 		if (cli_print_json(doc)) {
 			fprintf(stderr, "slurm-efa check: out of memory\n");
 			goto out;
 		}
-	} else if (problem[0]) {
-		printf("unhealthy: %s\n", problem);
-	} else if (expected) {
-		printf("healthy: %zu EFA devices, as profile %s expects of %s\n", node->nnics,
-		       p->name, node->instance_type);
+	} else if (c.problem[0]) {
+		printf("unhealthy: %s\n", c.problem);
+	} else if (c.expected) {
+		printf("healthy: %zu EFA devices, as profile %s expects of %s\n", c.node->nnics,
+		       c.profile->name, type);
 	} else {
-		printf("healthy: %zu EFA devices (profile %s sets no EFADevices= for %s)\n", node->nnics,
-		       p ? p->name : "none", node->instance_type ? node->instance_type : "this type");
+		printf("healthy: %zu EFA devices (profile %s sets no EFADevices= for %s)\n",
+		       c.node->nnics, c.profile ? c.profile->name : "none", type ? type : "this type");
 	}
-	rc = problem[0] ? EXIT_REFUSED : 0;
+	rc = c.problem[0] ? EXIT_REFUSED : 0;
 	if (drain) {
-		int acted = cli_health_act(cfg, !problem[0], problem);
+		int acted = act_on(cfg, &c);
 
 		rc = acted ? acted : rc;
 	}
 out:
-	efa_profiles_free(profiles);
-	efa_node_free(node);
+	efa_node_check_clear(&c);
 	return rc;
 }
 

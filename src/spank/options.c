@@ -148,6 +148,23 @@ int efa_options_register(spank_t sp)
 	return 0;
 }
 
+enum efa_mode efa_options_job_efa(spank_t sp)
+{
+	enum efa_mode mode = EFA_MODE_UNSET;
+	struct efa_error err;
+	char *value = NULL;
+
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		if (options[i].val != OPT_EFA)
+			continue;
+		/* A bare --efa arrives as an empty value: required. */
+		if (spank_option_getopt(sp, &options[i], &value) != ESPANK_SUCCESS ||
+		    efa_mode_parse(value, &mode, &err))
+			return EFA_MODE_UNSET;
+	}
+	return mode;
+}
+
 const struct efa_options *efa_options_get(void)
 {
 	return &opts;

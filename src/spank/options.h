@@ -35,6 +35,14 @@ int efa_options_register(spank_t sp);
  */
 void efa_options_from_job_env(spank_t sp);
 
+/*
+ * The job prolog (S_CTX_JOB_SCRIPT), where no option callback runs: the
+ * job's --efa as Slurm hands it to the prolog, in its environment.
+ * EFA_MODE_UNSET when the job did not ask, or asked with a value that is
+ * not one (the step refuses it later, with the reason).
+ */
+enum efa_mode efa_options_job_efa(spank_t sp);
+
 /* What the user asked for (EFA_MODE_UNSET when nothing). */
 const struct efa_options *efa_options_get(void);
 

@@ -19,6 +19,7 @@
 #include "container.h"
 #include "options.h"
 #include "prepare.h"
+#include "prolog.h"
 #include "resume.h"
 #include "step.h"
 #include "task.h"
@@ -57,6 +58,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	default:
 		return 0;
 	}
+}
+
+/* slurmd's job prolog, as root, before the job's tasks: the health gate. */
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	parse_args(ac, av);
+	return efa_prolog_gate(sp, &args);
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)

@@ -72,6 +72,10 @@ job_state() {	# job_state JOBID
 		paste -sd ' '
 }
 
+job_field() {	# job_field JOBID NAME: NAME=VALUE of scontrol show job
+	scontrol -o show job "$1" 2>/dev/null | grep -o "\<$2=[^ ]*" | head -n 1 | cut -d= -f2-
+}
+
 # What the daemons logged about a job, for the diagnostics of a job that
 # did not do what a check wanted: the cluster's logs go with its directory.
 job_log() {	# job_log JOBID

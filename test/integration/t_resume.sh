@@ -44,9 +44,6 @@ node_revive() {	# node_revive NODE: slurmd started again as it was
 	until_up 60 sh -c "sinfo -h -n '$1' -o %t | grep -q '^idle'" ||
 		diag "node $1 is not back: $(sinfo -h -n "$1" -o '%t %E' 2>&1)"
 }
-job_field() {	# job_field JOBID NAME: NAME=VALUE of scontrol show job
-	scontrol -o show job "$1" 2>/dev/null | grep -o "\<$2=[^ ]*" | head -n 1 | cut -d= -f2-
-}
 running_with_restarts() {	# running_with_restarts JOBID N
 	[ "$(job_field "$1" JobState)/$(job_field "$1" Restarts)" = "RUNNING/$2" ]
 }

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+#include <unistd.h>
+
+#include "common/base/strutil.h"
+#include "common/health/node_check.h"
+#include "common/node/health.h"
+
+/* How often a node still short of EFA devices is counted again. */
+#define RECOUNT_INTERVAL 5
+
+static unsigned accel_kinds(const struct efa_node *node)
+{
+	unsigned kinds = 0;
+
+	for (size_t i = 0; i < node->naccels; i++)
+		if (node->accels[i].present)
+			kinds |= 1u << node->accels[i].kind;
+	return kinds;
+}
+
+/* Reads the node again until it shows every expected device or wait runs out. */
+static int recount(const char *root, const struct efa_config *cfg, int wait,
+		   struct efa_node_check *c, struct efa_error *err)
+{
+	while (c->expected > 0 && c->node->nnics < (size_t)c->expected && wait > 0) {
+		struct efa_node *again = NULL;
+		int nap = wait < RECOUNT_INTERVAL ? wait : RECOUNT_INTERVAL;
+
+		sleep((unsigned)nap);
+		wait -= nap;
+		if (efa_node_discover(root, cfg->instance_type, &again, err))
+			return -1;
+		efa_node_free(c->node);
+		c->node = again;
+	}
+	return 0;
+}
+
+int efa_node_check(const char *root, const struct efa_config *cfg, bool wait,
+		   struct efa_node_check *out, struct efa_error *err)
+{
+	char missing[512], ports[EFA_NODE_PROBLEM_MAX] = "";
+	int settle = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (efa_node_discover(root, cfg->instance_type, &out->node, err) ||
+	    efa_profiles_load(cfg->profile_dir, &out->profiles, err))
+		return -1;
+	out->profile = efa_profiles_match(out->profiles, out->node->instance_type,
+					  accel_kinds(out->node));
+	out->expected = efa_profile_expected_nics(out->profile, out->node->instance_type, &settle);
+	if (wait && recount(root, cfg, settle, out, err))
+		return -1;
+	efa_node_missing_nics(out->node, root, out->expected, missing, sizeof(missing));
+	if (missing[0])
+		efa_strlcatf(out->problem, sizeof(out->problem), "this node has %s", missing);
+	if (efa_node_health_problems(out->node, root, ports, sizeof(ports)))
+		efa_strlcatf(out->problem, sizeof(out->problem), "%s%s", out->problem[0] ? "; " : "",
+			     ports);
+	return 0;
+}
+
+void efa_node_check_clear(struct efa_node_check *c)
+{
+	efa_profiles_free(c->profiles);
+	efa_node_free(c->node);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/base/atomic_write.h"
+#include "common/base/strutil.h"
+#include "common/cluster/drain.h"
+#include "common/cluster/scontrol.h"
+#include "common/health/node_drain.h"
+
+#define REASON_MAX 256
+#define ANSWER_MAX 8192
+
+/* How many checks in a row passed while slurm-efa's drain held. */
+static long read_passes(const char *path)
+{
+	char *text = NULL;
+	size_t len;
+	long n = 0;
+
+	if (!efa_read_file(path, 64, &text, &len, NULL))
+		n = strtol(text, NULL, 10);
+	free(text);
+	return n > 0 ? n : 0;
+}
+
+/* A count that cannot be kept only delays a return: said, not fatal. */
+static void write_passes(const char *dir, const char *path, long passes, char *msg, size_t size)
+{
+	char text[32];
+	struct efa_error err;
+	int n = snprintf(text, sizeof(text), "%ld\n", passes);
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		efa_strlcatf(msg, size, "%scannot keep the count of passing checks in %s: %s",
+			     msg[0] ? "; " : "", dir, strerror(errno));
+		return;
+	}
+	if (efa_write_atomic(path, text, (size_t)n, 0600, &err))
+		efa_strlcatf(msg, size, "%s%s", msg[0] ? "; " : "", err.msg);
+}
+
+static int drain(const char *node, const char *problem, char *msg, size_t size)
+{
+	char node_arg[300], reason_arg[REASON_MAX + 16], answer[ANSWER_MAX];
+	char *const argv[] = { "scontrol", "update", node_arg, "State=DRAIN", reason_arg, NULL };
+
+	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", node);
+	snprintf(reason_arg, sizeof(reason_arg), "Reason=%s %.*s", EFA_DRAIN_REASON_PREFIX,
+		 REASON_MAX, problem);
+	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer))) {
+		snprintf(msg, size, "cannot drain node %s: %s", node, answer);
+		return -1;
+	}
+	snprintf(msg, size, "drained node %s: %s", node, reason_arg + strlen("Reason="));
+	return 0;
+}
+
+static int resume(const char *node, long passes, char *msg, size_t size)
+{
+	char node_arg[300], answer[ANSWER_MAX];
+	char *const argv[] = { "scontrol", "update", node_arg, "State=RESUME", NULL };
+
+	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", node);
+	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer))) {
+		snprintf(msg, size, "cannot return node %s to service: %s", node, answer);
+		return -1;
+	}
+	snprintf(msg, size, "returned node %s to service: %ld checks in a row passed since slurm-efa drained it",
+		 node, passes);
+	return 0;
+}
+
+int efa_node_health_act(const struct efa_config *cfg, const char *node, bool healthy,
+			const char *problem, bool may_return, char *msg, size_t size)
+{
+	char answer[ANSWER_MAX], reason_buf[REASON_MAX * 2], path[4096];
+	char *const show[] = { "scontrol", "show", "node", (char *)node, "-o", NULL };
+	struct efa_node_state st;
+	enum efa_drain_action act;
+	long passes;
+	int rc = 0;
+
+	msg[0] = '\0';
+	if (healthy && !may_return)
+		return 0;
+	if (efa_scontrol(show, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer)) ||
+	    !efa_node_state_parse(answer, &st, reason_buf, sizeof(reason_buf))) {
+		snprintf(msg, size, "cannot read node %s from Slurm: %s", node, answer);
+		return -1;
+	}
+	if (snprintf(path, sizeof(path), "%s/health-%s", cfg->node_cache_dir, node) >=
+	    (int)sizeof(path)) {
+		snprintf(msg, size, "NodeCacheDir=%s is too long", cfg->node_cache_dir);
+		return -1;
+	}
+	passes = read_passes(path);
+	act = efa_drain_decide(healthy, &st, &passes, may_return ? cfg->health_return_passes : 0);
+	if (act == EFA_DRAIN_DRAIN)
+		rc = drain(node, problem, msg, size);
+	else if (act == EFA_DRAIN_RESUME)
+		rc = resume(node, cfg->health_return_passes, msg, size);
+	else if (!healthy && st.reason && !efa_drain_reason_ours(st.reason))
+		snprintf(msg, size, "node %s is already out of service (%s): left as it is", node,
+			 st.reason);
+	else if (healthy && (st.drained || st.down) && efa_drain_reason_ours(st.reason))
+		snprintf(msg, size, "node %s: %ld of %ld passing checks before it returns to service",
+			 node, passes, cfg->health_return_passes);
+	if (!rc)
+		write_passes(cfg->node_cache_dir, path, passes, msg, size);
+	return rc;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A node health check's result applied to the node in Slurm, through
+ * scontrol with a deadline (common/cluster/scontrol.h), by whoever ran the
+ * check on the node as root: slurm-efa check --node --drain (Slurm's
+ * HealthCheckProgram) and the job prolog's gate. The rules are
+ * common/cluster/drain.h's.
+ */
+#ifndef EFA_HEALTH_NODE_DRAIN_H
+#define EFA_HEALTH_NODE_DRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/config/efa_conf.h"
+
+#define EFA_DRAIN_MESSAGE_MAX 1024
+
+/*
+ * Drains node (its Slurm name, safe in a path: efa_node_name_safe) with
+ * the reason "efa: problem" when the check failed and nobody took it out
+ * of service yet. With may_return, also returns it to service when
+ * slurm-efa drained it and HealthReturnPasses= checks in a row have passed
+ * (counted in NodeCacheDir=); without (the prolog's gate, which judges one
+ * job's start), a passing check neither asks Slurm anything nor counts.
+ * Returns 0 with what it did in msg ("" when nothing), or -1 with msg
+ * saying why Slurm could not be asked or told.
+ */
+int efa_node_health_act(const struct efa_config *cfg, const char *node, bool healthy,
+			const char *problem, bool may_return, char *msg, size_t size);
+
+#endif

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config/efa_conf.h"
+#include "common/health/node_check.h"
+#include "common/health/node_drain.h"
+#include "options.h"
+#include "prolog.h"
+
+/*
+ * The prolog's environment is the one slurmd builds for it (the job's
+ * SPANK variables, SLURM_CONF, SLURMD_NODENAME, ...: prep_script_slurmd.c,
+ * _build_env), without PATH: scontrol is then looked for beside the
+ * slurmstepd running this, the same Slurm's bin directory, then in
+ * /usr/bin and /bin.
+ */
+static void find_slurm_commands(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n;
+	char *slash;
+
+	if (getenv("PATH"))
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';		/* .../sbin */
+	snprintf(path, sizeof(path), "%s/../bin:/usr/bin:/bin", exe);
+	setenv("PATH", path, 1);
+}
+
+static int load_config(const struct efa_args *args, const char *node, struct efa_config **cfg,
+		       struct efa_error *err)
+{
+	char path[PATH_MAX];
+
+	if (!args->config)
+		return efa_config_find_and_load(NULL, cfg, err);
+	if (efa_expand_node_name(args->config, node, path, sizeof(path)))
+		return efa_error_set(err, "config=%s is too long", args->config);
+	return efa_config_find_and_load(path, cfg, err);
+}
+
+int efa_prolog_gate(spank_t sp, const struct efa_args *args)
+{
+	const char *node = getenv("SLURMD_NODENAME");
+	const char *job = getenv("SLURM_JOB_ID");
+	struct efa_node_check check = { 0 };
+	struct efa_config *cfg = NULL;
+	char root[PATH_MAX], msg[EFA_DRAIN_MESSAGE_MAX];
+	struct efa_error err;
+	enum efa_mode mode;
+	int rc = 0;
+
+	/* Bad input (a broken efa.conf, a name slurmd did not give) is
+	 * logged and lets the job start: only the node's hardware fails it. */
+	if (!node || !efa_node_name_safe(node)) {
+		slurm_error("efa: prolog: SLURMD_NODENAME is %s: the node is not checked",
+			    node ? "not a node name" : "not set");
+		return 0;
+	}
+	mode = efa_options_job_efa(sp);
+	if (mode == EFA_MODE_OFF)
+		return 0;
+	if (load_config(args, node, &cfg, &err)) {
+		/* Said once per job that asked for EFA, not for every job. */
+		if (mode != EFA_MODE_UNSET)
+			slurm_error("efa: prolog: %s: node %s is not checked", err.msg, node);
+		return 0;
+	}
+	/* No --efa: its partition's EFA= decides. */
+	if (mode == EFA_MODE_UNSET) {
+		const struct efa_partition *part =
+			efa_config_partition(cfg, getenv("SLURM_JOB_PARTITION"));
+
+		mode = part ? part->efa : EFA_MODE_UNSET;
+	}
+	if (mode != EFA_MODE_REQUIRED && mode != EFA_MODE_AUTO)
+		goto out;
+	if (efa_expand_node_name(args->root, node, root, sizeof(root))) {
+		slurm_error("efa: prolog: root=%s is too long: node %s is not checked", args->root,
+			    node);
+		goto out;
+	}
+	if (efa_node_check(root, cfg, true, &check, &err)) {
+		slurm_error("efa: prolog: %s: node %s is not checked", err.msg, node);
+		goto out;
+	}
+	if (!check.problem[0])
+		goto out;
+	find_slurm_commands();
+	if (efa_node_health_act(cfg, node, false, check.problem, false, msg, sizeof(msg)))
+		slurm_error("efa: prolog: %s (drain it by hand)", msg);
+	else if (msg[0])
+		slurm_info("efa: prolog: %s", msg);
+	slurm_error("efa: job %s cannot start on node %s, which failed slurm-efa's health check: %s. Slurm puts the job back in the queue",
+		    job ? job : "?", node, check.problem);
+	rc = -1;
+out:
+	efa_node_check_clear(&check);
+	efa_config_free(cfg);
+	return rc;
+}

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: Apache-2.0
+# The job prolog's gate on the real Slurm: a job that asked for EFA and
+# lands on a node whose EFA port went down never starts there. The plugin's
+# job prolog drains the node with slurm-efa's reason and fails, and slurmd
+# has slurmctld requeue the job (not held: SchedulerParameters=
+# nohold_on_prolog_fail); it then runs on a healthy node. A job that did
+# not ask for EFA is not held back, and a broken efa.conf drains nothing.
+
+gate=$SLURM_EFA_CLUSTER/gate
+mkdir -p "$gate/state"
+gconf=$gate/efa.conf
+printf '%s\n' "ProfileDir=$top_srcdir/etc/profiles" "NodeCacheDir=$gate/state" >"$gconf"
+# n1's hardware, a p5 whose first EFA device's port can go down.
+cp -a "$FIXTURES/p5.48xlarge/." "$gate/n1"
+rm "$ROOTS/n1"
+ln -s "$gate/n1" "$ROOTS/n1"
+dev=$(ls "$gate/n1/sys/class/infiniband" | head -n 1)
+port=$gate/n1/sys/class/infiniband/$dev/ports/1/state
+reason="efa: EFA device $dev: port 1 is 1: DOWN, not ACTIVE"
+set_plugstack "$(plugin_line "config=$gconf" "root=$ROOTS/%n")"
+state_of() {	# state_of NODE: "STATE REASON" as sinfo shows them
+	sinfo -h -n "$1" -N -o '%T %E' | head -n 1
+}
+
+batch -w n1 --efa 'echo "ran on $SLURMD_NODENAME"'
+is "$rc/$out" "0/ran on n1" "a healthy node: an --efa job starts there"
+
+echo "1: DOWN" >"$port"
+batch -w n1 'echo "ran on $SLURMD_NODENAME"'
+is "$rc/$out" "0/ran on n1" "its EFA port down: a job without --efa still starts there"
+is "$(state_of n1)" "idle none" "  and the node stays in service"
+
+run sbatch --parsable -w n1 --efa -o "$gate/job.out" \
+	--wrap 'echo "ran on $SLURMD_NODENAME after ${SLURM_RESTART_COUNT:-0} requeue(s)"'
+job=$out
+until_up 60 sh -c "sinfo -h -n n1 -o %T | grep -q ^drain" ||
+	diag "n1 not drained: $(state_of n1); job: $(job_state "$job")"
+like "$(state_of n1)" "^drain(ed|ing) $reason$" \
+	"an --efa job on it: its prolog drains the node, the reason naming the device and the port"
+until_up 60 sh -c "[ \"\$(scontrol -o show job $job | grep -o 'Restarts=[0-9]*')\" = Restarts=1 ]" ||
+	diag "job $job: $(job_state "$job") $(job_field "$job" Restarts)"
+is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "PENDING/1" \
+	"  the job is back in the queue, requeued once"
+unlike "$(job_field "$job" Reason)" "[Hh]eld" "  and not held (nohold_on_prolog_fail)"
+ok $((! $(cat "$gate/job.out" 2>/dev/null | wc -c))) "  none of it ran on the broken node"
+like "$(grep -h "efa: job $job cannot start" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" \
+	"efa: job $job cannot start on node n1, which failed slurm-efa's health check: EFA device $dev: port 1 is 1: DOWN, not ACTIVE. Slurm puts the job back in the queue" \
+	"  slurmd's log says why"
+
+# It asked for n1 alone: let it go to n2, as a job that asked for any
+# node would have gone at once.
+scontrol update JobId="$job" NodeList=n2
+wait_job "$job"
+is "$(cat "$gate/job.out" 2>/dev/null)" "ran on n2 after 1 requeue(s)" \
+	"  it then runs on a healthy node" || diag "$(job_state "$job")"
+
+# Bad input is not a fault: an efa.conf the gate cannot read drains nothing.
+scontrol update NodeName=n1 State=RESUME
+# (22.05 shows the node "mixed" for a while after the failed launch:
+# in service is what counts.)
+until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+echo "NoSuchKey=1" >"$gate/bad.conf"
+set_plugstack "$(plugin_line "config=$gate/bad.conf" "root=$ROOTS/%n")"
+batch -w n1 --efa=auto 'echo started'
+like "$(state_of n1)" "^(idle|mixed) none$" "a broken efa.conf: the gate drains nothing"
+
+echo "4: ACTIVE" >"$port"
+rm "$ROOTS/n1"
+ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
