@@ -65,7 +65,17 @@ stop_cluster() {
 	fi
 	rm -rf "$cluster_dir" "$topo_extra" "$topo_extra.conf" "${SLURM_EFA_LUA_DIR:-}"
 }
-trap stop_cluster EXIT
+# A command of a test that fails outside a check ends the run (set -e):
+# it is said as a failed check, naming the test, the command where the
+# shell saw it and the last check before it, so that a summary shows it.
+stopped_at=""
+trap 'stopped_at="line $LINENO: $BASH_COMMAND"' ERR
+harness_stopped() {	# harness_stopped STATUS
+	[ "$1" -ne 0 ] && [ -n "${t_name:-}" ] && [ -z "${plan_said:-}" ] || return 0
+	ok 1 "$t_name stopped after check $tap_n: a command outside the checks failed (exit $1${stopped_at:+, $stopped_at})"
+	echo "1..$tap_n"
+}
+trap 'harness_stopped "$?"; stop_cluster' EXIT
 # The bridge's Lua files where slurmctld's LUA_PATH points: a copy, so
 # that a test can take the bridge away as a broken upgrade would.
 SLURM_EFA_LUA_DIR=$(mktemp -d /tmp/slurm-efa-lua.XXXXXX)
@@ -163,4 +173,5 @@ done
 [ "$containers_said" -eq 1 ] || containers "not tested: there is no test/integration/t_container.sh"
 
 echo "1..$tap_n"
+plan_said=1
 [ "$tap_failed" -eq 0 ]

@@ -43,20 +43,26 @@ is "$(node_states)" "n1 idle"$'\n'"n2 idle"$'\n'"n3 idle"$'\n'"n4 idle" \
 	"no node was drained by any of the failures"
 rm -r "$SLURM_EFA_CLUSTER/nodeconf"
 
-# A p4d showing 3 of the 4 EFA devices its profile's EFADevices= expects
-# (the efa driver did not bind one): --efa=required fails the step naming
-# them, auto runs and warns, the node stays up.
+# A p4d that loses one of its 4 EFA devices (the efa driver lets go of
+# it) while a job runs there (a job that asks for EFA on a node already
+# so never starts: the prolog's gate, t_prolog.sh): --efa=required fails
+# the next step naming it, auto runs and warns, the node stays up.
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+salloc --no-shell -w n2 -J faults-3nics >/dev/null 2>&1
+alloc=$(squeue -h -n faults-3nics -o %i | head -n 1)
+run srun --jobid="$alloc" -w n2 true	# its prolog, on the whole p4d
 ln -sfn "$FIXTURES/p4d-3nics" "$ROOTS/n2"
-run srun -w n2 --efa=required true
+run srun --jobid="$alloc" -w n2 --efa=required true
 is "$((rc != 0))" 1 "--efa=required on a p4d with 3 of its 4 EFA devices fails the step"
 like "$out" "efa: --efa=required but node n2 has 3 of the 4 EFA devices a p4d\.24xlarge has \(1 missing: PCI 0000:a0:1b\.0 without the efa driver\)\. The node needs repair" \
 	"  naming how many are expected and which is missing"
-run srun -w n2 --efa=auto bash -c 'echo "ifname=${NCCL_SOCKET_IFNAME-unset}"'
+run srun --jobid="$alloc" -w n2 --efa=auto bash -c 'echo "ifname=${NCCL_SOCKET_IFNAME-unset}"'
 is "$rc" 0 "--efa=auto on it runs the step"
 like "$out" "efa: warning: node n2 has 3 of the 4 EFA devices" "  and warns the job"
 like "$out" "^ifname=\^docker,lo,veth$" "  with the EFA environment of the devices it has"
+scancel "$alloc"
+wait_job "$alloc"
 is "$(node_states | grep '^n2 ')" "n2 idle" "  the node is not drained"
 ln -sfn "$FIXTURES/p4d.24xlarge" "$ROOTS/n2"
 

@@ -37,10 +37,19 @@ node_die() {	# node_die NODE JOBID
 	return 0
 }
 node_revive() {	# node_revive NODE: slurmd started again as it was
-	local cmd=() envv=()
+	local cmd=() envv=() tries=0
 	mapfile -d '' -t cmd <"$resume/$1.cmdline"
 	mapfile -d '' -t envv <"$resume/$1.environ"
-	env -i "${envv[@]}" "${cmd[@]}" </dev/null >/dev/null 2>&1
+	# A slurmd that cannot start yet (what the dead one left, on a
+	# loaded machine) is tried again, not the end of the test.
+	until env -i "${envv[@]}" "${cmd[@]}" </dev/null >>"$resume/$1.revive" 2>&1; do
+		if ((++tries >= 10)); then
+			diag "slurmd $1 does not start again: $(tail -n 5 "$resume/$1.revive" \
+				"$SLURM_EFA_CLUSTER/log/slurmd-$1.log" 2>&1)"
+			return 0
+		fi
+		sleep 1
+	done
 	until_up 60 sh -c "sinfo -h -n '$1' -o %t | grep -q '^idle'" ||
 		diag "node $1 is not back: $(sinfo -h -n "$1" -o '%t %E' 2>&1)"
 }
