@@ -20,6 +20,7 @@
 #include "common/checkpoint/retention.h"
 #include "common/config/efa_conf.h"
 #include "common/config/plugin_args.h"
+#include "common/health/counters.h"
 #include "common/health/node_check.h"
 #include "common/health/node_drain.h"
 #include "cli.h"
@@ -273,6 +274,34 @@ static int node_name(char *buf, size_t size)
 	return gethostname(buf, size);
 }
 
+/*
+ * The EFA error counters, against the reading the last check kept in
+ * NodeCacheDir= (counters.h), when efa.conf sets a limit. A reading that
+ * cannot be kept is said, and judges nothing wrong with the node.
+ */
+static void judge_counters(const struct efa_config *cfg, const char *root,
+			   struct efa_node_check *c)
+{
+	const struct efa_counter_limits lim = {
+		.retrans_timeouts = cfg->health_retrans_timeouts,
+		.unresponsive_remotes = cfg->health_unresponsive_remotes,
+		.impaired_connections = cfg->health_impaired_connections,
+	};
+	char name[256], state[4096];
+	struct efa_error err;
+
+	if (!efa_counter_limits_any(&lim))
+		return;
+	if (node_name(name, sizeof(name)) ||
+	    snprintf(state, sizeof(state), "%s/counters-%s", cfg->node_cache_dir, name) >=
+		    (int)sizeof(state)) {
+		fprintf(stderr, "slurm-efa check: EFA counters not judged: cannot tell this node's name (set SLURMD_NODENAME)\n");
+		return;
+	}
+	if (efa_counters_check(c->node, root, state, &lim, c->problem, sizeof(c->problem), &err))
+		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
+}
+
 /* --drain: the verdict applied in Slurm (node_drain.h), said on stdout. */
 static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
 {
@@ -309,6 +338,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
+	judge_counters(cfg, common->root, &c);
 	type = c.node->instance_type;
 	if (common->json) {
 		doc = json_pack("{s:s?, s:s?, s:i, s:i, s:b, s:s?}", "instance_type", type,

@@ -79,3 +79,24 @@ is "$(in_service n2)" "idle" "  and the node is not drained for it"
 run env SLURMD_NODENAME=../n2 "$efa" check --node --drain --config "$hconf" --root "$root"
 is "$rc" 2 "SLURMD_NODENAME with a '/' in it: a usage error"
 like "$out" "cannot tell this node's name: set SLURMD_NODENAME" "  which says what to set"
+
+# EFA error counters: a port whose retransmit timeouts rose by more than
+# HealthRetransTimeouts= since the last check fails it; a slow rise does not.
+echo "HealthRetransTimeouts=100" >>"$hconf"
+counter=$root/sys/class/infiniband/$dev/ports/1/hw_counters/retrans_timeout_events
+mkdir -p "$(dirname "$counter")"
+echo 1000 >"$counter"
+node_check n2
+is "$rc/$(in_service n2)" "0/idle" "EFA counters: a first check keeps them, judges nothing"
+echo 1050 >"$counter"
+node_check n2
+is "$rc/$(in_service n2)" "0/idle" "  retransmit timeouts up by 50 (HealthRetransTimeouts=100): the check passes"
+echo 1600 >"$counter"
+node_check n2
+is "$rc" 1 "  up by 550: the check fails"
+like "$out" "^drained node n2: efa: EFA device $dev: port 1: retrans_timeout_events rose by 550 since the last check \(HealthRetransTimeouts=100\)$" \
+	"  and drains the node, the reason naming the device, the counter and the limit"
+node_check n2
+node_check n2
+like "$out" "^returned node n2 to service" "  two checks with no rise return it"
+for _ in $(seq 20); do [ "$(in_service n2)" = "idle" ] && break; sleep 0.5; done

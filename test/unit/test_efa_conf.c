@@ -150,6 +150,10 @@ static void test_errors(void)
 	rejects("Resume=2\n", "Resume is a partition key");
 	rejects("ResumeExpedite=maybe\n", "invalid ResumeExpedite=maybe: use yes|no");
 	rejects("HealthReturnPasses=10001\n", "invalid HealthReturnPasses=10001: at most 10000");
+	rejects("\nHealthRetransTimeouts=1000000001\n",
+		"efa.conf:2: invalid HealthRetransTimeouts=1000000001: at most 1000000000");
+	rejects("HealthImpairedConnections=-5\n", "invalid HealthImpairedConnections=-5: use a whole number");
+	rejects("HealthUnresponsiveRemotes=lots\n", "invalid HealthUnresponsiveRemotes=lots");
 	rejects("PartitionName=gpu CheckpointRoot=fsx\n", "must be an absolute path");
 	rejects("PartitionName=a PartitionName=b\n", "one PartitionName per line");
 	rejects("CheckpointMode=0600\n", "invalid CheckpointMode=0600: use octal permission bits that give the owner rwx");

@@ -142,6 +142,9 @@ static const struct key global_keys[] = {
 	GKEY("CheckpointTimeout", V_DURATION, checkpoint_timeout, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
 	GCOUNT("HealthReturnPasses", health_return_passes, EFA_HEALTH_PASSES_MAX),
+	GCOUNT("HealthRetransTimeouts", health_retrans_timeouts, EFA_HEALTH_COUNTER_MAX),
+	GCOUNT("HealthUnresponsiveRemotes", health_unresponsive_remotes, EFA_HEALTH_COUNTER_MAX),
+	GCOUNT("HealthImpairedConnections", health_impaired_connections, EFA_HEALTH_COUNTER_MAX),
 	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
 	{ NULL, 0, 0, NULL, 0 },
 };

@@ -21,6 +21,7 @@
 
 /* HealthReturnPasses='s largest value: a node back after a day of checks. */
 #define EFA_HEALTH_PASSES_MAX 10000
+#define EFA_HEALTH_COUNTER_MAX 1000000000
 
 enum efa_on_missing {
 	EFA_ON_MISSING_ACCEPT = 0,
@@ -115,6 +116,11 @@ struct efa_config {
 	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
 	long health_return_passes;	/* checks in a row that return a node
 					 * slurm-efa drained; 0: never by itself */
+	/* How much an EFA port's error counter may rise between two health
+	 * checks (common/health/counters.h); 0: not judged. */
+	long health_retrans_timeouts;
+	long health_unresponsive_remotes;
+	long health_impaired_connections;
 	/* The bridge asks Slurm 26.05's expedited requeue for jobs it makes
 	 * resumable (SlurmctldParameters=enable_expedited_requeue). */
 	enum efa_tristate resume_expedite;

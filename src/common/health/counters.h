@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * EFA error counters in a node health check. The efa driver counts, per
+ * port, SRD events that say the network or a peer is failing
+ * (/sys/class/infiniband/DEV/ports/N/hw_counters: its network statistics,
+ * efa_com_cmd.h struct efa_com_network_stats, Nitro v4 and later):
+ * retrans_timeout_events (traffic timed out and took another path),
+ * unresponsive_remote_events and impaired_remote_conn_events (a connection
+ * entered an impaired state, with a lower rate limit). Their absolute
+ * values only grow with uptime; what says a NIC went bad is how fast they
+ * rise, so each check compares with the previous one, kept in a file.
+ */
+#ifndef EFA_HEALTH_COUNTERS_H
+#define EFA_HEALTH_COUNTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/base/error.h"
+#include "common/node/node.h"
+
+/* How much each counter may rise between two checks; 0: not judged. */
+struct efa_counter_limits {
+	long retrans_timeouts;
+	long unresponsive_remotes;
+	long impaired_connections;
+};
+
+bool efa_counter_limits_any(const struct efa_counter_limits *lim);
+
+/*
+ * One reading: "DEV PORT NAME VALUE" lines, as kept between checks.
+ * efa_counters_read reads the node's (under root) into a malloc'd text.
+ */
+int efa_counters_read(const struct efa_node *node, const char *root, char **text,
+		      struct efa_error *err);
+
+/*
+ * Compares now with the previous reading (NULL or "" on a first check:
+ * nothing is judged) and appends to buf ("; " between) every counter that
+ * rose by more than its limit. A counter that went down (the driver was
+ * reloaded) is a new start, not a fault. Returns how many were found.
+ */
+size_t efa_counters_problems(const char *before, const char *now,
+			     const struct efa_counter_limits *lim, char *buf, size_t size);
+
+/*
+ * A check: reads the node's counters, judges them against the reading
+ * kept in state (a file; missing on a first check), and keeps the new
+ * reading there (its directory made when missing). Problems are appended
+ * to buf as efa_counters_problems does. -1 with err when the reading
+ * cannot be kept: the next check would compare with a stale one.
+ */
+int efa_counters_check(const struct efa_node *node, const char *root, const char *state,
+		       const struct efa_counter_limits *lim, char *buf, size_t size,
+		       struct efa_error *err);
+
+#endif

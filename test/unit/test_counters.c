@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * EFA error counters in the health check (counters.h): a counter that
+ * rose by more than its limit since the last check is a problem; a first
+ * check, a limit of 0, a counter that went down (the driver reloaded) and
+ * a device without the file are not.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/health/counters.h"
+#include "tap.h"
+
+static const struct efa_counter_limits limits = {
+	.retrans_timeouts = 100, .unresponsive_remotes = 0, .impaired_connections = 10,
+};
+
+static void test_problems(void)
+{
+	const char *before = "rdmap16s27 1 retrans_timeout_events 1000\n"
+			     "rdmap16s27 1 unresponsive_remote_events 5\n"
+			     "rdmap32s27 1 impaired_remote_conn_events 7\n";
+	char buf[1024] = "";
+
+	is_int(efa_counters_problems(NULL, before, &limits, buf, sizeof(buf)), 0,
+	       "a first check judges nothing");
+	is_int(efa_counters_problems(before, "rdmap16s27 1 retrans_timeout_events 1100\n", &limits, buf,
+				     sizeof(buf)), 0, "a rise of exactly the limit passes");
+	is_int(efa_counters_problems(before, "rdmap16s27 1 retrans_timeout_events 1101\n"
+					     "rdmap16s27 1 unresponsive_remote_events 5000\n",
+				     &limits, buf, sizeof(buf)), 1,
+	       "one over the limit fails; a counter whose limit is 0 is not judged");
+	is_str(buf, "EFA device rdmap16s27: port 1: retrans_timeout_events rose by 101 since the last check (HealthRetransTimeouts=100)",
+	       "  naming the device, the port, the counter, the rise and the key");
+	buf[0] = '\0';
+	is_int(efa_counters_problems(before, "rdmap16s27 1 retrans_timeout_events 3\n"
+					     "rdmap32s27 1 impaired_remote_conn_events 30\n",
+				     &limits, buf, sizeof(buf)), 1,
+	       "a counter that went down is a new start; another device's rise still counts");
+	is_str(buf, "EFA device rdmap32s27: port 1: impaired_remote_conn_events rose by 23 since the last check (HealthImpairedConnections=10)",
+	       "  the other device's");
+	buf[0] = '\0';
+	is_int(efa_counters_problems(before, "rdmap99s0 1 retrans_timeout_events 99999\n", &limits,
+				     buf, sizeof(buf)), 0, "a device the last check did not see: nothing to compare");
+	is_int(efa_counters_problems("garbage", "also garbage\n", &limits, buf, sizeof(buf)), 0,
+	       "readings that are not readings judge nothing");
+	ok(efa_counter_limits_any(&limits), "limits set: counters are judged");
+	ok(!efa_counter_limits_any(&(struct efa_counter_limits){ 0 }), "no limit: not judged at all");
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[4096], cmd[8192];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	require(system(cmd) == 0);
+	f = fopen(path, "w");
+	require(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A node tree with two EFA devices; the second has no network counters
+ * (before Nitro v4). */
+static void test_check(void)
+{
+	char root[] = "/tmp/test_counters.XXXXXX", state[4096], cmd[4200], buf[1024] = "";
+	struct efa_nic nics[2] = { { .name = "rdmap16s27" }, { .name = "rdmap32s27" } };
+	struct efa_node node = { .nics = nics, .nnics = 2 };
+	struct efa_error err;
+	char *text = NULL;
+
+	require(mkdtemp(root) != NULL);
+	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "40\n");
+	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/tx_bytes", "123456\n");
+	put(root, "sys/class/infiniband/rdmap32s27/ports/1/state", "4: ACTIVE\n");
+	ok(!efa_counters_read(&node, root, &text, &err), "the node's counters are read");
+	is_str(text, "rdmap16s27 1 retrans_timeout_events 40\n",
+	       "  only the judged counters a device has");
+	free(text);
+
+	snprintf(state, sizeof(state), "%s/cache/counters-n1", root);
+	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err) && !buf[0],
+	   "a first check keeps the reading and judges nothing");
+	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "90\n");
+	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err) && !buf[0],
+	   "a rise of 50 against a limit of 100 passes");
+	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "600\n");
+	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err),
+	   "a rise of 510 since the check before");
+	has_str(buf, "retrans_timeout_events rose by 510 since the last check", "  is a problem");
+	buf[0] = '\0';
+	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err) && !buf[0],
+	   "  and the check after, with no rise, passes again");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ok(system(cmd) == 0, "cleaned up");
+}
+
+int main(void)
+{
+	test_problems();
+	test_check();
+	return done_testing();
+}
