@@ -42,7 +42,8 @@ until_up 60 sh -c "[ \"\$(scontrol -o show job $job | grep -o 'Restarts=[0-9]*')
 is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "PENDING/1" \
 	"  the job is back in the queue, requeued once"
 unlike "$(job_field "$job" Reason)" "[Hh]eld" "  and not held (nohold_on_prolog_fail)"
-ok $((! $(cat "$gate/job.out" 2>/dev/null | wc -c))) "  none of it ran on the broken node"
+# (26.05 leaves Slurm's own notice of the failed launch in the output.)
+unlike "$(cat "$gate/job.out" 2>/dev/null)" "^ran on" "  none of it ran on the broken node"
 like "$(grep -h "efa: job $job cannot start" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" \
 	"efa: job $job cannot start on node n1, which failed slurm-efa's health check: EFA device $dev: port 1 is 1: DOWN, not ACTIVE. Slurm puts the job back in the queue" \
 	"  slurmd's log says why"
