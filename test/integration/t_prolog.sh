@@ -55,10 +55,35 @@ wait_job "$job"
 is "$(cat "$gate/job.out" 2>/dev/null)" "ran on n2 after 1 requeue(s)" \
 	"  it then runs on a healthy node" || diag "$(job_state "$job")"
 
-# Bad input is not a fault: an efa.conf the gate cannot read drains nothing.
+# slurmd's locked memory, which every job inherits: with
+# HealthMinLockedMemory= at what n1's slurmd has, jobs start (one from a
+# shell at 64 KiB too: the limit a job carries is not the node's); a
+# slurmd lowered below it fails the check.
+slurmd_pid=$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")
+soft=$(awk '/^Max locked memory/ { print $4 }' "/proc/$slurmd_pid/limits")
+hard=$(awk '/^Max locked memory/ { print $5 }' "/proc/$slurmd_pid/limits")
+echo "HealthMinLockedMemory=$soft" >>"$gconf"
+echo "4: ACTIVE" >"$port"
 scontrol update NodeName=n1 State=RESUME
 # (22.05 shows the node "mixed" for a while after the failed launch:
 # in service is what counts.)
+until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+out=$(ulimit -S -l 64 && batch -w n1 --efa 'echo "ran on $SLURMD_NODENAME"' && echo "$rc/$out")
+is "$out" "0/ran on n1" "HealthMinLockedMemory=$soft, slurmd's own: an --efa job from a shell at 64 KiB starts"
+prlimit --pid "$slurmd_pid" --memlock="4096:$hard"
+run sbatch --parsable -w n1 --efa -o /dev/null --wrap true
+job=$out
+until_up 60 sh -c "sinfo -h -n n1 -o %T | grep -q ^drain" ||
+	diag "n1 not drained: $(state_of n1); job: $(job_state "$job")"
+like "$(state_of n1)" "^drain(ed|ing) efa: slurmd's locked-memory limit is 4 KiB, below HealthMinLockedMemory=" \
+	"  slurmd lowered to 4 KiB: an --efa job's prolog drains the node, saying so"
+scancel "$job"
+prlimit --pid "$slurmd_pid" --memlock="$soft:$hard"
+sed -i '/^HealthMinLockedMemory=/d' "$gconf"
+echo "1: DOWN" >"$port"
+
+# Bad input is not a fault: an efa.conf the gate cannot read drains nothing.
+scontrol update NodeName=n1 State=RESUME
 until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
 echo "NoSuchKey=1" >"$gate/bad.conf"
 set_plugstack "$(plugin_line "config=$gate/bad.conf" "root=$ROOTS/%n")"

@@ -4,9 +4,12 @@
  * what slurm-efa drained after enough passing checks in a row, never touch
  * a node someone else took out of service.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "common/cluster/drain.h"
+#include "common/config/efa_conf.h"
+#include "common/health/slurmd_limits.h"
 #include "tap.h"
 
 static void test_parse(void)
@@ -59,9 +62,35 @@ static void test_decide(void)
 	       "HealthReturnPasses=0: slurm-efa never returns a node by itself");
 }
 
+/* slurmd's limit, as /proc/PID/limits shows it (fs/proc/base.c, proc_pid_limits). */
+static void test_memlock(void)
+{
+	static const char head[] =
+		"Limit                     Soft Limit           Hard Limit           Units     \n"
+		"Max cpu time              unlimited            unlimited            seconds   \n"
+		"Max open files            20000                20000                files     \n";
+	char text[1024];
+	rlim_t soft = 0;
+
+	snprintf(text, sizeof(text), "%sMax locked memory         65536                65536                bytes     \n", head);
+	ok(efa_limits_memlock(text, &soft) && soft == 65536, "a limited slurmd: its soft limit is read");
+	snprintf(text, sizeof(text), "%sMax locked memory         unlimited            unlimited            bytes     \n", head);
+	ok(efa_limits_memlock(text, &soft) && soft == RLIM_INFINITY, "unlimited is read as unlimited");
+	snprintf(text, sizeof(text), "%sMax locked memory         8388608              unlimited            bytes     \n", head);
+	ok(efa_limits_memlock(text, &soft) && soft == 8388608, "the soft limit, not the hard one");
+	ok(!efa_limits_memlock(head, &soft), "no such line: not read");
+	snprintf(text, sizeof(text), "%sMax locked memory         lots                 lots                 bytes     \n", head);
+	ok(!efa_limits_memlock(text, &soft), "a value that is not a number: not read");
+	/* This test does not run under slurmd: nothing to judge. */
+	text[0] = '\0';
+	ok(!efa_slurmd_memlock_problem(EFA_BYTES_UNLIMITED, text, sizeof(text)) && !text[0],
+	   "not run under slurmd: no problem said");
+}
+
 int main(void)
 {
 	test_parse();
 	test_decide();
+	test_memlock();
 	return done_testing();
 }

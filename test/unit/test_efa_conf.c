@@ -46,7 +46,34 @@ static void test_defaults(void)
 	is_int(cfg->npartitions, 0, "no partitions");
 	is_int(cfg->checkpoint_mode, 0700, "CheckpointMode defaults to 0700");
 	is_str(cfg->checkpoint_env, "CHECKPOINT_DIR", "CheckpointEnv defaults to CHECKPOINT_DIR");
+	is_int(cfg->health_min_locked_memory, 0, "HealthMinLockedMemory defaults to 0: not judged");
 	efa_config_free(cfg);
+}
+
+/* Sizes as limits.conf and systemd's LimitMEMLOCK= write them. */
+static void test_sizes(void)
+{
+	static const struct {
+		const char *text;
+		long bytes;
+	} cases[] = {
+		{ "HealthMinLockedMemory=unlimited\n", EFA_BYTES_UNLIMITED },
+		{ "HealthMinLockedMemory=infinity\n", EFA_BYTES_UNLIMITED },
+		{ "HealthMinLockedMemory=65536\n", 65536 },
+		{ "HealthMinLockedMemory=64K\n", 65536 },
+		{ "HealthMinLockedMemory=8M\n", 8L << 20 },
+		{ "HealthMinLockedMemory=16GiB\n", 16L << 30 },
+		{ "HealthMinLockedMemory=2t\n", 2L << 40 },
+	};
+	struct efa_error err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct efa_config *cfg = parse(cases[i].text, &err);
+
+		require(ok(cfg != NULL, "%.*s parses", (int)strlen(cases[i].text) - 1, cases[i].text));
+		is_int(cfg->health_min_locked_memory, cases[i].bytes, "  as %ld bytes", cases[i].bytes);
+		efa_config_free(cfg);
+	}
 }
 
 static void test_full(void)
@@ -152,6 +179,10 @@ static void test_errors(void)
 	rejects("HealthReturnPasses=10001\n", "invalid HealthReturnPasses=10001: at most 10000");
 	rejects("\nHealthRetransTimeouts=1000000001\n",
 		"efa.conf:2: invalid HealthRetransTimeouts=1000000001: at most 1000000000");
+	rejects("HealthMinLockedMemory=8X\n",
+		"invalid HealthMinLockedMemory=8X: use a size in bytes (or with K, M, G, T) or unlimited");
+	rejects("HealthMinLockedMemory=-1\n", "invalid HealthMinLockedMemory=-1");
+	rejects("HealthMinLockedMemory=99999999999T\n", "invalid HealthMinLockedMemory=99999999999T");
 	rejects("HealthImpairedConnections=-5\n", "invalid HealthImpairedConnections=-5: use a whole number");
 	rejects("HealthUnresponsiveRemotes=lots\n", "invalid HealthUnresponsiveRemotes=lots");
 	rejects("PartitionName=gpu CheckpointRoot=fsx\n", "must be an absolute path");
@@ -218,6 +249,7 @@ static void test_load(void)
 int main(void)
 {
 	test_defaults();
+	test_sizes();
 	test_full();
 	test_errors();
 	test_load();

@@ -37,6 +37,7 @@ enum value_type {
 	V_MODE,		/* octal permission bits, owner rwx */
 	V_ENV_NAME,	/* an environment variable's name */
 	V_API_VERSION,	/* an OpenAPI version of slurmrestd, "v0.0.45" */
+	V_BYTES,	/* bytes, with K/M/G/T (1024s), or "unlimited" */
 };
 
 struct choice {
@@ -142,6 +143,7 @@ static const struct key global_keys[] = {
 	GKEY("CheckpointTimeout", V_DURATION, checkpoint_timeout, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
 	GCOUNT("HealthReturnPasses", health_return_passes, EFA_HEALTH_PASSES_MAX),
+	GKEY("HealthMinLockedMemory", V_BYTES, health_min_locked_memory, NULL),
 	GCOUNT("HealthRetransTimeouts", health_retrans_timeouts, EFA_HEALTH_COUNTER_MAX),
 	GCOUNT("HealthUnresponsiveRemotes", health_unresponsive_remotes, EFA_HEALTH_COUNTER_MAX),
 	GCOUNT("HealthImpairedConnections", health_impaired_connections, EFA_HEALTH_COUNTER_MAX),
@@ -333,6 +335,36 @@ static int parse_number(const char *value, bool allow_unit, long *out)
 	return 0;
 }
 
+/* "64K", "8M", "1G", "65536", "unlimited" (EFA_BYTES_UNLIMITED), as
+ * limits.conf and systemd's LimitMEMLOCK= write them. */
+static int parse_bytes(const char *value, long *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	long n, scale = 1;
+
+	if (!strcmp(value, "unlimited") || !strcmp(value, "infinity")) {
+		*out = EFA_BYTES_UNLIMITED;
+		return 0;
+	}
+	errno = 0;
+	n = strtol(value, &end, 10);
+	if (errno || end == value || n < 0 || !isdigit((unsigned char)*value))
+		return -1;
+	if (*end) {
+		u = strchr(units, toupper((unsigned char)*end));
+		if (!u || !*u || (end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B")))
+			return -1;
+		for (const char *p = units; p <= u; p++)
+			scale *= 1024;
+	}
+	if (n > (EFA_BYTES_UNLIMITED - 1) / scale)
+		return -1;
+	*out = n * scale;
+	return 0;
+}
+
 static bool env_name_ok(const char *name)
 {
 	if (isdigit((unsigned char)name[0]))
@@ -404,6 +436,11 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 					   k->type == V_DURATION ? " of seconds (or with s, m, h, d)" : "");
 		if (k->max && *(long *)field > k->max)
 			return parse_error(ps, "invalid %s=%s: at most %ld", k->name, value, k->max);
+		return 0;
+	case V_BYTES:
+		if (parse_bytes(value, (long *)field))
+			return parse_error(ps, "invalid %s=%s: use a size in bytes (or with K, M, G, T) or unlimited",
+					   k->name, value);
 		return 0;
 	case V_MODE: {
 		unsigned long mode;

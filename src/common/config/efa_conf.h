@@ -9,6 +9,7 @@
 #ifndef EFA_CONF_H
 #define EFA_CONF_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "common/base/error.h"
@@ -22,6 +23,8 @@
 /* HealthReturnPasses='s largest value: a node back after a day of checks. */
 #define EFA_HEALTH_PASSES_MAX 10000
 #define EFA_HEALTH_COUNTER_MAX 1000000000
+/* A size key set to "unlimited". */
+#define EFA_BYTES_UNLIMITED LONG_MAX
 
 enum efa_on_missing {
 	EFA_ON_MISSING_ACCEPT = 0,
@@ -118,6 +121,9 @@ struct efa_config {
 					 * slurm-efa drained; 0: never by itself */
 	/* How much an EFA port's error counter may rise between two health
 	 * checks (common/health/counters.h); 0: not judged. */
+	/* The locked memory slurmd must allow every job (its soft
+	 * RLIMIT_MEMLOCK); EFA_BYTES_UNLIMITED: unlimited; 0: not judged. */
+	long health_min_locked_memory;
 	long health_retrans_timeouts;
 	long health_unresponsive_remotes;
 	long health_impaired_connections;

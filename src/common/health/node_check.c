@@ -4,6 +4,7 @@
 
 #include "common/base/strutil.h"
 #include "common/health/node_check.h"
+#include "common/health/slurmd_limits.h"
 #include "common/node/health.h"
 
 /* How often a node still short of EFA devices is counted again. */
@@ -58,6 +59,10 @@ int efa_node_check(const char *root, const struct efa_config *cfg, bool wait,
 	if (efa_node_health_problems(out->node, root, ports, sizeof(ports)))
 		efa_strlcatf(out->problem, sizeof(out->problem), "%s%s", out->problem[0] ? "; " : "",
 			     ports);
+	/* Locked memory matters to EFA only: a node without it is not judged by it. */
+	if (out->node->nnics || out->expected > 0)
+		efa_slurmd_memlock_problem(cfg->health_min_locked_memory, out->problem,
+					   sizeof(out->problem));
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * A node's health as slurm-efa judges it, from the node's own files under
  * its root: every EFA device its profile's EFADevices= says the instance
- * type has, each with its ports ACTIVE. One verdict for the health check
+ * type has, each with its ports ACTIVE; and, run under slurmd, slurmd's
+ * locked memory at least HealthMinLockedMemory= (slurmd_limits.h). One verdict for the health check
  * (slurm-efa check --node) and the job prolog's gate (spank_efa.so), so
  * that the two never disagree about a node.
  */
