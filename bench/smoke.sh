@@ -31,6 +31,8 @@ like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| step launch .*(\| $number \[.*\
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same step without .--efa.: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin.*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"step launch without --efa, against an empty SPANK plugin: a row"
 like "$text" "^\| 2 \| any \| plugin work per step per node, p5\.48xlarge.* \| $number \[" "plugin work per step: a row"
+like "$text" "^\| 5 \| any \| node health check \(slurm-efa check --node\), p5\.48xlarge \| $number \[.*\] ms \| slurm-efa --version: $number " \
+	"node health check: a row, against running the program at all"
 like "$text" "^\| 3 \| [0-9]+\.[0-9]+\.[0-9]+ \| submission throughput.*(\| $number \[.*\] jobs/s|skipped: )" \
 	"submission throughput: a row, naming the Slurm"
 # bench/run --quick measures the oldest and the newest API version it speaks.
