@@ -19,7 +19,7 @@
 #include "container.h"
 #include "options.h"
 #include "prepare.h"
-#include "prolog.h"
+#include "gate.h"
 #include "resume.h"
 #include "step.h"
 #include "task.h"
@@ -64,7 +64,15 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
 	parse_args(ac, av);
-	return efa_prolog_gate(sp, &args);
+	return efa_job_gate(sp, &args, false);
+}
+
+/* slurmd's job epilog, as root, when the job ended on the node: whether
+ * the node is to blame. */
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	parse_args(ac, av);
+	return efa_job_gate(sp, &args, true);
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)

@@ -55,7 +55,7 @@ wait_job() {
 		state=$(scontrol -o show job "$1" 2>&1 || true)
 		case $state in
 		*"Invalid job id"*) return 0 ;;
-		*JobState=PENDING* | *JobState=CONFIGURING* | *JobState=RUNNING* | \
+		*JobState=PENDING* | *JobState=EXPEDITING* | *JobState=CONFIGURING* | *JobState=RUNNING* | \
 			*JobState=COMPLETING* | *JobState=SUSPENDED* | *JobState=REQUEUED* | \
 			*JobState=RESIZING* | *JobState=SIGNALING* | *JobState=STAGE_OUT*) ;;
 		*JobState=*) return 0 ;;

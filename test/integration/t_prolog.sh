@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-# The job prolog's gate on the real Slurm: a job that asked for EFA and
-# lands on a node whose EFA port went down never starts there. The plugin's
-# job prolog drains the node with slurm-efa's reason and fails, and slurmd
-# has slurmctld requeue the job (not held: SchedulerParameters=
-# nohold_on_prolog_fail); it then runs on a healthy node. A job that did
-# not ask for EFA is not held back, and a broken efa.conf drains nothing.
+# The job prolog's and epilog's gate on the real Slurm: a job that asked
+# for EFA and lands on a node whose EFA port went down never starts there.
+# The plugin's job prolog drains the node with slurm-efa's reason and
+# fails, and slurmd has slurmctld requeue the job (not held:
+# SchedulerParameters=nohold_on_prolog_fail); it then runs on a healthy
+# node. A port that goes down while a job runs is found by its epilog. A
+# job that did not ask for EFA is not held back, and a broken efa.conf
+# drains nothing.
 
 gate=$SLURM_EFA_CLUSTER/gate
 mkdir -p "$gate/state"
@@ -80,7 +82,24 @@ like "$(state_of n1)" "^drain(ed|ing) efa: slurmd's locked-memory limit is 4 KiB
 scancel "$job"
 prlimit --pid "$slurmd_pid" --memlock="$soft:$hard"
 sed -i '/^HealthMinLockedMemory=/d' "$gconf"
+
+# The job epilog's gate: an --efa job during which n1's EFA port goes down
+# ends there; its epilog drains the node, saying so. Without an expedited
+# requeue (t_resume.sh) the job's end is its own: FAILED.
+scontrol update NodeName=n1 State=RESUME
+until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+run sbatch --parsable -w n1 --efa -o /dev/null --wrap "until [ -e $gate/go ]; do sleep 0.2; done; exit 1"
+job=$out
+until_up 60 sh -c "scontrol -o show job $job | grep -q JobState=RUNNING" || diag "job $job: $(job_state "$job")"
 echo "1: DOWN" >"$port"
+touch "$gate/go"
+wait_job "$job"
+until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -q ^drain" || diag "n1 not drained: $(state_of n1)"
+like "$(state_of n1)" "^drain(ed|ing) $reason$" \
+	"an --efa job during which n1's EFA port went down: its epilog drains the node, naming the port"
+like "$(grep -h "efa: job $job ended on node n1" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" \
+	"which failed slurm-efa's health check: EFA device $dev: port 1 is 1: DOWN, not ACTIVE" "  slurmd's log says why"
+is "$(job_field "$job" JobState)" "FAILED" "  the job, which exited 1, ends FAILED"
 
 # Bad input is not a fault: an efa.conf the gate cannot read drains nothing.
 scontrol update NodeName=n1 State=RESUME

@@ -117,3 +117,63 @@ run sbatch --efa-resume=many -o /dev/null --wrap true
 ok $((rc == 0)) "--efa-resume=many is refused by sbatch"
 like "$out" "invalid --efa-resume value 'many'" "  with the reason"
 wait_nodes_idle || diag "nodes not idle after t_resume: $(node_states | paste -sd ' ')"
+
+# Slurm 26.05's expedited requeue (ResumeExpedite=yes, with the cluster's
+# SlurmctldParameters=enable_expedited_requeue): a resumable job that
+# fails requeues at once when an epilog blames its node, and is held
+# otherwise (job_mgr.c). slurm-efa's epilog blames a node whose EFA broke:
+# an --efa-resume=1 job during which n1's EFA port goes down runs again at
+# once; one that exits 1 on a healthy node is held, as Slurm holds it.
+if ((10#${SLURM_RELEASE%%.*} >= 26)); then
+	write_efa_conf "ResumeExpedite=yes"
+	cp -a "$FIXTURES/p5.48xlarge/." "$resume/n1"
+	rm "$ROOTS/n1"
+	ln -s "$resume/n1" "$ROOTS/n1"
+	set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+	port=$resume/n1/sys/class/infiniband/$(ls "$resume/n1/sys/class/infiniband" | head -n 1)/ports/1/state
+	cat >"$resume/expedite.sh" <<EOS
+#!/bin/bash
+if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
+	echo "run \$SLURM_RESTART_COUNT on \$SLURMD_NODENAME"
+	exit 0
+fi
+until [ -e $resume/expedite.go ]; do sleep 0.2; done
+exit 1
+EOS
+	run sbatch --parsable -w n1 --efa --efa-resume=1 -o "$resume/expedite.out" "$resume/expedite.sh"
+	job=$out
+	is "$(job_field "$job" ExpeditedRequeue)" "Yes" "26.05, ResumeExpedite=yes: the bridge asks the expedited requeue"
+	until_up 60 sh -c "scontrol -o show job $job | grep -q JobState=RUNNING" || diag "job $job: $(job_state "$job")"
+	echo "1: DOWN" >"$port"
+	t0=$SECONDS
+	touch "$resume/expedite.go"
+	# (A job pending again after an expedited requeue shows EXPEDITING.)
+	until_up 60 sh -c "scontrol -o show job $job | grep -Eq 'JobState=(PENDING|EXPEDITING).*Restarts=1'" ||
+		diag "job $job: $(job_state "$job")"
+	echo "# n1's EFA port down: the job was requeued $((SECONDS - t0)) s after it failed"
+	like "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "^(PENDING|EXPEDITING)/1$" \
+		"  its EFA port down while it ran: its epilog blames n1 and the job is requeued at once"
+	unlike "$(job_field "$job" Reason)" "Held" "  not held"
+	like "$(sinfo -h -n n1 -o '%T %E')" "^drain(ed|ing) efa: EFA device .*port 1 is 1: DOWN" "  n1 is drained"
+	# It asked for n1 alone: let it go to n2.
+	scontrol update JobId="$job" NodeList=n2
+	wait_job "$job"
+	like "$(cat "$resume/expedite.out")" "^run 1 on n2$" "  it runs again, on a healthy node" ||
+		diag "$(job_state "$job")"
+	like "$(cat "$resume/expedite.out")" "efa: job $job runs again after a node failure, its last resume \(1 of 1\)" \
+		"  and is told it is its last resume"
+
+	run sbatch --parsable -w n2 --efa --efa-resume=1 -o /dev/null --wrap 'exit 1'
+	job=$out
+	until_up 60 sh -c "scontrol -o show job $job | grep -q JobState=REQUEUE_HOLD" ||
+		diag "job $job: $(job_state "$job")"
+	is "$(job_field "$job" JobState)/$(job_field "$job" Reason)" "REQUEUE_HOLD/job_requeued_in_held_state" \
+		"  a job that exits 1 on a healthy node is requeued held, as Slurm holds it"
+	scancel "$job"
+	echo "4: ACTIVE" >"$port"
+	scontrol update NodeName=n1 State=RESUME
+	rm "$ROOTS/n1"
+	ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+	write_efa_conf
+	wait_nodes_idle || diag "nodes not idle after the expedited requeue: $(node_states | paste -sd ' ')"
+fi

@@ -9,10 +9,10 @@
 #include "common/health/node_check.h"
 #include "common/health/node_drain.h"
 #include "options.h"
-#include "prolog.h"
+#include "gate.h"
 
 /*
- * The prolog's environment is the one slurmd builds for it (the job's
+ * A job script's environment is the one slurmd builds for it (the job's
  * SPANK variables, SLURM_CONF, SLURMD_NODENAME, ...: prep_script_slurmd.c,
  * _build_env), without PATH: scontrol is then looked for beside the
  * slurmstepd running this, the same Slurm's bin directory, then in
@@ -47,8 +47,9 @@ static int load_config(const struct efa_args *args, const char *node, struct efa
 	return efa_config_find_and_load(path, cfg, err);
 }
 
-int efa_prolog_gate(spank_t sp, const struct efa_args *args)
+int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 {
+	const char *when = epilog ? "epilog" : "prolog";
 	const char *node = getenv("SLURMD_NODENAME");
 	const char *job = getenv("SLURM_JOB_ID");
 	struct efa_node_check check = { 0 };
@@ -61,7 +62,7 @@ int efa_prolog_gate(spank_t sp, const struct efa_args *args)
 	/* Bad input (a broken efa.conf, a name slurmd did not give) is
 	 * logged and lets the job start: only the node's hardware fails it. */
 	if (!node || !efa_node_name_safe(node)) {
-		slurm_error("efa: prolog: SLURMD_NODENAME is %s: the node is not checked",
+		slurm_error("efa: %s: SLURMD_NODENAME is %s: the node is not checked", when,
 			    node ? "not a node name" : "not set");
 		return 0;
 	}
@@ -71,7 +72,7 @@ int efa_prolog_gate(spank_t sp, const struct efa_args *args)
 	if (load_config(args, node, &cfg, &err)) {
 		/* Said once per job that asked for EFA, not for every job. */
 		if (mode != EFA_MODE_UNSET)
-			slurm_error("efa: prolog: %s: node %s is not checked", err.msg, node);
+			slurm_error("efa: %s: %s: node %s is not checked", when, err.msg, node);
 		return 0;
 	}
 	/* No --efa: its partition's EFA= decides. */
@@ -84,23 +85,27 @@ int efa_prolog_gate(spank_t sp, const struct efa_args *args)
 	if (mode != EFA_MODE_REQUIRED && mode != EFA_MODE_AUTO)
 		goto out;
 	if (efa_expand_node_name(args->root, node, root, sizeof(root))) {
-		slurm_error("efa: prolog: root=%s is too long: node %s is not checked", args->root,
-			    node);
+		slurm_error("efa: %s: root=%s is too long: node %s is not checked", when,
+			    args->root, node);
 		goto out;
 	}
 	if (efa_node_check(root, cfg, true, &check, &err)) {
-		slurm_error("efa: prolog: %s: node %s is not checked", err.msg, node);
+		slurm_error("efa: %s: %s: node %s is not checked", when, err.msg, node);
 		goto out;
 	}
 	if (!check.problem[0])
 		goto out;
 	find_slurm_commands();
 	if (efa_node_health_act(cfg, node, false, check.problem, false, msg, sizeof(msg)))
-		slurm_error("efa: prolog: %s (drain it by hand)", msg);
+		slurm_error("efa: %s: %s (drain it by hand)", when, msg);
 	else if (msg[0])
-		slurm_info("efa: prolog: %s", msg);
-	slurm_error("efa: job %s cannot start on node %s, which failed slurm-efa's health check: %s. Slurm puts the job back in the queue",
-		    job ? job : "?", node, check.problem);
+		slurm_info("efa: %s: %s", when, msg);
+	if (epilog)
+		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame: a job with an expedited requeue (ResumeExpedite=yes, Slurm 26.05) runs again at once on other nodes",
+			    job ? job : "?", node, check.problem);
+	else
+		slurm_error("efa: job %s cannot start on node %s, which failed slurm-efa's health check: %s. Slurm puts the job back in the queue",
+			    job ? job : "?", node, check.problem);
 	rc = -1;
 out:
 	efa_node_check_clear(&check);
