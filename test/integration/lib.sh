@@ -85,16 +85,23 @@ job_log() {	# job_log JOBID
 
 # Stops the daemon of a pid file and starts it again with the same
 # environment and arguments, after PREFIX (e.g. valgrind ...) if given.
+# With RESTART_FROM=DIR, the command line and environment are those
+# daemon_save kept in DIR (a daemon under valgrind shows valgrind's own).
 # The caller waits for it to be ready.
 restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	local pid cmd=() envv=() _
 	pid=$(cat "$1")
 	shift
-	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
-	# A daemon a reconfigure re-executed (23.11 on) has its parent's
-	# sockets and pipes in SLURMD_RECONF_*, SLURMCTLD_RECONF_* and
-	# SACK_RECONFIG_FD (auth/slurm): a new one must not.
-	mapfile -d '' -t envv < <(grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ")
+	if [ -n "${RESTART_FROM:-}" ]; then
+		mapfile -d '' -t cmd <"$RESTART_FROM/cmdline"
+		mapfile -d '' -t envv <"$RESTART_FROM/environ"
+	else
+		mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+		# A daemon a reconfigure re-executed (23.11 on) has its parent's
+		# sockets and pipes in SLURMD_RECONF_*, SLURMCTLD_RECONF_* and
+		# SACK_RECONFIG_FD (auth/slurm): a new one must not.
+		mapfile -d '' -t envv < <(grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ")
+	fi
 	kill "$pid"
 	# Its ports and pid file are free only once it is gone (a slurmctld
 	# saves its state first).
@@ -103,6 +110,16 @@ restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 		sleep 0.1
 	done
 	env -i "${envv[@]}" "$@" "${cmd[@]}" </dev/null >/dev/null 2>&1
+}
+
+# Keeps the command line and environment of the daemon of a pid file in
+# DIR, for restart_daemon with RESTART_FROM=DIR.
+daemon_save() {	# daemon_save PIDFILE DIR
+	local pid
+	pid=$(cat "$1")
+	mkdir -p "$2"
+	cp "/proc/$pid/cmdline" "$2/cmdline"
+	grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ" >"$2/environ"
 }
 
 # Polls CMD every 0.2 s until it succeeds; 1 when SECONDS pass first.

@@ -39,6 +39,7 @@ ok $? "spank_efa.so carries line tables (-g): memcheck can name its frames"
 vg=$SLURM_EFA_CLUSTER/memcheck-slurmd
 mkdir -p "$vg"
 chmod 1777 "$vg"	# a task's valgrind writes its log as the job's user
+daemon_save "$slurmd_pidfile" "$vg/slurmd-as-it-was"
 restart_daemon "$slurmd_pidfile" valgrind --keep-debuginfo=yes --num-callers=40 \
 	--trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*,*/slurm_script' \
 	--leak-check=full --show-leak-kinds=definite,indirect --log-file="$vg/%p.log"
@@ -51,9 +52,9 @@ BATCH_USER=$user batch -w n1 --efa --checkpoint-dir="$ckroot/$user/leaks" --chec
 is "$rc/$out" "0/$ckroot/$user/leaks" "  a batch job with a checkpoint directory and retention"
 run srun -w n1 --efa --checkpoint-dir=/elsewhere true
 ok "$([ "$rc" -ne 0 ]; echo $?)" "  a step refused for a checkpoint directory outside the root"
-restart_daemon "$slurmd_pidfile"
+RESTART_FROM=$vg/slurmd-as-it-was restart_daemon "$slurmd_pidfile"
 wait_nodes_idle
-ok $? "  slurmd back without valgrind"
+is "$?/$(cat "/proc/$(cat "$slurmd_pidfile")/comm" 2>&1)" "0/slurmd" "  slurmd back without valgrind"
 ours=$(cd "$top_srcdir/src" && find spank common -name '*.c' | xargs -n1 basename | sed 's/\.c$//' | paste -sd'|')
 found=$(awk -v ours="\\((${ours})\\.c:[0-9]+\\)" '
 	/^==[0-9]+== $/ { if (block ~ ours) print block; block = ""; next }
