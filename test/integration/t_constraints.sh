@@ -40,10 +40,14 @@ zones_of() {	# zones_of NODES: how many zones the nodes are in
 # pending. Jobs really run: sbatch --test-only does not apply a matching OR
 # (job_req_node_filter, node_scheduler.c: "just matches first element of
 # MOR"), and says n[1,3] for [az-us-west-2a|az-us-west-2b].
+# The job says its nodes itself: once it ran, scontrol's NodeList shrinks
+# to the nodes still completing (each node's epilog ends on its own).
 place() {	# place PARTITION CONSTRAINT
-	local c=() o job state
+	local c=() o job state said
 	[ "$2" = - ] || c=(-C "$2")
-	if ! o=$(timeout 60 sbatch --parsable -p "$1" -N2 "${c[@]}" -o /dev/null --wrap true 2>&1); then
+	said=$(mktemp "$SLURM_EFA_CLUSTER/out/place.XXXXXX")
+	if ! o=$(timeout 60 sbatch --parsable -p "$1" -N2 "${c[@]}" -o "$said" \
+		--wrap 'echo "$SLURM_JOB_NODELIST"' 2>&1); then
 		case $o in
 		*"Invalid feature specification"*) echo invalid ;;
 		*"Requested node configuration is not available"*) echo unavailable ;;
@@ -56,7 +60,7 @@ place() {	# place PARTITION CONSTRAINT
 		state=$(scontrol -o show job "$job" 2>&1)
 		case $state in
 		*JobState=PENDING*) sleep 0.5 ;;
-		*) sed -n 's/.* NodeList=\([^ ]*\) .*/\1/p' <<<"$state"; return ;;
+		*) wait_job "$job"; cat "$said"; return ;;
 		esac
 	done
 	scancel "$job"
