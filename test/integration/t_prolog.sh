@@ -88,9 +88,12 @@ sed -i '/^HealthMinLockedMemory=/d' "$gconf"
 # requeue (t_resume.sh) the job's end is its own: FAILED.
 scontrol update NodeName=n1 State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
 until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
-run sbatch --parsable -w n1 --efa -o /dev/null --wrap "until [ -e $gate/go ]; do sleep 0.2; done; exit 1"
+run sbatch --parsable -w n1 --efa -o /dev/null \
+	--wrap "touch $gate/running; until [ -e $gate/go ]; do sleep 0.2; done; exit 1"
 job=$out
-until_up 60 sh -c "scontrol -o show job $job | grep -q JobState=RUNNING" || diag "job $job: $(job_state "$job")"
+# (Its script, not slurmctld's RUNNING: a job is RUNNING before the node
+# has run its prolog, and a port down then fails the prolog instead.)
+until_up 60 test -e "$gate/running" || diag "job $job: $(job_state "$job")"
 echo "1: DOWN" >"$port"
 touch "$gate/go"
 wait_job "$job"

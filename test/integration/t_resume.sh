@@ -137,13 +137,15 @@ if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
 	echo "run \$SLURM_RESTART_COUNT on \$SLURMD_NODENAME"
 	exit 0
 fi
+touch $resume/expedite.running
 until [ -e $resume/expedite.go ]; do sleep 0.2; done
 exit 1
 EOS
 	run sbatch --parsable -w n1 --efa --efa-resume=1 -o "$resume/expedite.out" "$resume/expedite.sh"
 	job=$out
 	is "$(job_field "$job" ExpeditedRequeue)" "Yes" "26.05, ResumeExpedite=yes: the bridge asks the expedited requeue"
-	until_up 60 sh -c "scontrol -o show job $job | grep -q JobState=RUNNING" || diag "job $job: $(job_state "$job")"
+	# (Its script, not slurmctld's RUNNING, which comes before n1's prolog.)
+	until_up 60 test -e "$resume/expedite.running" || diag "job $job: $(job_state "$job")"
 	echo "1: DOWN" >"$port"
 	t0=$SECONDS
 	touch "$resume/expedite.go"
