@@ -133,6 +133,25 @@ until_up() {	# until_up SECONDS CMD...: polls
 	return 1
 }
 
+# test/standins/hangfs: a file system that hangs while $HANGFS_GATE exists
+# (a hung FSx for Lustre mount), an empty directory "ckpt" in it.
+HANGFS_GATE=$SLURM_EFA_CLUSTER/hangfs.gate
+hangfs_usable() {
+	[ -x "$top_builddir/test/standins/hangfs" ] && command -v fusermount3 >/dev/null
+}
+hangfs_mount() {	# hangfs_mount DIR (sets hang_pid)
+	mkdir -p "$1"
+	"$top_builddir/test/standins/hangfs" "$1" "$HANGFS_GATE" >>"$SLURM_EFA_CLUSTER/hangfs.log" 2>&1 &
+	hang_pid=$!
+	for _ in $(seq 50); do [ -d "$1/ckpt" ] && break; sleep 0.1; done
+}
+hangfs_umount() {	# hangfs_umount DIR
+	rm -f "$HANGFS_GATE"
+	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+	kill "$hang_pid" 2>/dev/null || true
+	wait "$hang_pid" 2>/dev/null || true
+}
+
 # Waits (bounded) until every node is idle and responding.
 wait_nodes_idle() {
 	local _

@@ -213,28 +213,18 @@ is "$(sinfo -h -n n3 -o %T)" "idle" "  and n3 stays idle"
 # exists). Creating the directory fails the step after CheckpointTimeout=,
 # naming the path, and retention at the job's end is stopped after twice
 # that; the node stays up either way.
-hangfs=$top_builddir/test/standins/hangfs
-gate=$SLURM_EFA_CLUSTER/hangfs.gate
-# hangfs_mount DIR: a hung-on-demand file system at DIR (sets hang_pid).
-hangfs_mount() {
-	mkdir -p "$1"
-	"$hangfs" "$1" "$gate" >>"$SLURM_EFA_CLUSTER/hangfs.log" 2>&1 &
-	hang_pid=$!
-	for _ in $(seq 50); do [ -d "$1/ckpt" ] && break; sleep 0.1; done
-}
-hangfs_umount() {	# hangfs_umount DIR
-	rm -f "$gate"
-	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
-	kill "$hang_pid" 2>/dev/null || true
-	wait "$hang_pid" 2>/dev/null || true
-}
-if [ -x "$hangfs" ] && command -v fusermount3 >/dev/null; then
+gate=$HANGFS_GATE
+if hangfs_usable; then
 	hung=$SLURM_EFA_CLUSTER/hung
 	hangfs_mount "$hung"
 	write_efa_conf "CheckpointTimeout=2" "PartitionName=gpu CheckpointRoot=$hung/ckpt CheckpointFS=any"
 	touch "$gate"
+	t0=$SECONDS
 	run "${as_user[@]}" srun -N1 -w n1 "${cd_opt[@]}" -J hung echo step-ran
 	ok $((rc == 0)) "a step whose checkpoint file system hangs fails (CheckpointTimeout=2)"
+	# (The child left behind in the file system holds none of the task's
+	# output: slurmstepd would wait a minute for it to close.)
+	ok $((SECONDS - t0 > 30)) "  in $((SECONDS - t0)) s, not after slurmstepd's minute of waiting for the task's output"
 	like "$out" "efa: node n1 cannot create checkpoint directory $hung/ckpt/$user/hung: its file system did not answer within 2 s \(CheckpointTimeout=\)" \
 		"  naming the path and the limit"
 	unlike "$out" "step-ran" "  before the program runs"

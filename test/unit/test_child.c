@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A child process with a deadline (efa_child_run). */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +30,64 @@ static int shell_group(void *arg, int fd)
 	dup2(fd, STDOUT_FILENO);
 	execl("/bin/sh", "sh", "-c", (const char *)arg, (char *)NULL);
 	return 127;
+}
+
+/* Writes to the stdout and stderr it was given, and to the descriptor arg
+ * names; says what stdin gave and whether that descriptor was open. */
+static int writes_stdio(void *arg, int fd)
+{
+	int other = *(const int *)arg;
+	char c;
+	ssize_t n;
+	bool open_there;
+
+	(void)!write(STDOUT_FILENO, "leak", 4);
+	(void)!write(STDERR_FILENO, "leak", 4);
+	open_there = write(other, "leak", 4) >= 0;
+	n = read(STDIN_FILENO, &c, 1);
+	dprintf(fd, "stdin %zd, other %s", n, open_there ? "open" : "closed");
+	return 0;
+}
+
+/*
+ * The caller's stdin, stdout and stderr are a pipe each: the child holds
+ * none of them (one left behind in a hung file system would keep the
+ * caller's reader, slurmstepd, waiting for the output to close).
+ */
+static void test_stdio_detached(void)
+{
+	struct efa_error err;
+	struct efa_child r;
+	int in[2], outp[2], extra[2], saved[3];
+	char out[64], got[16];
+	ssize_t n;
+
+	if (pipe(in) || pipe(outp) || pipe(extra)) {
+		ok(0, "pipe");
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		saved[i] = dup(i);
+	fflush(stdout);
+	dup2(in[0], STDIN_FILENO);
+	dup2(outp[1], STDOUT_FILENO);
+	dup2(outp[1], STDERR_FILENO);
+	(void)!write(in[1], "x", 1);
+	efa_child_run(writes_stdio, &extra[1], 5000, false, out, sizeof(out), &r, &err);
+	for (int i = 0; i < 3; i++) {
+		dup2(saved[i], i);
+		close(saved[i]);
+	}
+	close(in[0]);
+	close(outp[1]);
+	n = read(outp[0], got, sizeof(got));
+	close(outp[0]);
+	close(in[1]);
+	ok(n == 0, "a child writes nothing to its caller's stdout or stderr (%zd bytes came)", n);
+	is_str(out, "stdin 0, other closed",
+	       "  reads /dev/null, not its caller's stdin, and holds none of its other descriptors");
+	close(extra[0]);
+	close(extra[1]);
 }
 
 static long elapsed_ms(const struct timespec *a, const struct timespec *b)
@@ -73,5 +132,6 @@ int main(void)
 	ok(efa_child_run(shell_group, "exec >&-; sleep 0.2; exit 4", 5000, true, out, sizeof(out), &r,
 			 &err) == 0 && !r.killed && r.status == 4,
 	   "one that closes its output and ends in time is waited for, with its status");
+	test_stdio_detached();
 	return done_testing();
 }

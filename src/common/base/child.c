@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +79,48 @@ static bool reap(pid_t pid, long timeout_ms, int *status)
 	}
 }
 
+/*
+ * In the child: stdin, stdout and stderr from and to /dev/null, and no
+ * other descriptor of the caller's open but the pipe, which it returns
+ * (moved above stderr). A child left behind in a hung file system must not
+ * hold its caller's output open: slurmstepd waits for a task's output to
+ * close (its own copies of the task's pipes too, open in the task until it
+ * execs) and gives up only after a minute; slurmd, and a shell's $(...),
+ * wait for a program's. A child that runs a program points stdout and
+ * stderr at its pipe (efa_child_stdio).
+ */
+static int detach(int pipe_fd)
+{
+	int null, max = 65536;
+	struct rlimit rl;
+
+	if (pipe_fd <= STDERR_FILENO) {
+		int moved = fcntl(pipe_fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+
+		if (moved >= 0)
+			pipe_fd = moved;
+	}
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+	}
+#ifdef SYS_close_range
+	if ((pipe_fd == STDERR_FILENO + 1 ||
+	     syscall(SYS_close_range, STDERR_FILENO + 1, pipe_fd - 1, 0) == 0) &&
+	    syscall(SYS_close_range, pipe_fd + 1, ~0U, 0) == 0)
+		return pipe_fd;
+#endif
+	/* Kernels before 5.9: each descriptor the limit allows. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max)
+		max = (int)rl.rlim_cur;
+	for (int i = STDERR_FILENO + 1; i < max; i++)
+		if (i != pipe_fd)
+			close(i);
+	return pipe_fd;
+}
+
 int efa_child_run(int (*fn)(void *arg, int fd), void *arg, long timeout_ms, bool own_group,
 		  char *out, size_t size, struct efa_child *res, struct efa_error *err)
 {
@@ -96,10 +140,11 @@ int efa_child_run(int (*fn)(void *arg, int fd), void *arg, long timeout_ms, bool
 		return -1;
 	}
 	if (pid == 0) {
-		close(fds[0]);
+		int fd = detach(fds[1]);
+
 		if (own_group)
 			setpgid(0, 0);
-		_exit(fn(arg, fds[1]));
+		_exit(fn(arg, fd));
 	}
 	/* Here too, so that a kill at once still finds the group. */
 	if (own_group)

@@ -25,7 +25,10 @@ struct efa_child {
 
 /*
  * Runs fn(arg, fd) in a child, which exits with what fn returns; what it
- * writes to fd goes into out (NUL-terminated, at most size - 1 bytes).
+ * writes to fd goes into out (NUL-terminated, at most size - 1 bytes). Its
+ * stdin, stdout and stderr are /dev/null and no other descriptor of the
+ * caller's is open in it: one left behind holds none of the caller's
+ * output open.
  * With own_group the child leads a process group of its own, killed whole
  * (a shell and what it started). Returns 0 with *res once the child is
  * done, killed or left behind, or -1 when it could not start (err says
