@@ -35,18 +35,6 @@ static void find_slurm_commands(void)
 	setenv("PATH", path, 1);
 }
 
-static int load_config(const struct efa_args *args, const char *node, struct efa_config **cfg,
-		       struct efa_error *err)
-{
-	char path[PATH_MAX];
-
-	if (!args->config)
-		return efa_config_find_and_load(NULL, cfg, err);
-	if (efa_expand_node_name(args->config, node, path, sizeof(path)))
-		return efa_error_set(err, "config=%s is too long", args->config);
-	return efa_config_find_and_load(path, cfg, err);
-}
-
 int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 {
 	const char *when = epilog ? "epilog" : "prolog";
@@ -69,7 +57,7 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	mode = efa_options_job_efa(sp);
 	if (mode == EFA_MODE_OFF)
 		return 0;
-	if (load_config(args, node, &cfg, &err)) {
+	if (efa_args_load_config(args, node, &cfg, &err)) {
 		/* Said once per job that asked for EFA, not for every job. */
 		if (mode != EFA_MODE_UNSET)
 			slurm_error("efa: %s: %s: node %s is not checked", when, err.msg, node);

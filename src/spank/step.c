@@ -57,17 +57,6 @@ static void find_node_name(struct efa_step *step, spank_t sp)
 		snprintf(step->node_name, sizeof(step->node_name), "(unknown)");
 }
 
-static int load_config(struct efa_step *step, const struct efa_args *args, struct efa_error *err)
-{
-	char path[EFA_STEP_PATH_MAX];
-
-	if (!args->config)
-		return efa_config_find_and_load(NULL, &step->cfg, err);
-	if (efa_expand_node_name(args->config, step->node_name, path, sizeof(path)))
-		return efa_error_set(err, "config=%s is too long", args->config);
-	return efa_config_find_and_load(path, &step->cfg, err);
-}
-
 /* The job's partition in efa.conf, or NULL. */
 static const struct efa_partition *job_partition(const struct efa_step *step, spank_t sp)
 {
@@ -96,7 +85,7 @@ void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *arg
 	if (opts->problem[0])
 		efa_step_fail(step, "%s", opts->problem);
 	find_node_name(step, sp);
-	if (load_config(step, args, &err)) {
+	if (efa_args_load_config(args, step->node_name, &step->cfg, &err)) {
 		slurm_error("efa: %s", err.msg);
 		if (opts->efa == EFA_MODE_REQUIRED || opts->efa == EFA_MODE_AUTO)
 			efa_step_fail(step, "efa: node %s cannot use EFA: %s (tell your cluster admin)",

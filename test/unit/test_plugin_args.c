@@ -1,7 +1,50 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config/efa_conf.h"
 #include "common/config/plugin_args.h"
 #include "common/env/spank_env.h"
 #include "tap.h"
+
+/* config=DIR/%n.conf: each node its own efa.conf. */
+static void test_load_config(void)
+{
+	char dir[] = "/tmp/efa-args-test.XXXXXX", path[128], long_pattern[PATH_MAX + 8];
+	struct efa_args args = { .root = "/" };
+	struct efa_config *cfg = NULL;
+	struct efa_error err = { 0 };
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/n7.conf", dir);
+	f = fopen(path, "w");
+	fputs("InstanceType=p5.48xlarge\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%%n.conf", dir);
+	args.config = path;
+	ok(efa_args_load_config(&args, "n7", &cfg, &err) == 0, "config=DIR/%%n.conf loads node n7's file");
+	is_str(cfg ? cfg->instance_type : NULL, "p5.48xlarge", "  with what it says");
+	efa_config_free(cfg);
+	cfg = NULL;
+	ok(efa_args_load_config(&args, "n8", &cfg, &err) == -1 && !cfg, "  another node's missing file is an error");
+	ok(efa_args_load_config(&args, "..", &cfg, &err) == -1 && !cfg, "  so is a name unsafe in a path");
+	has_str(err.msg, "cannot name node ..'s efa.conf", "  saying which node's file config= cannot name");
+	memset(long_pattern, 'x', sizeof(long_pattern) - 1);
+	long_pattern[0] = '/';
+	long_pattern[sizeof(long_pattern) - 1] = '\0';
+	args.config = long_pattern;
+	ok(efa_args_load_config(&args, "n7", &cfg, &err) == -1 && !cfg, "a config= longer than a path is an error");
+	snprintf(path, sizeof(path), "%s/n7.conf", dir);
+	unlink(path);
+	rmdir(dir);
+}
 
 int main(void)
 {
@@ -66,5 +109,6 @@ int main(void)
 		is_str(name, "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_bind", "  as sbatch spells it ('-' as '_')");
 		ok(efa_spank_env_name("efa", tiny, sizeof(tiny)) == -1, "  a buffer too small is an error");
 	}
+	test_load_config();
 	return done_testing();
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/config/plugin_args.h"
+#include "common/config/efa_conf.h"
 
 int efa_args_parse(int argc, char **argv, struct efa_args *args,
 		   struct efa_error *err)
@@ -81,4 +83,17 @@ int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, 
 		return -1;
 	buf[used] = '\0';
 	return 0;
+}
+
+int efa_args_load_config(const struct efa_args *args, const char *node_name,
+			 struct efa_config **cfg, struct efa_error *err)
+{
+	char path[PATH_MAX];
+
+	if (!args->config)
+		return efa_config_find_and_load(NULL, cfg, err);
+	if (efa_expand_node_name(args->config, node_name, path, sizeof(path)))
+		return efa_error_set(err, "config=%s cannot name node %s's efa.conf: too long, or the name cannot stand in a path",
+				     args->config, node_name);
+	return efa_config_find_and_load(path, cfg, err);
 }

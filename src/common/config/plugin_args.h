@@ -9,6 +9,8 @@
 
 #include "common/base/error.h"
 
+struct efa_config;
+
 struct efa_args {
 	const char *config;	/* NULL: the usual search (see config.h) */
 	const char *root;	/* prefix for /sys, /proc, /dev, /opt; "/" */
@@ -45,5 +47,13 @@ int efa_node_name_from_topology(const char *addr, const char *pattern,
  * when the result does not fit or the pattern names an unsafe node name.
  */
 int efa_expand_node_name(const char *pattern, const char *node_name, char *buf, size_t size);
+
+/*
+ * Loads the efa.conf this plugstack.conf line names for node_name: its
+ * config= with %n expanded, or the usual search without one. Returns 0
+ * with *cfg set (free it with efa_config_free), or -1 with err set.
+ */
+int efa_args_load_config(const struct efa_args *args, const char *node_name,
+			 struct efa_config **cfg, struct efa_error *err);
 
 #endif
