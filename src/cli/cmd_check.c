@@ -29,7 +29,7 @@
 
 static const char usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
-	"       slurm-efa check --node [--drain] [--root DIR] [--config FILE] [--json]\n"
+	"       slurm-efa check --node [--drain] [--partition P] [--root DIR] [--config FILE] [--json]\n"
 	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--array-task N]\n"
 	"                       [--user U]\n"
 	"                       [--config FILE] [--json]\n";
@@ -324,9 +324,11 @@ static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
  * --node, for a node health check (Slurm's HealthCheckProgram, a boot
  * script): does this node show every EFA device its profile's EFADevices=
  * says its type has, each port ACTIVE? Counts again for EFADevicesWait=
- * seconds first.
+ * seconds first. The checkpoint roots looked at are partition's, or every
+ * partition's (a health check does not know the node's partitions).
  */
-static int check_node(const struct efa_config *cfg, const struct cli_common *common, bool drain)
+static int check_node(const struct efa_config *cfg, const struct cli_common *common,
+		      const char *partition, bool drain)
 {
 	struct efa_node_check c;
 	struct efa_error err;
@@ -334,7 +336,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 	int rc = EXIT_USAGE;
 	json_t *doc;
 
-	if (efa_node_check(common->root, cfg, true, &c, &err)) {
+	if (efa_node_check(common->root, cfg, partition, true, &c, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
@@ -390,7 +392,7 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 		return EXIT_USAGE;
 	}
 	if (req.node) {
-		rc = check_node(cfg, common, req.drain);
+		rc = check_node(cfg, common, req.partition, req.drain);
 		goto out;
 	}
 	part = efa_config_partition(cfg, req.partition);

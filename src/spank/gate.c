@@ -77,7 +77,7 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 			    args->root, node);
 		goto out;
 	}
-	if (efa_node_check(root, cfg, true, &check, &err)) {
+	if (efa_node_check(root, cfg, getenv("SLURM_JOB_PARTITION"), true, &check, &err)) {
 		slurm_error("efa: %s: %s: node %s is not checked", when, err.msg, node);
 		goto out;
 	}

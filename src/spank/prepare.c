@@ -45,15 +45,11 @@ static void check_expected_nics(struct efa_step *step, struct efa_node **node,
 	const struct efa_profile *p;
 	struct efa_error err;
 	char missing[EFA_STEP_MESSAGE_MAX / 2];
-	unsigned accels = 0;
 	int wait, expected;
 
 	if (!profiles)
 		return;
-	for (size_t i = 0; i < (*node)->naccels; i++)
-		if ((*node)->accels[i].present)
-			accels |= 1u << (*node)->accels[i].kind;
-	p = efa_profiles_match(profiles, (*node)->instance_type, accels);
+	p = efa_profiles_match(profiles, (*node)->instance_type, efa_node_accel_kinds(*node));
 	expected = efa_profile_expected_nics(p, (*node)->instance_type, &wait);
 	while (expected > 0 && (*node)->nnics < (size_t)expected && wait > 0) {
 		struct efa_node *again = NULL;

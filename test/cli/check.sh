@@ -144,5 +144,47 @@ trn2.48xlarge 16
 cpu-only 0
 EOT
 
+# --node: a checkpoint file system that stops answering (test/standins/hangfs:
+# while its gate file exists, every request waits) fails the check after
+# CheckpointTimeout=; one that answers, or a root that is not there, does not.
+hangfs=$top_builddir/test/standins/hangfs
+if [ -x "$hangfs" ] && [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	mkdir -p "$tmp/fsx"
+	"$hangfs" "$tmp/fsx" "$tmp/hang.gate" 2>/dev/null &
+	hang_pid=$!
+	for _ in $(seq 50); do [ -d "$tmp/fsx/ckpt" ] && break; sleep 0.1; done
+	cat >"$tmp/fs.conf" <<EOC
+ProfileDir=$top_srcdir/etc/profiles
+CheckpointTimeout=1
+PartitionName=gpu CheckpointRoot=$tmp/fsx/ckpt CheckpointFS=any
+PartitionName=big CheckpointRoot=$tmp/fsx/ckpt CheckpointFS=any
+PartitionName=gone CheckpointRoot=$tmp/no/such/root
+PartitionName=cpu EFA=off
+EOC
+	run "$efa" check --node --config "$tmp/fs.conf" --root "$fixtures/p4d.24xlarge"
+	is "$rc $out" "0 healthy: 4 EFA devices, as profile p4d expects of p4d.24xlarge" \
+		"check --node: a checkpoint file system that answers, and a root that is not there, are healthy"
+	touch "$tmp/hang.gate"
+	t0=$SECONDS
+	run "$efa" check --node --config "$tmp/fs.conf" --root "$fixtures/p4d.24xlarge"
+	is "$rc" 1 "check --node: a checkpoint file system that hangs exits 1"
+	is "$out" "unhealthy: checkpoint file system $tmp/fsx/ckpt (CheckpointRoot= of partition gpu) did not answer within 1 s (CheckpointTimeout=)" \
+		"  naming the root, its partition and the limit (once for the two partitions that share it)"
+	ok $((SECONDS - t0 > 5)) "  bounded: it took $((SECONDS - t0)) s (1 s, and 2 s at most to reap its child)"
+	run "$efa" check --node --partition cpu --config "$tmp/fs.conf" --root "$fixtures/p4d.24xlarge"
+	is "$rc" 0 "  --partition cpu, whose jobs save nowhere: healthy"
+	run "$efa" check --node --json --partition big --config "$tmp/fs.conf" --root "$fixtures/p4d.24xlarge"
+	is "$(jq -r '[.healthy, .problem] | join(" ")' <<<"$out")" \
+		"false checkpoint file system $tmp/fsx/ckpt (CheckpointRoot= of partition big) did not answer within 1 s (CheckpointTimeout=)" \
+		"  --partition big --json: its root, in the JSON"
+	rm -f "$tmp/hang.gate"
+	fusermount3 -u "$tmp/fsx" 2>/dev/null || umount -l "$tmp/fsx" 2>/dev/null || true
+	kill "$hang_pid" 2>/dev/null || true
+	wait "$hang_pid" 2>/dev/null || true
+else
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # SKIP check --node with a hung file system: needs root, /dev/fuse, fusermount3 and test/standins/hangfs"
+fi
+
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

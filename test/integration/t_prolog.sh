@@ -104,6 +104,35 @@ like "$(grep -h "efa: job $job ended on node n1" "$SLURM_EFA_CLUSTER/log/slurmd-
 	"which failed slurm-efa's health check: EFA device $dev: port 1 is 1: DOWN, not ACTIVE" "  slurmd's log says why"
 is "$(job_field "$job" JobState)" "FAILED" "  the job, which exited 1, ends FAILED"
 
+# A checkpoint file system that stops answering (test/standins/hangfs, a
+# hung FSx for Lustre mount) under the job's partition's CheckpointRoot=:
+# the gate drains the node after CheckpointTimeout=, saying so, and the
+# job goes back to the queue; answering again, the node runs jobs again.
+# Another partition's root is not the job's business.
+if hangfs_usable; then
+	scontrol update NodeName=n1 State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
+	until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+	echo "4: ACTIVE" >"$port"
+	hangfs_mount "$gate/fsx"
+	printf '%s\n' "CheckpointTimeout=2" "PartitionName=gpu CheckpointRoot=$gate/fsx/ckpt CheckpointFS=any" >>"$gconf"
+	touch "$HANGFS_GATE"
+	batch -p cpu -w n1 --efa 'echo "ran on $SLURMD_NODENAME"'
+	is "$rc/$out" "0/ran on n1" "gpu's checkpoint file system hung: an --efa job in partition cpu starts on n1"
+	run sbatch --parsable -p gpu -w n1 --efa -o /dev/null --wrap true
+	job=$out
+	until_up 60 sh -c "sinfo -h -n n1 -o %T | grep -q ^drain" ||
+		diag "n1 not drained: $(state_of n1); job: $(job_state "$job")"
+	like "$(state_of n1)" "^drain(ed|ing) efa: checkpoint file system $gate/fsx/ckpt \(CheckpointRoot= of partition gpu\) did not answer within 2 s \(CheckpointTimeout=\)$" \
+		"  one in partition gpu: its prolog drains n1, naming the root and the limit"
+	until_up 30 sh -c "scontrol -o show job $job | grep -q JobState=PENDING" || diag "job $job: $(job_state "$job")"
+	is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "PENDING/1" "  and the job is back in the queue"
+	scancel "$job"
+	hangfs_umount "$gate/fsx"
+	sed -i '/^CheckpointTimeout=/d; /^PartitionName=gpu CheckpointRoot=/d' "$gconf"
+else
+	ok 1 "test/standins/hangfs and fusermount3 are there (scripts/install-deps installs fuse3 and libfuse3-dev)"
+fi
+
 # Bad input is not a fault: an efa.conf the gate cannot read drains nothing.
 scontrol update NodeName=n1 State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
 until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"

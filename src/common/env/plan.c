@@ -145,14 +145,11 @@ int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *p
 {
 	struct efa_env_plan *plan = calloc(1, sizeof(*plan));
 	const struct efa_profile *p;
-	unsigned accels = 0;
 
 	if (!plan)
 		return efa_error_set(err, "out of memory");
-	for (size_t i = 0; i < node->naccels; i++)
-		if (node->accels[i].present)
-			accels |= 1u << node->accels[i].kind;
-	p = profiles ? efa_profiles_match(profiles, node->instance_type, accels) : NULL;
+	p = profiles ? efa_profiles_match(profiles, node->instance_type, efa_node_accel_kinds(node))
+		     : NULL;
 	if (p) {
 		plan->profile = strdup(p->name);
 		if (!plan->profile) {

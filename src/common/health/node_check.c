@@ -3,22 +3,13 @@
 #include <unistd.h>
 
 #include "common/base/strutil.h"
+#include "common/health/checkpoint_answer.h"
 #include "common/health/node_check.h"
 #include "common/health/slurmd_limits.h"
 #include "common/node/health.h"
 
 /* How often a node still short of EFA devices is counted again. */
 #define RECOUNT_INTERVAL 5
-
-static unsigned accel_kinds(const struct efa_node *node)
-{
-	unsigned kinds = 0;
-
-	for (size_t i = 0; i < node->naccels; i++)
-		if (node->accels[i].present)
-			kinds |= 1u << node->accels[i].kind;
-	return kinds;
-}
 
 /* Reads the node again until it shows every expected device or wait runs out. */
 static int recount(const char *root, const struct efa_config *cfg, int wait,
@@ -38,8 +29,8 @@ static int recount(const char *root, const struct efa_config *cfg, int wait,
 	return 0;
 }
 
-int efa_node_check(const char *root, const struct efa_config *cfg, bool wait,
-		   struct efa_node_check *out, struct efa_error *err)
+int efa_node_check(const char *root, const struct efa_config *cfg, const char *partition,
+		   bool wait, struct efa_node_check *out, struct efa_error *err)
 {
 	char missing[512], ports[EFA_NODE_PROBLEM_MAX] = "";
 	int settle = 0;
@@ -49,7 +40,7 @@ int efa_node_check(const char *root, const struct efa_config *cfg, bool wait,
 	    efa_profiles_load(cfg->profile_dir, &out->profiles, err))
 		return -1;
 	out->profile = efa_profiles_match(out->profiles, out->node->instance_type,
-					  accel_kinds(out->node));
+					  efa_node_accel_kinds(out->node));
 	out->expected = efa_profile_expected_nics(out->profile, out->node->instance_type, &settle);
 	if (wait && recount(root, cfg, settle, out, err))
 		return -1;
@@ -63,6 +54,7 @@ int efa_node_check(const char *root, const struct efa_config *cfg, bool wait,
 	if (out->node->nnics || out->expected > 0)
 		efa_slurmd_memlock_problem(cfg->health_min_locked_memory, out->problem,
 					   sizeof(out->problem));
+	efa_checkpoint_answer_problem(cfg, partition, out->problem, sizeof(out->problem));
 	return 0;
 }
 

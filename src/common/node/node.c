@@ -35,6 +35,16 @@ void efa_node_free(struct efa_node *node)
 	free(node);
 }
 
+unsigned efa_node_accel_kinds(const struct efa_node *node)
+{
+	unsigned kinds = 0;
+
+	for (size_t i = 0; i < node->naccels; i++)
+		if (node->accels[i].present)
+			kinds |= 1u << node->accels[i].kind;
+	return kinds;
+}
+
 /* Fills pci from the PCI function a sysfs "device" link (or address)
  * names. The address is the last path component. */
 static int pci_fill(const struct efa_sysfs *fs, struct efa_pci *pci,

@@ -79,6 +79,10 @@ int efa_node_discover(const char *root, const char *instance_type,
 		      struct efa_node **out, struct efa_error *err);
 void efa_node_free(struct efa_node *node);
 
+/* The kinds of accelerator the node has present: bit 1 << kind set for
+ * each (what a profile's match falls back on, efa_profiles_match). */
+unsigned efa_node_accel_kinds(const struct efa_node *node);
+
 size_t efa_node_usable_nics(const struct efa_node *node);
 
 /*
