@@ -202,8 +202,19 @@ static void test_decode_damage(const char *root)
 	require(rc >= 0 && !efa_nodedesc_encode(&d, &buf, &len));
 	efa_nodedesc_clear(&d);
 	ok(!efa_nodedesc_decode(buf, len, &d, &err), "a description decodes");
-	ok(d.profiles && d.profiles->n > 10 && d.node && d.node->closeness,
-	   "  with its profiles and the node's closeness index");
+	ok(d.profiles && d.node && d.node->closeness, "  with its profiles and the node's closeness index");
+	{
+		const struct efa_profile *p = d.profiles && d.node ?
+			efa_profiles_match(d.profiles, d.node->instance_type, efa_node_accel_kinds(d.node)) :
+			NULL;
+		char names[256] = "";
+
+		for (size_t i = 0; d.profiles && i < d.profiles->n; i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? " " : "",
+				 d.profiles->v[i].name);
+		is_str(p ? p->name : NULL, "p5e", "  the profile its type matches is kept (InstanceType=p5e.48xlarge, set above)");
+		is_str(names, "efa-common efa-cuda p5e", "  with what it includes, and nothing else (of the shipped set)");
+	}
 	efa_nodedesc_clear(&d);
 	for (size_t cut = 0; cut < len; cut++)
 		refused += efa_nodedesc_decode(buf, cut, &d, &err) != 0;

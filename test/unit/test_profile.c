@@ -132,6 +132,51 @@ static void test_matching(void)
 	write_profile("dup", "Match=x\n");
 }
 
+/* The names in set, space-separated. */
+static const char *names_of(const struct efa_profiles *set)
+{
+	static char buf[256];
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < set->n; i++)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? " " : "", set->v[i].name);
+	return buf;
+}
+
+/* What the node cache keeps: the profile a node matches and its includes. */
+static void test_keep_matching(void)
+{
+	struct efa_profiles *set = NULL;
+	struct efa_error err = { 0 };
+
+	/* (Beside test_matching's profiles, which match neither type.) */
+	write_profile("p5", "Match=p5.48xlarge\nInclude=mid\n");
+	write_profile("mid", "Include=base\n");
+	write_profile("base", "Env=A=1\n");
+	write_profile("p4", "Match=p4d*\nInclude=base\n");
+	write_profile("gpus", "Accelerator=nvidia\nInclude=base\n");
+	require(ok(efa_profiles_load(dir, &set, &err) == 0, "profiles load (%s)", err.msg));
+	ok(efa_profiles_keep_matching(set, "p5.48xlarge", 1u << EFA_ACCEL_GPU) == 0,
+	   "keeping what a p5.48xlarge uses");
+	is_str(names_of(set), "base mid p5", "  its profile and what it includes, through two levels");
+	is_str(matched(set, "p5.48xlarge"), "p5", "  which still match it");
+	efa_profiles_free(set);
+	require(ok(efa_profiles_load(dir, &set, &err) == 0, "profiles load again"));
+	ok(efa_profiles_keep_matching(set, "hpc7g.16xlarge", 1u << EFA_ACCEL_GPU) == 0 &&
+	   !strcmp(names_of(set), "base gpus"),
+	   "a type only * names, with NVIDIA GPUs: the Accelerator=nvidia profile and its include");
+	efa_profiles_free(set);
+	write_profile("mid", "Include=p5\n");
+	require(ok(efa_profiles_load(dir, &set, &err) == 0, "cyclic includes load"));
+	ok(efa_profiles_keep_matching(set, "p5.48xlarge", 0) == 0 && !strcmp(names_of(set), "mid p5"),
+	   "  a cycle is followed once: %s", names_of(set));
+	efa_profiles_free(set);
+	write_profile("p5", "Match=p5.48xlarge\n");
+	unlink_profile("mid");
+	unlink_profile("p4");
+	unlink_profile("gpus");
+}
+
 static void test_plan(void)
 {
 	struct efa_node node = { 0 };
@@ -414,6 +459,7 @@ int main(void)
 	}
 	test_parse_errors();
 	test_matching();
+	test_keep_matching();
 	test_plan();
 	test_shipped_profiles();
 	test_guidance();

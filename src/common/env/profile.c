@@ -347,6 +347,58 @@ const struct efa_profile *efa_profiles_find(const struct efa_profiles *set,
 	return NULL;
 }
 
+/* Marks in keep profile i and, once each, what it includes. */
+static void mark_used(const struct efa_profiles *set, size_t i, bool *keep)
+{
+	if (keep[i])
+		return;
+	keep[i] = true;
+	for (char **inc = set->v[i].includes; inc && *inc; inc++) {
+		const struct efa_profile *q = efa_profiles_find(set, *inc);
+
+		if (q)
+			mark_used(set, (size_t)(q - set->v), keep);
+	}
+}
+
+int efa_profiles_keep_matching(struct efa_profiles *set, const char *instance_type,
+			       unsigned accels)
+{
+	const struct efa_profile *p = efa_profiles_match(set, instance_type, accels);
+	struct efa_profiles kept = { 0 };
+	bool *keep;
+
+	if (!p)
+		return 0;
+	keep = calloc(set->n, sizeof(*keep));
+	kept.v = calloc(set->n, sizeof(*kept.v));
+	if (!keep || !kept.v) {
+		free(keep);
+		free(kept.v);
+		return -1;
+	}
+	mark_used(set, (size_t)(p - set->v), keep);
+	for (size_t i = 0; i < set->n; i++)
+		if (keep[i])
+			kept.v[kept.n++] = set->v[i];
+	/* Another kept profile serving the accelerators first would win the
+	 * match's fall-back: then the set stays as it is. */
+	p = efa_profiles_match(&kept, instance_type, accels);
+	if (!p || strcmp(p->name, efa_profiles_match(set, instance_type, accels)->name)) {
+		free(keep);
+		free(kept.v);
+		return 0;
+	}
+	for (size_t i = 0; i < set->n; i++)
+		if (!keep[i])
+			efa_profile_clear(&set->v[i]);
+	free(set->v);
+	set->v = kept.v;
+	set->n = kept.n;
+	free(keep);
+	return 0;
+}
+
 /* Checks what only the whole set can: includes exist, no pattern or
  * accelerator twice. */
 static int check_set(const struct efa_profiles *set, struct efa_error *err)

@@ -108,6 +108,17 @@ const struct efa_profile *efa_profiles_find(const struct efa_profiles *set,
 					    const char *name);
 
 /*
+ * Keeps in set only what a node of this type with these accelerators uses:
+ * the profile efa_profiles_match picks and those it includes, in their
+ * order, so that the same match and includes follow from the rest (what
+ * the node cache keeps, decoded at every step). The set is left whole when
+ * nothing matches or the rest would match otherwise. Returns 0, or -1 out
+ * of memory (the set whole).
+ */
+int efa_profiles_keep_matching(struct efa_profiles *set, const char *instance_type,
+			       unsigned accels);
+
+/*
  * Whether cond holds for stack; why gets a short explanation either way
  * ("libfabric 2.1.0amzn5.0 is not < 1.18").
  */

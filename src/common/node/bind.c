@@ -102,39 +102,31 @@ int efa_bind_index(struct efa_node *node)
 	return node->closeness ? 0 : -1;
 }
 
-/* The best closeness of NIC n to any of the accelerators. */
-static unsigned char nic_level(const struct efa_node *node, const unsigned char *levels,
-			       const struct efa_accel *const *accels, size_t naccels, size_t n)
-{
-	unsigned char level = EFA_CLOSE_SYS;
-
-	for (size_t a = 0; a < naccels; a++) {
-		unsigned char c = levels[(size_t)(accels[a] - node->accels) * node->nnics + n];
-
-		if (c > level)
-			level = c;
-	}
-	return level;
-}
-
 /*
  * Marks in group the usable NICs at the best closeness to any of the
- * accelerators; all usable NICs when none has a known place.
+ * accelerators; all usable NICs when none has a known place. level is
+ * scratch of node->nnics.
  */
 static void closest_nics(const struct efa_node *node, const unsigned char *levels,
-			 const struct efa_accel *const *accels, size_t naccels, bool *group)
+			 const struct efa_accel *const *accels, size_t naccels,
+			 unsigned char *level, bool *group)
 {
+	const size_t nnics = node->nnics;
 	unsigned char best = EFA_CLOSE_SYS;
 
-	for (size_t n = 0; n < node->nnics; n++) {
-		unsigned char level = nic_level(node, levels, accels, naccels, n);
+	memset(level, EFA_CLOSE_SYS, nnics);
+	for (size_t a = 0; a < naccels; a++) {
+		const unsigned char *row = levels + (size_t)(accels[a] - node->accels) * nnics;
 
-		if (node->nics[n].usable && level > best)
-			best = level;
+		for (size_t n = 0; n < nnics; n++)
+			if (row[n] > level[n])
+				level[n] = row[n];
 	}
-	for (size_t n = 0; n < node->nnics; n++)
-		group[n] = node->nics[n].usable &&
-			   nic_level(node, levels, accels, naccels, n) == best;
+	for (size_t n = 0; n < nnics; n++)
+		if (node->nics[n].usable && level[n] > best)
+			best = level[n];
+	for (size_t n = 0; n < nnics; n++)
+		group[n] = node->nics[n].usable && level[n] == best;
 }
 
 /* The accelerators of task k: its share of the step's GPUs, or of the
@@ -209,13 +201,14 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 	const struct efa_accel **theirs = calloc(max, sizeof(*theirs));
 	bool *group = calloc(node->nnics ? node->nnics : 1, sizeof(*group));
 	bool *other = calloc(node->nnics ? node->nnics : 1, sizeof(*other));
+	unsigned char *level = malloc(node->nnics ? node->nnics : 1);
 	unsigned char *own = node->closeness ? NULL : closeness_matrix(node);
 	const unsigned char *levels = node->closeness ? node->closeness : own;
 	size_t nmine, sharers = 0, position = 0, m = 0, first, count;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (!mine || !theirs || !group || !other || !levels) {
+	if (!mine || !theirs || !group || !other || !level || !levels) {
 		efa_error_set(err, "out of memory");
 		goto out;
 	}
@@ -229,7 +222,7 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 		neuron_cores(node, req, out);
 
 	nmine = task_accels(node, req, req->task, mine, max);
-	closest_nics(node, levels, mine, nmine, group);
+	closest_nics(node, levels, mine, nmine, level, group);
 	for (size_t n = 0; n < node->nnics; n++)
 		m += group[n];
 	/* Which tasks have exactly these NICs closest, and where we stand. */
@@ -241,7 +234,7 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 			break;
 		}
 		nk = task_accels(node, req, k, theirs, max);
-		closest_nics(node, levels, theirs, nk, other);
+		closest_nics(node, levels, theirs, nk, level, other);
 		if (memcmp(group, other, node->nnics * sizeof(*group)))
 			continue;
 		if (k == req->task)
@@ -265,6 +258,7 @@ out:
 	free(theirs);
 	free(group);
 	free(other);
+	free(level);
 	return rc;
 }
 

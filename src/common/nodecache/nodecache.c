@@ -420,8 +420,14 @@ static int build(const char *root, const struct efa_config *cfg, struct stamps *
 	/* Every --efa-bind=closest step needs it: computed once with the rest. */
 	if (efa_bind_index(desc->node))
 		return efa_error_set(err, "out of memory indexing the node's topology");
-	if (efa_profiles_load(cfg->profile_dir, &desc->profiles, &perr) &&
-	    !(desc->profiles_error = strdup(perr.msg)))
+	if (efa_profiles_load(cfg->profile_dir, &desc->profiles, &perr)) {
+		if (!(desc->profiles_error = strdup(perr.msg)))
+			return efa_error_set(err, "out of memory");
+		return 0;
+	}
+	/* Every step decodes what is kept: only the profiles this node uses. */
+	if (efa_profiles_keep_matching(desc->profiles, desc->node->instance_type,
+				       efa_node_accel_kinds(desc->node)))
 		return efa_error_set(err, "out of memory");
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node's description for steps (its hardware, EFA software and the
- * profiles), read once per boot instead of at every step: slurmstepd, as
+ * profiles it uses: the one its type matches and what that includes), read once per boot instead of at every step: slurmstepd, as
  * root, keeps it in a file of NodeCacheDir= (nodedesc.h) and uses it while
  * nothing it was read from changed: the boot (boot_id under root=), root=
  * itself, efa.conf's InstanceType= and ProfileDir=, the profile files, the

@@ -193,7 +193,7 @@ int efa_nodedesc_encode(const struct efa_nodedesc *desc, char **out, size_t *len
 		return -1;
 	}
 	payload = w.len - HEADER_SIZE;
-	sum = efa_fnv1a64(EFA_FNV1A64_SEED, w.p + HEADER_SIZE, payload);
+	sum = efa_fnv1a64_words(EFA_FNV1A64_SEED, w.p + HEADER_SIZE, payload);
 	memcpy(w.p + sizeof(magic) + 8, &payload, 8);
 	memcpy(w.p + sizeof(magic) + 16, &sum, 8);
 	*out = (char *)w.p;
@@ -502,7 +502,7 @@ int efa_nodedesc_decode(const char *buf, size_t len, struct efa_nodedesc *desc,
 	if (payload != len - HEADER_SIZE)
 		return efa_error_set(err, "truncated: %zu bytes of %llu", len - HEADER_SIZE,
 				     (unsigned long long)payload);
-	if (efa_fnv1a64(EFA_FNV1A64_SEED, (const unsigned char *)buf + HEADER_SIZE, payload) != sum)
+	if (efa_fnv1a64_words(EFA_FNV1A64_SEED, (const unsigned char *)buf + HEADER_SIZE, payload) != sum)
 		return efa_error_set(err, "checksum mismatch");
 	r = (struct rd){ .p = (const unsigned char *)buf + HEADER_SIZE, .left = payload };
 	get_key(&r, &desc->key);

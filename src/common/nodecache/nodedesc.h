@@ -24,7 +24,7 @@
 #include "common/env/profile.h"
 #include "common/node/node.h"
 
-#define EFA_NODEDESC_VERSION 1
+#define EFA_NODEDESC_VERSION 2	/* 2: the checksum is efa_fnv1a64_words */
 
 enum efa_stamp_kind {
 	EFA_STAMP_FILE,		/* device, inode, size, mtime, ctime */
@@ -52,7 +52,8 @@ struct efa_nodedesc_key {
 struct efa_nodedesc {
 	struct efa_nodedesc_key key;
 	struct efa_node *node;
-	struct efa_profiles *profiles;	/* NULL: they did not load... */
+	struct efa_profiles *profiles;	/* those the node uses (nodecache.h);
+					 * NULL: they did not load... */
 	char *profiles_error;		/* ...and this says why */
 };
 
