@@ -3,7 +3,8 @@
  * Plugin work per step per node, in-process: what spank_efa.so does on one
  * node for an 8-task step with --efa --efa-bind=closest (read efa.conf,
  * the node and its profiles as kept in NodeCacheDir= (read afresh when
- * anything they came from changed), build the step's plan; then per
+ * anything they came from changed), build the step's plan and its tasks'
+ * closest NICs; then per
  * task its binding, its launch variables and applying them to its
  * environment), against the cheapest possible TaskProlog: a fork and exec
  * of /bin/true for each of the 8 tasks.
@@ -114,10 +115,10 @@ static int binding_entry(struct efa_env_entry *e, const char *name, const char *
 
 static int task_apply(const struct efa_config *cfg, const struct efa_node *node,
 		      const struct efa_env_plan *plan, const int *gpus, size_t ngpus,
-		      unsigned task, struct task_env *env)
+		      const bool *groups, unsigned task, struct task_env *env)
 {
 	struct efa_bind_request req = { .gpus = gpus, .ngpus = ngpus, .task = task,
-					.ntasks = TASKS };
+					.ntasks = TASKS, .groups = groups };
 	struct efa_launch launch = {
 		.rank = task, .local_rank = task, .world_size = 2 * TASKS,
 		.local_world_size = TASKS, .nodelist = "n[1-2]", .job_id = 1234,
@@ -162,6 +163,7 @@ int bench_step(const char *conf, const char *root, struct task_env *env)
 	char note[1024];
 	int gpus[64], rc = -1;
 	size_t ngpus = 0;
+	bool *groups = NULL;
 
 	if (efa_config_load(conf, &cfg, &err))
 		goto fail;
@@ -194,8 +196,14 @@ int bench_step(const char *conf, const char *root, struct task_env *env)
 	for (size_t i = 0; i < node->naccels && ngpus < 64; i++)
 		if (node->accels[i].kind == EFA_ACCEL_GPU)
 			gpus[ngpus++] = node->accels[i].index;
+	/* As the plugin does before the tasks fork: every task's NICs once. */
+	groups = efa_bind_step_groups(node, gpus, ngpus, TASKS);
+	if (!groups) {
+		fprintf(stderr, "step_cost: out of memory\n");
+		goto out;
+	}
 	for (unsigned t = 0; t < TASKS; t++)
-		if (task_apply(cfg, node, plan, gpus, ngpus, t, env)) {
+		if (task_apply(cfg, node, plan, gpus, ngpus, groups, t, env)) {
 			fprintf(stderr, "step_cost: task %u failed\n", t);
 			goto out;
 		}
@@ -204,6 +212,7 @@ int bench_step(const char *conf, const char *root, struct task_env *env)
 fail:
 	fprintf(stderr, "step_cost: %s\n", err.msg);
 out:
+	free(groups);
 	efa_env_plan_free(plan);
 	efa_nodedesc_clear(&desc);
 	efa_config_free(cfg);

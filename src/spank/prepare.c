@@ -194,6 +194,27 @@ static void find_master_addr(struct efa_step *step, spank_t sp)
 		 "the step's first node, %s, at the address Slurm reaches it by (NodeAddr)", first);
 }
 
+/*
+ * --efa-bind=closest: every local task's closest NICs, once per step (its
+ * tasks, each in its own process, would each work out all of them), for
+ * tasks sharing the step's GPUs as task.c parses them.
+ */
+static void prepare_bind_groups(struct efa_step *step, spank_t sp)
+{
+	int gpus[EFA_STEP_GPUS_MAX], ngpus = 0;
+	uint32_t ntasks = 0;
+
+	if (!step->node || spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS ||
+	    !ntasks)
+		return;
+	if (step->gres_gpus[0])
+		ngpus = efa_parse_index_list(step->gres_gpus, gpus, EFA_STEP_GPUS_MAX);
+	if (ngpus < 0)
+		ngpus = 0;
+	step->bind_groups = efa_bind_step_groups(step->node, gpus, (size_t)ngpus, ntasks);
+	step->bind_ntasks = ntasks;
+}
+
 void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *args)
 {
 	if (!step->cfg || (step->mode != EFA_MODE_REQUIRED && step->mode != EFA_MODE_AUTO))
@@ -205,6 +226,8 @@ void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *
 			      sizeof(step->cuda_visible)))
 		step->cuda_visible[0] = '\0';
 	prepare_plan(step, args);
+	if (step->plan && step->bind == EFA_BIND_CLOSEST)
+		prepare_bind_groups(step, sp);
 	if (step->plan)
 		check_memlock(step, sp);
 	if (step->plan && step->cfg->distributed_env == EFA_YES)

@@ -68,6 +68,9 @@ struct efa_mount_ns {
 	ino_t ino;
 };
 
+/* GPU indexes a step's list (SLURM_STEP_GPUS) may hold. */
+#define EFA_STEP_GPUS_MAX 256
+
 struct efa_step {
 	enum efa_mode mode;
 	enum efa_bind bind;
@@ -84,6 +87,11 @@ struct efa_step {
 	/* The step's GPUs as Slurm gave them, before any per-task binding. */
 	char gres_gpus[EFA_STEP_LIST_MAX];
 	char cuda_visible[EFA_STEP_LIST_MAX];
+	/* --efa-bind=closest: each local task's closest NICs when it shares
+	 * gres_gpus (efa_bind_step_groups), worked out before the tasks fork;
+	 * NULL: each task works them out. */
+	bool *bind_groups;
+	unsigned bind_ntasks;
 	bool refuse_memlock;			/* drop SLURM_RLIMIT_MEMLOCK in each task */
 	/* MASTER_ADDR: the step's first node as Slurm reaches it, and where
 	 * that came from; "" when no address was found (the name is used). */

@@ -18,7 +18,6 @@
 #include "container.h"
 #include "task.h"
 
-#define GPUS_MAX 256
 #define TASK_VARS (EFA_LAUNCH_VARS + 6)
 #define LIBPATH_MAX 65536
 
@@ -131,7 +130,7 @@ static int binding_entries(const struct task *t, struct efa_env_entry *e, size_t
 {
 	const struct efa_step *step = t->step;
 	spank_t sp = t->sp;
-	int gpus[GPUS_MAX], ngpus;
+	int gpus[EFA_STEP_GPUS_MAX], ngpus;
 	char task_gres[EFA_STEP_LIST_MAX], task_visible[EFA_STEP_LIST_MAX], value[EFA_BIND_LIST_MAX];
 	struct efa_bind_request req = { .task = (unsigned)task_id(sp),
 					.ntasks = item_u32(sp, S_JOB_LOCAL_TASK_COUNT) };
@@ -148,10 +147,10 @@ static int binding_entries(const struct task *t, struct efa_env_entry *e, size_t
 		 * --gpus-per-task); otherwise the share is ours to make. */
 		req.gpus_given = task_gres[0] && strcmp(task_gres, step->gres_gpus);
 		ngpus = efa_parse_index_list(req.gpus_given ? task_gres : step->gres_gpus,
-					     gpus, GPUS_MAX);
+					     gpus, EFA_STEP_GPUS_MAX);
 	} else if (task_visible[0]) {
 		req.gpus_given = true;	/* set by the user, without GRES */
-		ngpus = efa_parse_index_list(task_visible, gpus, GPUS_MAX);
+		ngpus = efa_parse_index_list(task_visible, gpus, EFA_STEP_GPUS_MAX);
 	} else {
 		ngpus = 0;
 	}
@@ -161,6 +160,8 @@ static int binding_entries(const struct task *t, struct efa_env_entry *e, size_t
 	}
 	req.gpus = gpus;
 	req.ngpus = (size_t)ngpus;
+	if (step->bind_groups && step->bind_ntasks == req.ntasks)
+		req.groups = step->bind_groups;
 	if (efa_step_job_env(sp, "NEURON_LOGICAL_NC_CONFIG", value, sizeof(value)) &&
 	    (req.lnc = efa_neuron_lnc_parse(value)) < 0) {
 		if (req.task == 0)

@@ -62,7 +62,7 @@ static bool all_at(const struct efa_node *n, const char *list, int minor, enum e
 static struct efa_task_binding bind_one(const struct efa_node *node, const int *gpus, size_t ngpus,
 				    bool given, unsigned k, unsigned n)
 {
-	struct efa_bind_request req = { gpus, ngpus, given, k, n, 0 };
+	struct efa_bind_request req = { .gpus = gpus, .ngpus = ngpus, .gpus_given = given, .task = k, .ntasks = n };
 	struct efa_task_binding b;
 	struct efa_error err = { 0 };
 
@@ -357,6 +357,64 @@ static void test_launch(void)
 	efa_launch_entries_free(e, (size_t)n);
 }
 
+/*
+ * The step's groups worked out once (as the plugin does before the tasks
+ * fork) give every task the binding it works out alone, on every fixture,
+ * for 1 to 17 tasks over all GPUs, half of them, or the Neuron devices.
+ */
+static void test_step_groups(void)
+{
+	static const char *const fixtures[] = { "p5.48xlarge", "p4d.24xlarge", "p5en.48xlarge",
+						"trn1.32xlarge", "trn2.48xlarge" };
+	static const int upper[] = { 4, 5, 6, 7 };
+	size_t compared = 0, differ = 0;
+
+	for (size_t f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
+		struct efa_node *n = load(fixtures[f]);
+
+		for (int list = 0; n && list < 2; list++) {
+			const int *gpus = list ? upper : all8;
+			size_t ngpus = list ? 4 : 8;
+			bool has_gpus = false;
+
+			for (size_t i = 0; i < n->naccels; i++)
+				has_gpus |= n->accels[i].kind == EFA_ACCEL_GPU;
+			if (!has_gpus)
+				ngpus = 0;
+			for (unsigned tasks = 1; tasks <= 17; tasks++) {
+				bool *groups = efa_bind_step_groups(n, gpus, ngpus, tasks);
+
+				if (!groups) {
+					differ++;
+					continue;
+				}
+				for (unsigned k = 0; k < tasks; k++) {
+					struct efa_bind_request alone = { .gpus = gpus, .ngpus = ngpus,
+									  .task = k, .ntasks = tasks };
+					struct efa_bind_request shared = alone;
+					struct efa_task_binding a, b;
+					struct efa_error err;
+
+					shared.groups = groups;
+					compared++;
+					if (efa_bind_task(n, &alone, &a, &err) || efa_bind_task(n, &shared, &b, &err) ||
+					    strcmp(a.nics, b.nics) || strcmp(a.neuron_cores, b.neuron_cores) ||
+					    a.first != b.first || a.count != b.count || a.shared != b.shared) {
+						if (differ++ < 5)
+							printf("# %s, %u tasks, task %u: '%s' alone, '%s' from the step's groups\n",
+							       fixtures[f], tasks, k, a.nics, b.nics);
+					}
+				}
+				free(groups);
+			}
+		}
+		efa_node_free(n);
+	}
+	ok(compared > 500 && !differ,
+	   "the step's groups, worked out once, bind each of %zu tasks as it binds alone (%zu differ)",
+	   compared, differ);
+}
+
 int main(void)
 {
 	test_p5();
@@ -365,5 +423,6 @@ int main(void)
 	test_trn2();
 	test_helpers();
 	test_launch();
+	test_step_groups();
 	return done_testing();
 }

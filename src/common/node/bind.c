@@ -193,6 +193,45 @@ static void neuron_cores(const struct efa_node *node, const struct efa_bind_requ
 			 first, first + count - 1);
 }
 
+/*
+ * Task k's closest NICs into group (scratch: the accelerator list of
+ * naccels or 1 entries, level of nnics).
+ */
+static void task_group(const struct efa_node *node, const unsigned char *levels,
+		       const struct efa_bind_request *req, unsigned k,
+		       const struct efa_accel **scratch, unsigned char *level, bool *group)
+{
+	const size_t max = node->naccels ? node->naccels : 1;
+	size_t n = task_accels(node, req, k, scratch, max);
+
+	closest_nics(node, levels, scratch, n, level, group);
+}
+
+bool *efa_bind_step_groups(const struct efa_node *node, const int *gpus, size_t ngpus,
+			   unsigned ntasks)
+{
+	const size_t nnics = node->nnics ? node->nnics : 1;
+	struct efa_bind_request req = { .gpus = gpus, .ngpus = ngpus, .ntasks = ntasks };
+	const struct efa_accel **scratch = calloc(node->naccels ? node->naccels : 1, sizeof(*scratch));
+	unsigned char *own = node->closeness ? NULL : closeness_matrix(node);
+	const unsigned char *levels = node->closeness ? node->closeness : own;
+	unsigned char *level = malloc(nnics);
+	bool *groups = ntasks ? calloc((size_t)ntasks * nnics, sizeof(*groups)) : NULL;
+
+	if (!scratch || !levels || !level || !groups) {
+		free(groups);
+		groups = NULL;
+		goto out;
+	}
+	for (unsigned k = 0; k < ntasks; k++)
+		task_group(node, levels, &req, k, scratch, level, groups + (size_t)k * nnics);
+out:
+	free(scratch);
+	free(own);
+	free(level);
+	return groups;
+}
+
 int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *req,
 		  struct efa_task_binding *out, struct efa_error *err)
 {
@@ -204,7 +243,7 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 	unsigned char *level = malloc(node->nnics ? node->nnics : 1);
 	unsigned char *own = node->closeness ? NULL : closeness_matrix(node);
 	const unsigned char *levels = node->closeness ? node->closeness : own;
-	size_t nmine, sharers = 0, position = 0, m = 0, first, count;
+	size_t sharers = 0, position = 0, m = 0, first, count;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -221,21 +260,25 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 	if (!req->ngpus)
 		neuron_cores(node, req, out);
 
-	nmine = task_accels(node, req, req->task, mine, max);
-	closest_nics(node, levels, mine, nmine, level, group);
+	if (req->groups && !req->gpus_given)
+		memcpy(group, req->groups + (size_t)req->task * node->nnics, node->nnics * sizeof(*group));
+	else
+		task_group(node, levels, req, req->task, mine, level, group);
 	for (size_t n = 0; n < node->nnics; n++)
 		m += group[n];
 	/* Which tasks have exactly these NICs closest, and where we stand. */
 	for (unsigned k = 0; k < req->ntasks; k++) {
-		size_t nk;
+		const bool *theirs_group = other;
 
 		if (req->gpus_given) {
 			sharers = 1;
 			break;
 		}
-		nk = task_accels(node, req, k, theirs, max);
-		closest_nics(node, levels, theirs, nk, level, other);
-		if (memcmp(group, other, node->nnics * sizeof(*group)))
+		if (req->groups)
+			theirs_group = req->groups + (size_t)k * node->nnics;
+		else
+			task_group(node, levels, req, k, theirs, level, other);
+		if (memcmp(group, theirs_group, node->nnics * sizeof(*group)))
 			continue;
 		if (k == req->task)
 			position = sharers;

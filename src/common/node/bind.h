@@ -38,6 +38,9 @@ struct efa_bind_request {
 	unsigned ntasks;	/* tasks of the step on this node */
 	int lnc;		/* the job's NEURON_LOGICAL_NC_CONFIG (1, 2); 0:
 				 * each device's default */
+	const bool *groups;	/* efa_bind_step_groups of these gpus and ntasks,
+				 * for a task whose GPUs are not given; NULL:
+				 * worked out here */
 };
 
 #define EFA_BIND_LIST_MAX 1024
@@ -66,6 +69,18 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
  * Optional: without it, efa_bind_task computes them itself.
  */
 int efa_bind_index(struct efa_node *node);
+
+/*
+ * The closest NICs of each of a step's ntasks local tasks sharing the
+ * step's GPUs (gpus, in Slurm's order) or, without GPUs, the node's Neuron
+ * devices: ntasks rows of node->nnics flags, row k for task k. Worked out
+ * once per step, before its tasks fork, each task's binding then reads
+ * them (efa_bind_request.groups) instead of working out every task's to
+ * find those it shares its NICs with. Free with free(); NULL when out of
+ * memory or ntasks is 0.
+ */
+bool *efa_bind_step_groups(const struct efa_node *node, const int *gpus, size_t ngpus,
+			   unsigned ntasks);
 
 /* Parses "0,1,4" (Slurm's GPU index lists). Returns the count, or -1 for
  * anything else or more than max entries. */
