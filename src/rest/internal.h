@@ -57,6 +57,11 @@ char *rest_parse_release(json_t *root);
 
 /* What rest_parse_nodes reads: "nodes" with the fields it uses. */
 extern const struct rest_listing rest_nodes_listing;
+/*
+ * The nodes of a nodes answer. Each item of root's "nodes" list is
+ * released (set to null) once read: the model and the tree are never both
+ * whole, which for 100,000 nodes is a few hundred MiB.
+ */
 int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_error *err);
 int rest_parse_partitions(json_t *root, int api, slurmrest_partitions **out,
 			  slurmrest_error *err);

@@ -330,8 +330,10 @@ int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_err
 		slurmrest_node *node = &res->nodes[res->count];
 		const char *name = json_string_value(json_object_get(j, "name"));
 
-		if (!name)
+		if (!name) {
+			json_array_set_new(array, i, json_null());
 			continue;
+		}
 		res->count++;
 		node->name = strdup(name);
 		node->address = str_or_empty(json_object_get(j, "address"));
@@ -345,6 +347,8 @@ int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_err
 			slurmrest_nodes_free(res);
 			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 		}
+		/* Its memory goes to the nodes after it. */
+		json_array_set_new(array, i, json_null());
 	}
 	*out = res;
 	return 0;
@@ -385,8 +389,10 @@ int rest_parse_partitions(json_t *root, int api, slurmrest_partitions **out,
 		slurmrest_partition *p = &res->partitions[res->count];
 		const char *name = json_string_value(json_object_get(j, "name"));
 
-		if (!name)
+		if (!name) {
+			json_array_set_new(array, i, json_null());
 			continue;
+		}
 		res->count++;
 		if (json_is_object(nodes))
 			nodes = json_object_get(nodes, "configured");
