@@ -19,7 +19,8 @@
  * sync, which frees the answer once parsed, as the client does), snapshot_bytes, compact_bytes, write_json_ms and
  * write_compact_ms (one write each, fsync included), nodes, zones; then per
  * round, alternating, "jansson MS" (json_loadb alone, the baseline),
- * "parse MS" (rest_parse_listing + rest_parse_nodes), "build MS"
+ * "parse MS" (rest_parse_listing handing each node to the model, as
+ * slurmrest_get_nodes does), "build MS"
  * (efa_cluster_add_node for every node) and "sync MS" (the two); then
  * "load MS" per snapshot load (efa_snapshot_load, what the bridge does:
  * the compact form), "json_load MS" per efa_snapshot_read of the JSON (what
@@ -80,14 +81,21 @@ static __attribute__((noinline)) double parse(const char *body, size_t len, slur
 					      char **release)
 {
 	double t0 = now_ms();
+	struct rest_nodes_taker taker = { 0 };
+	struct rest_listing listing = rest_nodes_listing;
 	slurmrest_error err;
-	json_t *root = rest_parse_listing(body, len, "nodes", &rest_nodes_listing, &err);
+	json_t *root;
 
+	/* As slurmrest_get_nodes reads them: each node to the model as the
+	 * parse reaches it. */
+	listing.take = rest_take_node;
+	listing.arg = &taker;
+	root = rest_parse_listing(body, len, "nodes", &listing, &err);
 	if (release) {
 		free(*release);
 		*release = NULL;
 	}
-	if (!root || rest_parse_nodes(root, api, nodes, &err))
+	if (!root || rest_nodes_taken(&taker, root, nodes, &err))
 		die("parse", err.message);
 	json_decref(root);
 	return now_ms() - t0;

@@ -417,13 +417,21 @@ static int conditional_get(slurmrest_t *r, const char *what, const struct rest_l
 int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 			slurmrest_error *err)
 {
+	struct rest_nodes_taker taker = { 0 };
+	struct rest_listing listing = rest_nodes_listing;
 	int not_modified, rc;
 	int64_t asked;
 	json_t *root;
 
 	*out = NULL;
-	if ((rc = conditional_get(r, "nodes", &rest_nodes_listing, since, &root, &not_modified, &asked, err)))
+	/* Each node to the model as the parse reaches it: the answer, the
+	 * nodes and a tree of them are never all held at once. */
+	listing.take = rest_take_node;
+	listing.arg = &taker;
+	if ((rc = conditional_get(r, "nodes", &listing, since, &root, &not_modified, &asked, err))) {
+		rest_nodes_taker_clear(&taker);
 		return rc;
+	}
 	if (not_modified) {
 		if (!(*out = calloc(1, sizeof(**out))))
 			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
@@ -431,7 +439,7 @@ int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 		(*out)->update_time = since;
 		return 0;
 	}
-	rc = rest_parse_nodes(root, r->api, out, err);
+	rc = rest_nodes_taken(&taker, root, out, err);
 	if (!rc && !(*out)->update_time)
 		(*out)->update_time = asked - 1;
 	json_decref(root);

@@ -30,11 +30,17 @@ json_t *rest_parse_body(const char *body, size_t len, const char *what, slurmres
  * A listing's answer (GET nodes) parsed as rest_parse_body does, except
  * that the objects of the top-level array listing->name keep only the
  * members listing->fields names (NULL-terminated): the others are checked
- * for JSON's syntax and not built (sparse.c).
+ * for JSON's syntax and not built (sparse.c). With take, each object of
+ * the array is handed to take(arg, object) as soon as it is read, and the
+ * array in the tree stays empty: a listing of 100,000 nodes is never held
+ * whole beside the answer. take owns what it gets and returns 0, or -1
+ * when out of memory.
  */
 struct rest_listing {
 	const char *name;
 	const char *const *fields;
+	int (*take)(void *arg, json_t *item);
+	void *arg;
 };
 json_t *rest_parse_listing(const char *body, size_t len, const char *what,
 			   const struct rest_listing *listing, slurmrest_error *err);
@@ -55,14 +61,25 @@ size_t rest_parse_served(json_t *root, int *versions, size_t max);
 /* meta.Slurm.release ("22.05.8"), malloc'd, or NULL. */
 char *rest_parse_release(json_t *root);
 
-/* What rest_parse_nodes reads: "nodes" with the fields it uses. */
+/* What GET nodes reads: "nodes" with the fields it uses. */
 extern const struct rest_listing rest_nodes_listing;
+
+/* The nodes of a nodes answer as its parse reaches them (rest_listing.take
+ * with a struct rest_nodes_taker as arg, zeroed to start). */
+struct rest_nodes_taker {
+	slurmrest_nodes *nodes;	/* NULL until the first node */
+	size_t cap;
+};
+int rest_take_node(void *arg, json_t *item);
 /*
- * The nodes of a nodes answer. Each item of root's "nodes" list is
- * released (set to null) once read: the model and the tree are never both
- * whole, which for 100,000 nodes is a few hundred MiB.
+ * The nodes taken, with what the rest of the answer (root) says: they go
+ * to *out (the taker is left empty), or are freed with an error when root
+ * has no nodes list. Nodes still in root's list (an answer read whole:
+ * a zeroed taker) are taken too, each released from the tree as it is.
  */
-int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_error *err);
+int rest_nodes_taken(struct rest_nodes_taker *t, json_t *root, slurmrest_nodes **out,
+		     slurmrest_error *err);
+void rest_nodes_taker_clear(struct rest_nodes_taker *t);
 int rest_parse_partitions(json_t *root, int api, slurmrest_partitions **out,
 			  slurmrest_error *err);
 int rest_parse_submit(json_t *root, uint32_t *job_id, char **user_msg, slurmrest_error *err);

@@ -308,49 +308,95 @@ static const char *const node_fields[] = {
 	"name", "address", "features", "active_features", "state", "state_flags", "partitions",
 	"reason", NULL
 };
-const struct rest_listing rest_nodes_listing = { "nodes", node_fields };
+const struct rest_listing rest_nodes_listing = { .name = "nodes", .fields = node_fields };
 
-int rest_parse_nodes(json_t *root, int api, slurmrest_nodes **out, slurmrest_error *err)
+/* One node of the answer into node: 1 stored, 0 not a node (no name),
+ * -1 out of memory (node cleared). */
+static int node_from_json(json_t *j, slurmrest_node *node)
+{
+	const char *name = json_string_value(json_object_get(j, "name"));
+
+	memset(node, 0, sizeof(*node));
+	if (!name)
+		return 0;
+	node->name = strdup(name);
+	node->address = str_or_empty(json_object_get(j, "address"));
+	node->features = strv_from(json_object_get(j, "features"), 0);
+	node->active_features = strv_from(json_object_get(j, "active_features"), 0);
+	node->state = node_state(j);
+	node->partitions = strv_from(json_object_get(j, "partitions"), 0);
+	node->reason = str_or_empty(json_object_get(j, "reason"));
+	if (!node->name || !node->address || !node->features || !node->active_features ||
+	    !node->state || !node->partitions || !node->reason) {
+		node_clear(node);
+		return -1;
+	}
+	return 1;
+}
+
+/* Room in t for one more node. */
+static int taker_grow(struct rest_nodes_taker *t)
+{
+	slurmrest_node *grown;
+	size_t cap;
+
+	if (!t->nodes && !(t->nodes = calloc(1, sizeof(*t->nodes))))
+		return -1;
+	if (t->nodes->count < t->cap)
+		return 0;
+	cap = t->cap ? t->cap * 2 : 64;
+	grown = realloc(t->nodes->nodes, cap * sizeof(*grown));
+	if (!grown)
+		return -1;
+	t->nodes->nodes = grown;
+	t->cap = cap;
+	return 0;
+}
+
+int rest_take_node(void *arg, json_t *item)
+{
+	struct rest_nodes_taker *t = arg;
+	int rc = taker_grow(t) ? -1 : node_from_json(item, &t->nodes->nodes[t->nodes->count]);
+
+	json_decref(item);
+	if (rc < 0)
+		return -1;
+	t->nodes->count += (size_t)rc;
+	return 0;
+}
+
+void rest_nodes_taker_clear(struct rest_nodes_taker *t)
+{
+	slurmrest_nodes_free(t->nodes);
+	memset(t, 0, sizeof(*t));
+}
+
+int rest_nodes_taken(struct rest_nodes_taker *t, json_t *root, slurmrest_nodes **out,
+		     slurmrest_error *err)
 {
 	json_t *array = json_object_get(root, "nodes");
-	slurmrest_nodes *res;
-	size_t n;
 
-	(void)api;
-	if (!json_is_array(array))
+	*out = NULL;
+	if (!json_is_array(array)) {
+		rest_nodes_taker_clear(t);
 		return rest_set_error(err, SLURMREST_E_PARSE, "slurmrestd's nodes answer has no \"nodes\" list");
-	n = json_array_size(array);
-	if (!(res = calloc(1, sizeof(*res))) || !(res->nodes = calloc(n ? n : 1, sizeof(*res->nodes)))) {
-		free(res);
-		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 	}
-	res->update_time = last_update(root);
-	for (size_t i = 0; i < n; i++) {
-		json_t *j = json_array_get(array, i);
-		slurmrest_node *node = &res->nodes[res->count];
-		const char *name = json_string_value(json_object_get(j, "name"));
+	/* Items the parse did not hand over (an answer read whole), each
+	 * released from the tree as it is taken. */
+	for (size_t i = 0; i < json_array_size(array); i++) {
+		json_t *item = json_incref(json_array_get(array, i));
 
-		if (!name) {
-			json_array_set_new(array, i, json_null());
-			continue;
-		}
-		res->count++;
-		node->name = strdup(name);
-		node->address = str_or_empty(json_object_get(j, "address"));
-		node->features = strv_from(json_object_get(j, "features"), 0);
-		node->active_features = strv_from(json_object_get(j, "active_features"), 0);
-		node->state = node_state(j);
-		node->partitions = strv_from(json_object_get(j, "partitions"), 0);
-		node->reason = str_or_empty(json_object_get(j, "reason"));
-		if (!node->name || !node->address || !node->features || !node->active_features ||
-		    !node->state || !node->partitions || !node->reason) {
-			slurmrest_nodes_free(res);
+		json_array_set_new(array, i, json_null());
+		if (rest_take_node(t, item)) {
+			rest_nodes_taker_clear(t);
 			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 		}
-		/* Its memory goes to the nodes after it. */
-		json_array_set_new(array, i, json_null());
 	}
-	*out = res;
+	if (!t->nodes && !(t->nodes = calloc(1, sizeof(*t->nodes))))
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	t->nodes->update_time = last_update(root);
+	*out = t->nodes;
+	memset(t, 0, sizeof(*t));
 	return 0;
 }
 

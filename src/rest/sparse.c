@@ -331,7 +331,8 @@ static json_t *list_item(struct cursor *c, const char *const *fields)
 	return obj;
 }
 
-static json_t *read_list(struct cursor *c, const char *const *fields)
+/* The listing's array: its items kept in it, or handed to listing->take. */
+static json_t *read_list(struct cursor *c, const struct rest_listing *listing)
 {
 	json_t *array = json_array(), *item;
 
@@ -348,9 +349,10 @@ static json_t *read_list(struct cursor *c, const char *const *fields)
 	for (;;) {
 		int more;
 
-		if (!(item = list_item(c, fields)) || json_array_append_new(array, item)) {
-			if (item)
-				fail(c, out_of_memory);
+		if (!(item = list_item(c, listing->fields)))
+			break;
+		if (listing->take ? listing->take(listing->arg, item) : json_array_append_new(array, item)) {
+			fail(c, out_of_memory);
 			break;
 		}
 		if ((more = another(c, ']')) < 0)
@@ -372,7 +374,7 @@ static int take_top(struct cursor *c, json_t *obj, const struct name *name, cons
 		return -1;
 	skip_space(c);
 	if (!strcmp(text, listing->name) && c->p < c->end && *c->p == '[')
-		rc = store(c, obj, text, read_list(c, listing->fields));
+		rc = store(c, obj, text, read_list(c, listing));
 	else
 		rc = store(c, obj, text, load_value(c));
 	free(text);
