@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
-#include <errno.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/statfs.h>
-#include <unistd.h>
 
 #include "common/base/child.h"
 #include "common/base/strutil.h"
