@@ -207,86 +207,95 @@ static void task_group(const struct efa_node *node, const unsigned char *levels,
 	closest_nics(node, levels, scratch, n, level, group);
 }
 
-bool *efa_bind_step_groups(const struct efa_node *node, const int *gpus, size_t ngpus,
-			   unsigned ntasks)
+/* The closest NICs of req's tasks from to to - 1, a row of nnics each in
+ * rows. Returns 0, or -1 when out of memory. */
+static int fill_groups(const struct efa_node *node, const struct efa_bind_request *req,
+		       unsigned from, unsigned to, bool *rows)
 {
-	const size_t nnics = node->nnics ? node->nnics : 1;
-	struct efa_bind_request req = { .gpus = gpus, .ngpus = ngpus, .ntasks = ntasks };
 	const struct efa_accel **scratch = calloc(node->naccels ? node->naccels : 1, sizeof(*scratch));
 	unsigned char *own = node->closeness ? NULL : closeness_matrix(node);
 	const unsigned char *levels = node->closeness ? node->closeness : own;
-	unsigned char *level = malloc(nnics);
-	bool *groups = ntasks ? calloc((size_t)ntasks * nnics, sizeof(*groups)) : NULL;
+	unsigned char *level = malloc(node->nnics ? node->nnics : 1);
+	int rc = -1;
 
-	if (!scratch || !levels || !level || !groups) {
-		free(groups);
-		groups = NULL;
-		goto out;
+	if (scratch && levels && level) {
+		for (unsigned k = from; k < to; k++)
+			task_group(node, levels, req, k, scratch, level,
+				   rows + (size_t)(k - from) * node->nnics);
+		rc = 0;
 	}
-	for (unsigned k = 0; k < ntasks; k++)
-		task_group(node, levels, &req, k, scratch, level, groups + (size_t)k * nnics);
-out:
 	free(scratch);
 	free(own);
 	free(level);
+	return rc;
+}
+
+static bool *alloc_rows(const struct efa_node *node, unsigned n)
+{
+	size_t cells = (size_t)n * node->nnics;
+
+	return calloc(cells ? cells : 1, sizeof(bool));
+}
+
+bool *efa_bind_step_groups(const struct efa_node *node, const int *gpus, size_t ngpus,
+			   unsigned ntasks)
+{
+	struct efa_bind_request req = { .gpus = gpus, .ngpus = ngpus, .ntasks = ntasks };
+	bool *groups = ntasks ? alloc_rows(node, ntasks) : NULL;
+
+	if (groups && fill_groups(node, &req, 0, ntasks, groups)) {
+		free(groups);
+		groups = NULL;
+	}
 	return groups;
 }
 
 int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *req,
 		  struct efa_task_binding *out, struct efa_error *err)
 {
-	const size_t max = node->naccels ? node->naccels : 1;
-	const struct efa_accel **mine = calloc(max, sizeof(*mine));
-	const struct efa_accel **theirs = calloc(max, sizeof(*theirs));
-	bool *group = calloc(node->nnics ? node->nnics : 1, sizeof(*group));
-	bool *other = calloc(node->nnics ? node->nnics : 1, sizeof(*other));
-	unsigned char *level = malloc(node->nnics ? node->nnics : 1);
-	unsigned char *own = node->closeness ? NULL : closeness_matrix(node);
-	const unsigned char *levels = node->closeness ? node->closeness : own;
+	const size_t nnics = node->nnics;
 	size_t sharers = 0, position = 0, m = 0, first, count;
+	bool *own_groups = NULL;
+	const bool *group;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (!mine || !theirs || !group || !other || !level || !levels) {
-		efa_error_set(err, "out of memory");
-		goto out;
-	}
-	if (!req->ntasks || req->task >= req->ntasks) {
-		efa_error_set(err, "task %u of %u: no such local task", req->task, req->ntasks);
-		goto out;
-	}
+	if (!req->ntasks || req->task >= req->ntasks)
+		return efa_error_set(err, "task %u of %u: no such local task", req->task, req->ntasks);
 	if (req->ngpus && !req->gpus_given)
 		out->shared = share(req->task, req->ntasks, req->ngpus, &out->first, &out->count);
 	if (!req->ngpus)
 		neuron_cores(node, req, out);
 
-	if (req->groups && !req->gpus_given)
-		memcpy(group, req->groups + (size_t)req->task * node->nnics, node->nnics * sizeof(*group));
-	else
-		task_group(node, levels, req, req->task, mine, level, group);
-	for (size_t n = 0; n < node->nnics; n++)
-		m += group[n];
-	/* Which tasks have exactly these NICs closest, and where we stand. */
-	for (unsigned k = 0; k < req->ntasks; k++) {
-		const bool *theirs_group = other;
+	if (req->gpus_given) {
+		/* GPUs of its own, which no other task has: their NICs too. */
+		own_groups = alloc_rows(node, 1);
+		if (!own_groups || fill_groups(node, req, req->task, req->task + 1, own_groups))
+			goto oom;
+		group = own_groups;
+		sharers = 1;
+	} else {
+		const bool *groups = req->groups;
 
-		if (req->gpus_given) {
-			sharers = 1;
-			break;
+		if (!groups)
+			groups = own_groups = efa_bind_step_groups(node, req->gpus, req->ngpus, req->ntasks);
+		if (!groups)
+			goto oom;
+		group = groups + (size_t)req->task * nnics;
+		/* Which tasks have exactly these NICs closest, and where we stand. */
+		for (unsigned k = 0; k < req->ntasks; k++) {
+			if (memcmp(group, groups + (size_t)k * nnics, nnics * sizeof(*group)))
+				continue;
+			if (k == req->task)
+				position = sharers;
+			sharers++;
 		}
-		if (req->groups)
-			theirs_group = req->groups + (size_t)k * node->nnics;
-		else
-			task_group(node, levels, req, k, theirs, level, other);
-		if (memcmp(group, theirs_group, node->nnics * sizeof(*group)))
-			continue;
-		if (k == req->task)
-			position = sharers;
-		sharers++;
 	}
+	for (size_t n = 0; n < nnics; n++)
+		m += group[n];
 	if (m)
 		share((unsigned)position, (unsigned)sharers, m, &first, &count);
-	for (size_t n = 0, seen = 0; m && n < node->nnics; n++) {
+	for (size_t n = 0, seen = 0; m && n < nnics; n++) {
 		if (!group[n])
 			continue;
 		if (seen >= first && seen < first + count)
@@ -295,13 +304,11 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 		seen++;
 	}
 	rc = 0;
+	goto out;
+oom:
+	efa_error_set(err, "out of memory");
 out:
-	free(own);
-	free(mine);
-	free(theirs);
-	free(group);
-	free(other);
-	free(level);
+	free(own_groups);
 	return rc;
 }
 
