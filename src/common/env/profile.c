@@ -366,10 +366,12 @@ int efa_profiles_keep_matching(struct efa_profiles *set, const char *instance_ty
 {
 	const struct efa_profile *p = efa_profiles_match(set, instance_type, accels);
 	struct efa_profiles kept = { 0 };
+	const char *matched;
 	bool *keep;
 
 	if (!p)
 		return 0;
+	matched = p->name;
 	keep = calloc(set->n, sizeof(*keep));
 	kept.v = calloc(set->n, sizeof(*kept.v));
 	if (!keep || !kept.v) {
@@ -384,7 +386,7 @@ int efa_profiles_keep_matching(struct efa_profiles *set, const char *instance_ty
 	/* Another kept profile serving the accelerators first would win the
 	 * match's fall-back: then the set stays as it is. */
 	p = efa_profiles_match(&kept, instance_type, accels);
-	if (!p || strcmp(p->name, efa_profiles_match(set, instance_type, accels)->name)) {
+	if (!p || strcmp(p->name, matched)) {
 		free(keep);
 		free(kept.v);
 		return 0;
