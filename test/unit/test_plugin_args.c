@@ -3,32 +3,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/config/efa_conf.h"
 #include "common/config/plugin_args.h"
 #include "common/env/spank_env.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 /* config=DIR/%n.conf: each node its own efa.conf. */
 static void test_load_config(void)
 {
-	char dir[] = "/tmp/efa-args-test.XXXXXX", path[128], long_pattern[PATH_MAX + 8];
+	char long_pattern[PATH_MAX + 8];
 	struct efa_args args = { .root = "/" };
 	struct efa_config *cfg = NULL;
 	struct efa_error err = { 0 };
 	FILE *f;
 
-	if (!mkdtemp(dir)) {
-		ok(0, "mkdtemp");
+	if (tmp_open())
 		return;
-	}
-	snprintf(path, sizeof(path), "%s/n7.conf", dir);
-	f = fopen(path, "w");
-	fputs("InstanceType=p5.48xlarge\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/%%n.conf", dir);
-	args.config = path;
+	f = fopen(tmp_at("n7.conf"), "w");
+	tmp_setup(f && fputs("InstanceType=p5.48xlarge\n", f) >= 0 && !fclose(f) ? 0 : -1,
+		  "node n7's efa.conf");
+	args.config = tmp_at("%n.conf");
 	ok(efa_args_load_config(&args, "n7", &cfg, &err) == 0, "config=DIR/%%n.conf loads node n7's file");
 	is_str(cfg ? cfg->instance_type : NULL, "p5.48xlarge", "  with what it says");
 	efa_config_free(cfg);
@@ -41,9 +37,7 @@ static void test_load_config(void)
 	long_pattern[sizeof(long_pattern) - 1] = '\0';
 	args.config = long_pattern;
 	ok(efa_args_load_config(&args, "n7", &cfg, &err) == -1 && !cfg, "a config= longer than a path is an error");
-	snprintf(path, sizeof(path), "%s/n7.conf", dir);
-	unlink(path);
-	rmdir(dir);
+	tmp_close();
 }
 
 int main(void)
