@@ -121,7 +121,7 @@ static int task_apply(const struct efa_config *cfg, const struct efa_node *node,
 					.ntasks = TASKS, .groups = groups };
 	struct efa_launch launch = {
 		.rank = task, .local_rank = task, .world_size = 2 * TASKS,
-		.local_world_size = TASKS, .nodelist = "n[1-2]", .job_id = 1234,
+		.local_world_size = TASKS, .first_node = "n1", .job_id = 1234,
 		.port_lo = cfg->master_ports.lo, .port_hi = cfg->master_ports.hi,
 	};
 	struct efa_env_entry entries[EFA_LAUNCH_VARS + 2];

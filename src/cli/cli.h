@@ -74,6 +74,7 @@ int cli_cluster_load(const struct cli_common *common, const struct cli_source *s
 
 int cmd_check(int argc, char **argv, const struct cli_common *common);
 int cmd_env(int argc, char **argv, const struct cli_common *common);
+int cmd_hostfile(int argc, char **argv, const struct cli_common *common);
 int cmd_node_features(int argc, char **argv, const struct cli_common *common);
 int cmd_sync(int argc, char **argv, const struct cli_common *common);
 int cmd_submit(int argc, char **argv, const struct cli_common *common);

@@ -16,6 +16,7 @@ static const struct {
 	{ "sync", cmd_sync, "keep the zone snapshot (and topology.conf) current (daemon)" },
 	{ "submit", cmd_submit, "sbatch through slurmrestd, with the slurm-efa options" },
 	{ "check", cmd_check, "whether a checkpoint directory is allowed, or which one a job gets" },
+	{ "hostfile", cmd_hostfile, "a job's hosts in network-topology order, for mpirun --hostfile" },
 	{ "node-features", cmd_node_features, "the features this node should register with: zone, efa, instance type" },
 };
 

@@ -14,6 +14,7 @@
 enum option_id {
 	OPT_EFA,
 	OPT_EFA_BIND,
+	OPT_EFA_RANK_ORDER,
 	OPT_CHECKPOINT_DIR,
 	OPT_CHECKPOINT_KEEP,
 	OPT_EFA_RESUME,
@@ -51,6 +52,9 @@ static int option_cb(int val, const char *optarg, int remote)
 		break;
 	case OPT_EFA_BIND:
 		rc = efa_bind_parse(optarg, &opts.bind, &err);
+		break;
+	case OPT_EFA_RANK_ORDER:
+		rc = efa_rank_order_parse(optarg, &opts.rank_order, &err);
 		break;
 	case OPT_CHECKPOINT_DIR:
 		rc = efa_checkpoint_dir_parse(optarg, opts.checkpoint_dir,
@@ -91,6 +95,11 @@ static struct spank_option options[] = {
 	  "its GPUs and the NICs nearest to them, 'none' (default) leaves NIC "
 	  "choice to NCCL.",
 	  1, OPT_EFA_BIND, option_cb },
+	{ "efa-rank-order", "topology|slurm",
+	  "How RANK, NODE_RANK and MASTER_ADDR number the step's nodes: "
+	  "'topology' puts nodes under one network switch next to each other "
+	  "(NCCL's rings follow rank order), 'slurm' keeps Slurm's order.",
+	  1, OPT_EFA_RANK_ORDER, option_cb },
 	{ "checkpoint-dir", "PATH",
 	  "Directory for this job's checkpoints (an absolute path, under the "
 	  "partition's checkpoint root when it has one), created as you on every "

@@ -16,6 +16,7 @@
 struct efa_options {
 	enum efa_mode efa;
 	enum efa_bind bind;
+	enum efa_rank_order rank_order;
 	char checkpoint_dir[EFA_CKPT_PATH_MAX];	/* normalized; "" when not given */
 	long checkpoint_keep;			/* EFA_CKPT_KEEP_UNSET when not given */
 	long resume;				/* EFA_RESUME_UNSET when not given */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -7,6 +9,9 @@
 #include <slurm/slurm.h>
 
 #include "common/base/strutil.h"
+#include "common/cluster/hostlist.h"
+#include "common/cluster/rank_order.h"
+#include "common/cluster/topology_read.h"
 #include "common/env/env.h"
 #include "common/env/launch.h"
 #include "common/env/memlock.h"
@@ -14,8 +19,8 @@
 #include "common/node/bind.h"
 #include "common/node/node.h"
 #include "common/nodecache/nodecache.h"
-#include "node_addr.h"
 #include "prepare.h"
+#include "slurm_conf.h"
 
 #define NIC_RECOUNT_INTERVAL 5
 
@@ -169,21 +174,102 @@ static void check_memlock(struct efa_step *step, spank_t sp)
 		slurm_info("efa: node %s: %s", step->node_name, msg);
 }
 
-/*
- * The address every task of the step gives as MASTER_ADDR: the first
- * node's, as Slurm reaches it (node_addr.h). Asked here, in slurmstepd's
- * own process, once; the same on every node, which all know the step's
- * nodes alike.
- */
-static void find_master_addr(struct efa_step *step, spank_t sp)
+static void rank_warning(struct efa_step *step, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void rank_warning(struct efa_step *step, const char *fmt, ...)
 {
-	char nodelist[EFA_STEP_LIST_MAX], first[EFA_STEP_NAME_MAX];
+	char why[EFA_STEP_MESSAGE_MAX / 2];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(step->rank_warning, sizeof(step->rank_warning),
+		 "efa: warning: --efa-rank-order=topology: %s: ranks are in Slurm's order (tell your cluster admin)",
+		 why);
+	slurm_info("efa: node %s: %s", step->node_name, step->rank_warning);
+}
+
+/*
+ * --efa-rank-order=topology: the step's nodes grouped by the switches (or
+ * blocks) of the topology file Slurm itself reads (rank_order.h), this
+ * node's place among them, and the first of them for MASTER_ADDR. Every
+ * node of the step reads the same node list and file, so all agree.
+ */
+static void order_by_topology(struct efa_step *step, spank_t sp, const char *nodelist)
+{
+	char path[EFA_STEP_PATH_MAX], per_node[EFA_STEP_LIST_MAX];
+	struct efa_topo_map map = { 0 };
+	struct efa_rank_place place;
+	unsigned *tasks = NULL;
+	size_t *order = NULL, n = 0, self;
+	char **names = NULL;
+	struct efa_error err;
+
+	if (!efa_slurm_topology_path(path, sizeof(path))) {
+		rank_warning(step, "Slurm does not say where its topology file is");
+		return;
+	}
+	if (efa_topo_map_load(path, &map, &err)) {
+		rank_warning(step, "%s", err.msg);
+		return;
+	}
+	if (!efa_step_job_env(sp, "SLURM_STEP_TASKS_PER_NODE", per_node, sizeof(per_node)) &&
+	    !efa_step_job_env(sp, "SLURM_TASKS_PER_NODE", per_node, sizeof(per_node)))
+		per_node[0] = '\0';
+	if (efa_hostlist_expand(nodelist, &names, &n, &err) ||
+	    !(order = calloc(n ? n : 1, sizeof(*order))) ||
+	    !(tasks = calloc(n ? n : 1, sizeof(*tasks)))) {
+		rank_warning(step, "the step's nodes '%.200s': %s", nodelist,
+			     names ? "out of memory" : err.msg);
+		goto out;
+	}
+	if (efa_tasks_per_node_parse(per_node, tasks, n, &err)) {
+		rank_warning(step, "%s", err.msg);
+		goto out;
+	}
+	if (efa_rank_order(&map, names, n, order, &err)) {
+		rank_warning(step, "%s: %s", path, err.msg);
+		goto out;
+	}
+	for (self = 0; self < n && strcmp(names[self], step->node_name); self++)
+		;
+	if (self == n) {
+		rank_warning(step, "this node, %s, is not one of the step's nodes '%.200s'",
+			     step->node_name, nodelist);
+		goto out;
+	}
+	efa_rank_place(order, tasks, n, self, &place);
+	step->ranked = true;
+	step->rank_base = place.rank_base;
+	step->node_rank = (unsigned)place.node_rank;
+	snprintf(step->master_name, sizeof(step->master_name), "%s", names[place.first]);
+out:
+	efa_strv_free(names);
+	free(order);
+	free(tasks);
+	efa_topo_map_clear(&map);
+}
+
+/*
+ * The node list the launch variables number, its first node in their
+ * order (Slurm's, or the topology's), and the address every task gives
+ * as MASTER_ADDR: that node's, as Slurm reaches it (slurm_conf.h). Asked
+ * here, in slurmstepd's own process, once.
+ */
+static void prepare_launch(struct efa_step *step, spank_t sp)
+{
+	char nodelist[EFA_STEP_LIST_MAX];
+	const char *first = step->master_name;
 
 	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) &&
 	    !efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)))
 		return;
-	if (efa_hostlist_first(nodelist, first, sizeof(first)))
+	if (efa_hostlist_first(nodelist, step->master_name, sizeof(step->master_name)))
 		return;
+	if (step->rank_order == EFA_RANK_ORDER_TOPOLOGY)
+		order_by_topology(step, sp, nodelist);
 	if (!efa_slurm_node_addr(first, step->master_addr, sizeof(step->master_addr))) {
 		slurm_info("efa: node %s: Slurm gives no address for %s, the step's first node: MASTER_ADDR is its name, which must resolve on every node",
 			   step->node_name, first);
@@ -191,7 +277,8 @@ static void find_master_addr(struct efa_step *step, spank_t sp)
 		return;
 	}
 	snprintf(step->master_from, sizeof(step->master_from),
-		 "the step's first node, %s, at the address Slurm reaches it by (NodeAddr)", first);
+		 "the step's first node%s, %s, at the address Slurm reaches it by (NodeAddr)",
+		 step->ranked ? " in topology order" : "", first);
 }
 
 /*
@@ -231,5 +318,5 @@ void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *
 	if (step->plan)
 		check_memlock(step, sp);
 	if (step->plan && step->cfg->distributed_env == EFA_YES)
-		find_master_addr(step, sp);
+		prepare_launch(step, sp);
 }

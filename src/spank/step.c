@@ -97,6 +97,8 @@ void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *arg
 	}
 	step->part = job_partition(step, sp);
 	step->mode = effective_mode(opts, step->part);
+	step->rank_order = opts->rank_order != EFA_RANK_ORDER_UNSET ? opts->rank_order :
+			   step->part ? step->part->rank_order : EFA_RANK_ORDER_UNSET;
 }
 
 void efa_step_close(struct efa_step *step)

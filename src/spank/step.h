@@ -93,8 +93,19 @@ struct efa_step {
 	bool *bind_groups;
 	unsigned bind_ntasks;
 	bool refuse_memlock;			/* drop SLURM_RLIMIT_MEMLOCK in each task */
-	/* MASTER_ADDR: the step's first node as Slurm reaches it, and where
-	 * that came from; "" when no address was found (the name is used). */
+	/* --efa-rank-order (or the partition's RankOrder=); ranked: the step's
+	 * nodes are in topology order, this node's tasks numbered from
+	 * rank_base and the node itself node_rank (prepare.c). */
+	enum efa_rank_order rank_order;
+	bool ranked;
+	unsigned rank_base;
+	unsigned node_rank;
+	/* Why topology order could not be used: the step's first task says so. */
+	char rank_warning[EFA_STEP_MESSAGE_MAX];
+	/* MASTER_ADDR: the first node of the step's order as Slurm reaches
+	 * it, and where that came from; "" when no address was found (its
+	 * name, master_name, is used). */
+	char master_name[EFA_STEP_NAME_MAX];
 	char master_addr[EFA_STEP_NAME_MAX];
 	char master_from[EFA_STEP_NAME_MAX * 2];
 	struct efa_step_ckpt ckpt;

@@ -201,13 +201,16 @@ static int launch_entries(const struct task *t, struct efa_env_entry *e, size_t 
 {
 	const struct efa_step *step = t->step;
 	spank_t sp = t->sp;
-	char nodelist[EFA_STEP_LIST_MAX];
+	unsigned local_rank = (unsigned)task_id(sp);
 	struct efa_launch l = {
-		.rank = item_u32(sp, S_TASK_GLOBAL_ID),
-		.local_rank = (unsigned)task_id(sp),
+		.rank = step->ranked ? step->rank_base + local_rank :
+				       item_u32(sp, S_TASK_GLOBAL_ID),
+		.local_rank = local_rank,
 		.world_size = item_u32(sp, S_JOB_TOTAL_TASK_COUNT),
 		.local_world_size = item_u32(sp, S_JOB_LOCAL_TASK_COUNT),
-		.nodelist = nodelist,
+		.node_rank = step->ranked ? step->node_rank : item_u32(sp, S_JOB_NODEID),
+		.topology_order = step->ranked,
+		.first_node = step->master_name,
 		.job_id = item_u32(sp, S_JOB_ID),
 		.step_id = item_u32(sp, S_JOB_STEPID),
 		.port_lo = step->cfg->master_ports.lo,
@@ -219,9 +222,6 @@ static int launch_entries(const struct task *t, struct efa_env_entry *e, size_t 
 	struct efa_error err;
 	int added;
 
-	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) &&
-	    !efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)))
-		nodelist[0] = '\0';
 	added = efa_launch_entries(&l, e + *n, &err);
 	if (added < 0) {
 		slurm_error("efa: %s", err.msg);
@@ -373,6 +373,8 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 	/* Only slurm_error reaches the job's stderr from here. */
 	if (step->warning[0] && task_id(sp) == 0)
 		slurm_error("%s", step->warning);
+	if (step->rank_warning[0] && item_u32(sp, S_TASK_GLOBAL_ID) == 0)
+		slurm_error("%s", step->rank_warning);
 	if (step->mode != EFA_MODE_UNSET) {
 		if (set_own(&t, "SLURM_EFA_MODE", efa_mode_name(step->mode)) ||
 		    (step->bind != EFA_BIND_UNSET &&

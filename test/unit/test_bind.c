@@ -333,8 +333,8 @@ static const char *entry_value(const struct efa_env_entry *e, int n, const char 
 static void test_launch(void)
 {
 	struct efa_launch l = {
-		.rank = 3, .local_rank = 1, .world_size = 4, .local_world_size = 2,
-		.nodelist = "t[1-2]", .job_id = 1234, .port_lo = 29500, .port_hi = 29999,
+		.rank = 3, .local_rank = 1, .world_size = 4, .local_world_size = 2, .node_rank = 1,
+		.first_node = "t1", .job_id = 1234, .port_lo = 29500, .port_hi = 29999,
 		.neuron = true,
 	};
 	struct efa_env_entry e[EFA_LAUNCH_VARS];
@@ -342,16 +342,29 @@ static void test_launch(void)
 	int n;
 
 	n = efa_launch_entries(&l, e, &err);
-	require(is_int(n, 7, "launch variables, Neuron's root too"));
+	require(is_int(n, 8, "launch variables, Neuron's root too"));
 	is_str(entry_value(e, n, "MASTER_ADDR"), "t1", "without an address: the first node's name");
 	is_str(entry_value(e, n, "RANK"), "3", "  RANK");
+	is_str(entry_value(e, n, "NODE_RANK"), "1", "  NODE_RANK");
+	has_str(e[0].reason, "(DistributedEnv=yes)", "  in Slurm's order");
 	efa_launch_entries_free(e, (size_t)n);
+	l.topology_order = true;
+	n = efa_launch_entries(&l, e, &err);
+	require(is_int(n, 8, "launch variables in topology order"));
+	has_str(e[0].reason, "--efa-rank-order=topology", "  say the order they are in");
+	efa_launch_entries_free(e, (size_t)n);
+	l.topology_order = false;
+	l.first_node = "";
+	is_int(efa_launch_entries(&l, e, &err), -1, "no first node: refused");
+	has_str(err.msg, "first node", "  saying so");
+	l.first_node = "t1";
 	l.master_addr = "10.1.2.3";
 	l.master_from = "the step's first node, t1, at the address Slurm reaches it by (NodeAddr)";
 	n = efa_launch_entries(&l, e, &err);
-	require(is_int(n, 7, "launch variables with the first node's address"));
+	require(is_int(n, 8, "launch variables with the first node's address"));
 	is_str(entry_value(e, n, "MASTER_ADDR"), "10.1.2.3", "MASTER_ADDR is the address Slurm reaches it by");
-	has_str(e[4].reason, "(NodeAddr)", "  and says where it came from");
+	has_str(e[5].reason, "(NodeAddr)", "  and says where it came from");
+	is_str(e[5].name, "MASTER_ADDR", "  (that entry is MASTER_ADDR)");
 	is_str(entry_value(e, n, "NEURON_RT_ROOT_COMM_ID"), "10.1.2.3:29735",
 	       "NEURON_RT_ROOT_COMM_ID at the same address, the next port");
 	efa_launch_entries_free(e, (size_t)n);

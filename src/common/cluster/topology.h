@@ -104,6 +104,14 @@ char *efa_topology_render_yaml(const struct efa_topo_tree *t, enum efa_topology 
  * release reads.) */
 bool efa_slurm_reads_topology_yaml(const char *slurm_version);
 
+/*
+ * Which of Slurm's topology files a Slurm of this version reads, given
+ * whether topology.yaml exists beside slurm.conf: that one from 25.05 on
+ * (src/interfaces/topology.c reads topology.conf only when the YAML file
+ * is absent), topology.conf before.
+ */
+const char *efa_topology_file_name(const char *slurm_version, bool yaml_exists);
+
 /* Slurm 26.05 reads a block without nodes; 24.11 refuses it ("block ...
  * hasn't got nodes"). Releases between were not measured. */
 bool efa_slurm_takes_empty_blocks(const char *slurm_version);

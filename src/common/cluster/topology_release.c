@@ -25,6 +25,12 @@ bool efa_slurm_reads_topology_yaml(const char *slurm_version)
 	return !slurm_version || slurm_at_least(slurm_version, 25, 5);
 }
 
+const char *efa_topology_file_name(const char *slurm_version, bool yaml_exists)
+{
+	return yaml_exists && efa_slurm_reads_topology_yaml(slurm_version) ? "topology.yaml" :
+									      "topology.conf";
+}
+
 enum efa_topology_format efa_topology_format_for(enum efa_topology_format configured,
 						 const char *path, const char *slurm_version)
 {

@@ -94,6 +94,12 @@ static const struct choice yes_no_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct choice rank_order_choices[] = {
+	{ "slurm", EFA_RANK_ORDER_SLURM },
+	{ "topology", EFA_RANK_ORDER_TOPOLOGY },
+	{ NULL, 0 },
+};
+
 static const struct choice ckpt_fs_choices[] = {
 	{ "lustre", EFA_CKPT_FS_LUSTRE },
 	{ "any", EFA_CKPT_FS_ANY },
@@ -158,6 +164,7 @@ static const struct key partition_keys[] = {
 	PKEY("CheckpointFS", V_CHOICE, checkpoint_fs, ckpt_fs_choices),
 	PCOUNT("CheckpointKeep", checkpoint_keep, EFA_CKPT_KEEP_MAX),
 	PCOUNT("Resume", resume, EFA_RESUME_MAX),
+	PKEY("RankOrder", V_CHOICE, rank_order, rank_order_choices),
 	{ NULL, 0, 0, NULL, 0 },
 };
 

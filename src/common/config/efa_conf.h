@@ -77,6 +77,7 @@ struct efa_partition {
 	long checkpoint_keep;		/* -1: keep everything */
 	long resume;			/* Resume=: --efa-resume's default;
 					 * EFA_RESUME_UNSET when not given */
+	enum efa_rank_order rank_order;	/* --efa-rank-order's default; UNSET: slurm */
 };
 
 struct efa_config {

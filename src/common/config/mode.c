@@ -19,6 +19,12 @@ static const char *const bind_names[] = {
 	[EFA_BIND_CLOSEST] = "closest",
 };
 
+static const char *const rank_order_names[] = {
+	[EFA_RANK_ORDER_UNSET] = "unset",
+	[EFA_RANK_ORDER_SLURM] = "slurm",
+	[EFA_RANK_ORDER_TOPOLOGY] = "topology",
+};
+
 static int bare_flag(const char *arg)
 {
 	return !arg || !*arg || !strcmp(arg, "(null)");
@@ -62,6 +68,25 @@ int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err)
 const char *efa_bind_name(enum efa_bind bind)
 {
 	return bind_names[bind];
+}
+
+int efa_rank_order_parse(const char *arg, enum efa_rank_order *order, struct efa_error *err)
+{
+	if (!bare_flag(arg)) {
+		for (int o = EFA_RANK_ORDER_SLURM; o <= EFA_RANK_ORDER_TOPOLOGY; o++) {
+			if (!strcmp(arg, rank_order_names[o])) {
+				*order = o;
+				return 0;
+			}
+		}
+	}
+	return efa_error_set(err, "invalid --efa-rank-order value '%.64s': use --efa-rank-order=topology (ranks grouped by network switch) or --efa-rank-order=slurm",
+			     arg ? arg : "");
+}
+
+const char *efa_rank_order_name(enum efa_rank_order order)
+{
+	return rank_order_names[order];
 }
 
 int efa_resume_parse(const char *arg, long *n, struct efa_error *err)

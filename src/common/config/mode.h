@@ -33,6 +33,17 @@ const char *efa_mode_name(enum efa_mode mode);
 int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err);
 const char *efa_bind_name(enum efa_bind bind);
 
+/* --efa-rank-order: the order the launch variables number a step's nodes
+ * in (common/cluster/rank_order.h). */
+enum efa_rank_order {
+	EFA_RANK_ORDER_UNSET = 0,
+	EFA_RANK_ORDER_SLURM,		/* Slurm's: its node list, sorted by name */
+	EFA_RANK_ORDER_TOPOLOGY,	/* nodes under one switch or block together */
+};
+
+int efa_rank_order_parse(const char *arg, enum efa_rank_order *order, struct efa_error *err);
+const char *efa_rank_order_name(enum efa_rank_order order);
+
 /*
  * --efa-resume=N: how many times a job whose node fails is requeued and
  * run again. Slurm's own MaxBatchRequeue= (default 5) caps every job; a

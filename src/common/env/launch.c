@@ -80,7 +80,9 @@ static int add(struct efa_env_entry *e, int *n, const char *name, const char *re
 int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 		       struct efa_error *err)
 {
-	const char *why = "distributed launch (DistributedEnv=yes)";
+	const char *why = l->topology_order ?
+			  "distributed launch, nodes in topology order (--efa-rank-order=topology)" :
+			  "distributed launch (DistributedEnv=yes)";
 	char master[256];
 	long port;
 	int n = 0;
@@ -89,15 +91,16 @@ int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 		if (snprintf(master, sizeof(master), "%s", l->master_addr) >= (int)sizeof(master))
 			return efa_error_set(err, "the first node's address '%.64s...' is too long",
 					     l->master_addr);
-	} else if (efa_hostlist_first(l->nodelist, master, sizeof(master))) {
-		return efa_error_set(err, "cannot read the first node of '%s'",
-				     l->nodelist ? l->nodelist : "");
+	} else if (!l->first_node || !l->first_node[0] ||
+		   snprintf(master, sizeof(master), "%s", l->first_node) >= (int)sizeof(master)) {
+		return efa_error_set(err, "the step's first node is not known");
 	}
 	port = efa_master_port(l->job_id, l->step_id, l->port_lo, l->port_hi);
 	if (add(e, &n, "RANK", why, "%u", l->rank) ||
 	    add(e, &n, "LOCAL_RANK", why, "%u", l->local_rank) ||
 	    add(e, &n, "WORLD_SIZE", why, "%u", l->world_size) ||
 	    add(e, &n, "LOCAL_WORLD_SIZE", why, "%u", l->local_world_size) ||
+	    add(e, &n, "NODE_RANK", why, "%u", l->node_rank) ||
 	    add(e, &n, "MASTER_ADDR", l->master_from ? l->master_from : "the step's first node",
 		"%s", master) ||
 	    add(e, &n, "MASTER_PORT", "from the job and step ids (MasterPortRange=)", "%ld", port) ||

@@ -2,7 +2,8 @@
 /*
  * The distributed-launch variables PyTorch and the Neuron runtime read, so
  * "srun python train.py" works without torchrun: RANK, LOCAL_RANK,
- * WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR (the step's first node, at
+ * WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR (the step's first
+ * node, in Slurm's order or the topology's (rank_order.h), at
  * the address Slurm reaches it by: node names often do not resolve),
  * MASTER_PORT (from the job and step ids: the same on every node), and on
  * Neuron nodes NEURON_RT_ROOT_COMM_ID.
@@ -16,17 +17,18 @@
 #include "common/base/error.h"
 #include "common/env/env.h"
 
-#define EFA_LAUNCH_VARS 7
+#define EFA_LAUNCH_VARS 8
 
 struct efa_launch {
-	unsigned rank, local_rank, world_size, local_world_size;
-	const char *nodelist;	/* the step's, as Slurm writes it: "n[1-4]" */
+	unsigned rank, local_rank, world_size, local_world_size, node_rank;
+	bool topology_order;	/* rank and node_rank in topology order */
+	const char *first_node;	/* the first node in that order, by name */
 	unsigned job_id, step_id;
 	long port_lo, port_hi;	/* MasterPortRange= */
 	bool neuron;		/* also NEURON_RT_ROOT_COMM_ID */
 	/* The first node's address as Slurm reaches it (its NodeAddr, also
 	 * for dynamic and cloud nodes), the same on every node of the step;
-	 * NULL: the first node's name. master_from says where it came from. */
+	 * NULL: first_node. master_from says where it came from. */
 	const char *master_addr;
 	const char *master_from;
 };

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * slurm-efa hostfile: a job's hosts in the order --efa-rank-order=topology
+ * numbers them (rank_order.h), for mpirun --hostfile: Open MPI maps ranks
+ * to a hostfile's hosts in its order (by slot, and one rank per line with
+ * --map-by seq). The topology is the file Slurm reads, found from
+ * scontrol's own configuration, so that the order is the one the plugin
+ * gives the job's tasks.
+ */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/base/strutil.h"
+#include "common/cluster/hostlist.h"
+#include "common/cluster/rank_order.h"
+#include "common/cluster/scontrol.h"
+#include "common/cluster/topology.h"
+#include "common/cluster/topology_read.h"
+#include "cli.h"
+
+#define SCONTROL_OUT_MAX (256 * 1024)
+#define PATH_MAX_LEN 4096
+
+static const char usage[] =
+	"usage: slurm-efa hostfile [--job ID | --nodes LIST] [--slots N] [--seq]\n"
+	"                          [--order topology|slurm] [--topology FILE]\n";
+
+struct request {
+	const char *job;
+	const char *nodes;
+	const char *topology;
+	long slots;		/* 0: no slots= */
+	int seq;		/* each host once per slot, for --map-by seq */
+	enum efa_rank_order order;
+};
+
+static int parse(int argc, char **argv, struct request *req)
+{
+	struct efa_error err;
+
+	req->order = EFA_RANK_ORDER_TOPOLOGY;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+		char *end;
+
+		if (!strcmp(arg, "--seq")) {
+			req->seq = 1;
+			continue;
+		}
+		if (!next || next[0] == '-') {
+			fprintf(stderr, "efa: %s: unknown option, or it needs a value\n%s", arg, usage);
+			return -1;
+		}
+		i++;
+		if (!strcmp(arg, "--job")) {
+			req->job = next;
+		} else if (!strcmp(arg, "--nodes")) {
+			req->nodes = next;
+		} else if (!strcmp(arg, "--topology")) {
+			req->topology = next;
+		} else if (!strcmp(arg, "--order")) {
+			if (efa_rank_order_parse(next, &req->order, &err)) {
+				fprintf(stderr, "efa: %s\n", err.msg);
+				return -1;
+			}
+		} else if (!strcmp(arg, "--slots")) {
+			req->slots = strtol(next, &end, 10);
+			if (*end || req->slots < 1 || req->slots > 100000) {
+				fprintf(stderr, "efa: --slots '%s': use a whole number from 1, the ranks per host\n",
+					next);
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "efa: unknown option %s\n%s", arg, usage);
+			return -1;
+		}
+	}
+	if (req->job && req->nodes) {
+		fprintf(stderr, "efa: --job and --nodes: give one\n%s", usage);
+		return -1;
+	}
+	return 0;
+}
+
+/* VALUE of "NAME=VALUE" (scontrol -o) or "NAME = VALUE" (show config)
+ * in text, into buf. */
+static int field(const char *text, const char *name, char *buf, size_t size)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = text; (p = strstr(p, name)); p += len) {
+		const char *v = p + len;
+		size_t n;
+
+		if (p != text && p[-1] != ' ' && p[-1] != '\n')
+			continue;
+		v += strspn(v, " ");
+		if (*v++ != '=')
+			continue;
+		v += strspn(v, " ");
+		n = strcspn(v, " \n");
+		if (n >= size)
+			return -1;
+		memcpy(buf, v, n);
+		buf[n] = '\0';
+		return 0;
+	}
+	return -1;
+}
+
+/* The job's nodes, in Slurm's order: --nodes, --job's, or the job this
+ * runs in. */
+static int job_nodes(const struct request *req, char *buf, size_t size)
+{
+	const char *env = getenv("SLURM_JOB_NODELIST");
+	char *argv[] = { "scontrol", "-o", "show", "job", (char *)req->job, NULL };
+	char *out;
+	int rc = -1;
+
+	if (req->nodes || !req->job) {
+		const char *list = req->nodes ? req->nodes : env;
+
+		if (!list) {
+			fprintf(stderr, "efa: no job: run inside one, or give --job ID or --nodes LIST\n");
+			return -1;
+		}
+		return snprintf(buf, size, "%s", list) < (int)size ? 0 : -1;
+	}
+	if (!(out = malloc(SCONTROL_OUT_MAX)))
+		return -1;
+	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, out, SCONTROL_OUT_MAX))
+		fprintf(stderr, "efa: job %s: %s\n", req->job, out);
+	else if (field(out, "NodeList", buf, size) || !strcmp(buf, "(null)"))
+		fprintf(stderr, "efa: job %s has no nodes yet\n", req->job);
+	else
+		rc = 0;
+	free(out);
+	return rc;
+}
+
+/* The topology file Slurm reads: beside the slurm.conf scontrol reads. */
+static int slurm_topology_path(char *buf, size_t size)
+{
+	char *argv[] = { "scontrol", "show", "config", NULL };
+	char conf[PATH_MAX_LEN], version[64], *out, *dir;
+	int rc = -1;
+
+	if (!(out = malloc(SCONTROL_OUT_MAX)))
+		return -1;
+	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, out, SCONTROL_OUT_MAX)) {
+		fprintf(stderr, "efa: cannot ask Slurm where its topology file is: %s (give --topology FILE)\n",
+			out);
+		goto out;
+	}
+	if (field(out, "SLURM_CONF", conf, sizeof(conf))) {
+		fprintf(stderr, "efa: scontrol show config names no SLURM_CONF (give --topology FILE)\n");
+		goto out;
+	}
+	if (field(out, "SLURM_VERSION", version, sizeof(version)))
+		version[0] = '\0';
+	dir = dirname(conf);
+	snprintf(buf, size, "%s/topology.yaml", dir);
+	if (snprintf(buf, size, "%s/%s", dir,
+		     efa_topology_file_name(version[0] ? version : NULL,
+					    !access(buf, F_OK))) < (int)size)
+		rc = 0;
+out:
+	free(out);
+	return rc;
+}
+
+/* order: the nodes in topology order, or Slurm's when that cannot be had
+ * (said on stderr: the hostfile is still good, only slower). */
+static void topology_order(const struct request *req, char **names, size_t n, size_t *order)
+{
+	char path[PATH_MAX_LEN];
+	struct efa_topo_map map;
+	struct efa_error err;
+
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	if (req->order != EFA_RANK_ORDER_TOPOLOGY)
+		return;
+	if (req->topology)
+		snprintf(path, sizeof(path), "%s", req->topology);
+	else if (slurm_topology_path(path, sizeof(path)))
+		goto fallback;
+	if (efa_topo_map_load(path, &map, &err)) {
+		fprintf(stderr, "efa: warning: %s\n", err.msg);
+		goto fallback;
+	}
+	if (efa_rank_order(&map, names, n, order, &err)) {
+		fprintf(stderr, "efa: warning: %s: %s\n", path, err.msg);
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		efa_topo_map_clear(&map);
+		goto fallback;
+	}
+	efa_topo_map_clear(&map);
+	return;
+fallback:
+	fprintf(stderr, "efa: warning: hosts in Slurm's order, not the topology's\n");
+}
+
+int cmd_hostfile(int argc, char **argv, const struct cli_common *common)
+{
+	char list[64 * 1024], **names = NULL;
+	struct request req = { 0 };
+	struct efa_error err;
+	size_t n = 0, *order = NULL;
+	int rc = EXIT_REFUSED;
+
+	if (common->json) {
+		fprintf(stderr, "efa: hostfile prints a hostfile, not JSON\n%s", usage);
+		return EXIT_USAGE;
+	}
+	if (parse(argc, argv, &req))
+		return EXIT_USAGE;
+	if (job_nodes(&req, list, sizeof(list)))
+		return EXIT_REFUSED;
+	if (efa_hostlist_expand(list, &names, &n, &err)) {
+		fprintf(stderr, "efa: the job's nodes '%.200s': %s\n", list, err.msg);
+		return EXIT_REFUSED;
+	}
+	if (!(order = calloc(n ? n : 1, sizeof(*order)))) {
+		fprintf(stderr, "efa: out of memory\n");
+		goto out;
+	}
+	topology_order(&req, names, n, order);
+	for (size_t i = 0; i < n; i++) {
+		const char *host = names[order[i]];
+
+		if (req.seq)
+			for (long s = 0; s < (req.slots ? req.slots : 1); s++)
+				printf("%s\n", host);
+		else if (req.slots)
+			printf("%s slots=%ld\n", host, req.slots);
+		else
+			printf("%s\n", host);
+	}
+	rc = fflush(stdout) ? EXIT_REFUSED : 0;
+out:
+	free(order);
+	efa_strv_free(names);
+	return rc;
+}

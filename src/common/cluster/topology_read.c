@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/base/strutil.h"
+#include "common/cluster/hostlist.h"
+#include "common/cluster/topology_file.h"
+#include "common/cluster/topology_read.h"
+
+/* What one line says, before names are resolved. */
+struct link {
+	char *child;
+	char *parent;
+	unsigned line;
+};
+
+struct links {
+	struct link *v;
+	size_t n, cap;
+};
+
+struct reader {
+	const char *source;
+	unsigned line;
+	struct links units;	/* parent unused */
+	struct links below;	/* a switch under another */
+	struct links nodes;	/* a node under a switch or block */
+	int kind;		/* 0 not yet, 'S' switches, 'B' blocks */
+	struct efa_error *err;
+};
+
+static int fail(struct reader *r, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct reader *r, unsigned line, const char *fmt, ...)
+{
+	char what[EFA_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return efa_error_set(r->err, "%s:%u: %s", r->source, line, what);
+}
+
+static int add_link(struct reader *r, struct links *l, const char *child, size_t len,
+		    const char *parent)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct link *grown = realloc(l->v, cap * sizeof(*grown));
+
+		if (!grown)
+			return efa_error_set(r->err, "out of memory");
+		l->v = grown;
+		l->cap = cap;
+	}
+	l->v[l->n].child = strndup(child, len);
+	l->v[l->n].parent = parent ? strdup(parent) : NULL;
+	l->v[l->n].line = r->line;
+	if (!l->v[l->n].child || (parent && !l->v[l->n].parent)) {
+		free(l->v[l->n].child);
+		free(l->v[l->n].parent);
+		return efa_error_set(r->err, "out of memory");
+	}
+	l->n++;
+	return 0;
+}
+
+static void links_free(struct links *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].child);
+		free(l->v[i].parent);
+	}
+	free(l->v);
+}
+
+static int add_unit(struct reader *r, const char *name, int kind)
+{
+	if (!*name)
+		return fail(r, r->line, "a %s without a name",
+			    kind == 'S' ? "SwitchName=" : "BlockName=");
+	if (r->kind && r->kind != kind)
+		return fail(r, r->line, "switches and blocks in one topology: Slurm reads one or the other");
+	r->kind = kind;
+	return add_link(r, &r->units, name, strlen(name), NULL);
+}
+
+/* Everything a hostlist expression names, under parent. */
+static int add_expanded(struct reader *r, struct links *l, const char *expr, const char *parent)
+{
+	struct efa_error why;
+	char **names;
+	size_t n;
+	int rc = 0;
+
+	if (efa_hostlist_expand(expr, &names, &n, &why))
+		return fail(r, r->line, "%s", why.msg);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = add_link(r, l, names[i], strlen(names[i]), parent);
+	efa_strv_free(names);
+	return rc;
+}
+
+/* A line of topology.conf: the keys of topology.conf(5). */
+static int conf_line(struct reader *r, char *line)
+{
+	const char *name = NULL, *nodes = NULL, *below = NULL;
+	int kind = 0;
+	char *save, *tok;
+
+	line[strcspn(line, "#")] = '\0';
+	for (tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq)
+			return fail(r, r->line, "'%.64s' is not KEY=VALUE", tok);
+		*eq = '\0';
+		if (!strcasecmp(tok, "SwitchName") || !strcasecmp(tok, "BlockName")) {
+			name = eq + 1;
+			kind = (tok[0] == 'S' || tok[0] == 's') ? 'S' : 'B';
+		} else if (!strcasecmp(tok, "Nodes")) {
+			nodes = eq + 1;
+		} else if (!strcasecmp(tok, "Switches")) {
+			below = eq + 1;
+		} else if (strcasecmp(tok, "LinkSpeed") && strcasecmp(tok, "BlockSizes")) {
+			return fail(r, r->line, "unknown key '%.64s'", tok);
+		}
+	}
+	if (!name) {
+		if (nodes || below)
+			return fail(r, r->line, "Nodes= or Switches= without a SwitchName= or BlockName=");
+		return 0;
+	}
+	if (below && kind != 'S')
+		return fail(r, r->line, "a block has no Switches=");
+	if (add_unit(r, name, kind))
+		return -1;
+	if (nodes && add_expanded(r, &r->nodes, nodes, name))
+		return -1;
+	return below ? add_expanded(r, &r->below, below, name) : 0;
+}
+
+/* A YAML scalar, in place: quoted ('...' or "..."), or plain up to a
+ * comment; a flow sequence ("[a, b]") becomes the list "a,b". */
+static char *yaml_value(char *v)
+{
+	char *in, *out, quote;
+
+	v += strspn(v, " \t");
+	quote = *v;
+	if (quote == '"' || quote == '\'') {
+		for (in = out = ++v; *in && *in != quote; in++) {
+			if (quote == '"' && *in == '\\' && in[1])
+				in++;
+			*out++ = *in;
+		}
+		*out = '\0';
+		return v;
+	}
+	for (in = v; *in; in++)
+		if (*in == '#' && (in == v || in[-1] == ' ' || in[-1] == '\t'))
+			break;
+	*in = '\0';
+	if (*v == '[') {
+		v++;
+		in = strchr(v, ']');
+		if (in)
+			*in = '\0';
+	}
+	for (in = out = v; *in; in++)
+		if (*in != ' ' && *in != '\t' && *in != '\r')
+			*out++ = *in;
+	*out = '\0';
+	return v;
+}
+
+/* Where one topology.yaml is, line by line. */
+struct yaml_state {
+	int topology;		/* index of the topology the line is in; -1 before */
+	int chosen;		/* the one read */
+	int kind;		/* the chosen one's: 'S', 'B', or 'O' (flat, ring, ...) */
+	char *unit;		/* the switch or block the next nodes belong to */
+};
+
+/* The first pass: which topology is the cluster's default. */
+static int yaml_default(char *text)
+{
+	int topology = -1;
+	char *save, *line;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *key = line + strspn(line, " \t-"), *colon = strchr(key, ':');
+
+		if (*key == '#' || !colon)
+			continue;
+		*colon = '\0';
+		if (!strcmp(key, "topology"))
+			topology++;
+		else if (topology >= 0 && !strcmp(key, "cluster_default") &&
+			 !strcmp(yaml_value(colon + 1), "true"))
+			return topology;
+	}
+	return 0;
+}
+
+static int yaml_line(struct reader *r, char *line, struct yaml_state *y)
+{
+	char *key = line + strspn(line, " \t-"), *colon, *value;
+
+	if (*key == '#' || !*key || *key == '\r')
+		return 0;
+	if (!strncmp(key, "---", 3) || !strncmp(key, "...", 3))
+		return 0;
+	if (!(colon = strchr(key, ':')))
+		return fail(r, r->line, "'%.64s' is not KEY: VALUE", key);
+	*colon = '\0';
+	value = yaml_value(colon + 1);
+	if (!strcmp(key, "topology")) {
+		y->topology++;
+		y->unit = NULL;
+		return 0;
+	}
+	if (y->topology != y->chosen)
+		return 0;
+	if (!*value && (!strcmp(key, "tree") || !strcmp(key, "block"))) {
+		y->kind = key[0] == 't' ? 'S' : 'B';
+		return 0;
+	}
+	if (!strcmp(key, "flat") || !strcmp(key, "ring") || !strcmp(key, "torus3d")) {
+		y->kind = 'O';
+		return fail(r, r->line, "the cluster's topology is %s: only a tree or blocks group nodes",
+			    key);
+	}
+	if (!strcmp(key, "switch") || !strcmp(key, "block")) {
+		if (add_unit(r, value, key[0] == 's' ? 'S' : 'B'))
+			return -1;
+		y->unit = r->units.v[r->units.n - 1].child;
+		return 0;
+	}
+	if (!strcmp(key, "children") || !strcmp(key, "nodes")) {
+		if (!y->unit)
+			return fail(r, r->line, "%s: outside a switch or block", key);
+		if (key[0] == 'c' && r->kind != 'S')
+			return fail(r, r->line, "a block has no children");
+		return add_expanded(r, key[0] == 'c' ? &r->below : &r->nodes, value, y->unit);
+	}
+	return 0;
+}
+
+static bool is_yaml(const char *text)
+{
+	const char *p = text;
+
+	/* The first line that is not a comment, blank or "---". */
+	while (*p) {
+		size_t skip = strspn(p, " \t\r");
+
+		if (p[skip] == '#' || p[skip] == '\n' || !strncmp(p + skip, "---", 3)) {
+			const char *nl = strchr(p, '\n');
+
+			if (!nl)
+				return false;
+			p = nl + 1;
+			continue;
+		}
+		return !strncmp(p + skip, "- topology:", 11);
+	}
+	return false;
+}
+
+static int member_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct efa_topo_member *)a)->name,
+		      ((const struct efa_topo_member *)b)->name);
+}
+
+/* A unit's name and its index in the file's order, sorted by name. */
+struct unit_ref {
+	const char *name;
+	size_t index;
+};
+
+static int unit_ref_cmp(const void *a, const void *b)
+{
+	const struct unit_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static size_t find_unit(const struct unit_ref *refs, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(refs[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strcmp(refs[lo].name, name) ? refs[lo].index : EFA_TOPO_MAP_NONE;
+}
+
+/* Turns the lines' names into m: units with their parents, nodes with
+ * their units. */
+static int resolve(struct reader *r, struct efa_topo_map *m)
+{
+	struct unit_ref *by_name = NULL;
+	size_t n = r->units.n;
+	int rc = -1;
+
+	if (!(m->units = calloc(r->units.n ? r->units.n : 1, sizeof(*m->units))) ||
+	    !(m->nodes = calloc(r->nodes.n ? r->nodes.n : 1, sizeof(*m->nodes))) ||
+	    !(by_name = calloc(n ? n : 1, sizeof(*by_name)))) {
+		efa_error_set(r->err, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < r->units.n; i++) {
+		m->units[i].name = r->units.v[i].child;
+		r->units.v[i].child = NULL;
+		m->units[i].line = r->units.v[i].line;
+		m->units[i].parent = EFA_TOPO_MAP_NONE;
+		by_name[i].name = m->units[i].name;
+		by_name[i].index = i;
+	}
+	m->nunits = n;
+	qsort(by_name, n, sizeof(*by_name), unit_ref_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(by_name[i].name, by_name[i - 1].name)) {
+			fail(r, m->units[by_name[i].index].line, "%s is defined again (line %u)",
+			     by_name[i].name, m->units[by_name[i - 1].index].line);
+			goto fail;
+		}
+	for (size_t i = 0; i < r->below.n; i++) {
+		const struct link *l = &r->below.v[i];
+		size_t child = find_unit(by_name, n, l->child);
+		size_t parent = find_unit(by_name, n, l->parent);
+
+		if (child == EFA_TOPO_MAP_NONE) {
+			fail(r, l->line, "switch %s under %s is not defined", l->child, l->parent);
+			goto fail;
+		}
+		if (m->units[child].parent != EFA_TOPO_MAP_NONE) {
+			fail(r, l->line, "switch %s is under %s already", l->child,
+			     m->units[m->units[child].parent].name);
+			goto fail;
+		}
+		m->units[child].parent = parent;
+	}
+	/* A loop: a chain of parents longer than there are units. */
+	for (size_t i = 0; i < m->nunits; i++) {
+		size_t u = i, steps = 0;
+
+		while (m->units[u].parent != EFA_TOPO_MAP_NONE && steps <= m->nunits) {
+			u = m->units[u].parent;
+			steps++;
+		}
+		if (steps > m->nunits) {
+			fail(r, m->units[i].line, "switch %s is below itself (a loop)",
+			     m->units[i].name);
+			goto fail;
+		}
+		if (steps + 1 > m->depth)
+			m->depth = steps + 1;
+	}
+	for (size_t i = 0; i < r->nodes.n; i++) {
+		m->nodes[i].name = r->nodes.v[i].child;
+		r->nodes.v[i].child = NULL;
+		m->nodes[i].unit = find_unit(by_name, n, r->nodes.v[i].parent);
+		m->nodes[i].line = r->nodes.v[i].line;
+	}
+	m->nnodes = r->nodes.n;
+	qsort(m->nodes, m->nnodes, sizeof(*m->nodes), member_cmp);
+	for (size_t i = 1; i < m->nnodes; i++)
+		if (!strcmp(m->nodes[i].name, m->nodes[i - 1].name)) {
+			const struct efa_topo_member *a = &m->nodes[i - 1], *b = &m->nodes[i];
+
+			if (a->line > b->line) {
+				const struct efa_topo_member *t = a;
+
+				a = b;
+				b = t;
+			}
+			fail(r, b->line, "node %s is under %s already (line %u)", b->name,
+			     m->units[a->unit].name, a->line);
+			goto fail;
+		}
+	rc = 0;
+fail:
+	free(by_name);
+	return rc;
+}
+
+int efa_topo_map_parse(const char *text, const char *source, struct efa_topo_map *m,
+		       struct efa_error *err)
+{
+	struct reader r = { .source = source ? source : "topology", .err = err };
+	struct yaml_state y = { .topology = -1 };
+	bool yaml = is_yaml(text);
+	char *copy = strdup(text), *line, *p;
+	int rc = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!copy)
+		return efa_error_set(err, "out of memory");
+	if (yaml) {
+		y.chosen = yaml_default(copy);
+		strcpy(copy, text);
+	}
+	/* Line by line, counting empty lines too (strtok_r would skip them). */
+	for (line = copy; line; line = p) {
+		p = strchr(line, '\n');
+		if (p)
+			*p++ = '\0';
+		r.line++;
+		if (yaml ? yaml_line(&r, line, &y) : conf_line(&r, line))
+			goto fail;
+	}
+	rc = resolve(&r, m);
+fail:
+	free(copy);
+	links_free(&r.units);
+	links_free(&r.below);
+	links_free(&r.nodes);
+	if (rc)
+		efa_topo_map_clear(m);
+	return rc;
+}
+
+int efa_topo_map_load(const char *path, struct efa_topo_map *m, struct efa_error *err)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (efa_read_file(path, EFA_TOPOLOGY_MAX_SIZE, &text, &len, err))
+		return -1;
+	if (memchr(text, '\0', len)) {
+		free(text);
+		return efa_error_set(err, "%s: not a text file", path);
+	}
+	rc = efa_topo_map_parse(text, path, m, err);
+	free(text);
+	return rc;
+}
+
+void efa_topo_map_clear(struct efa_topo_map *m)
+{
+	for (size_t i = 0; m->units && i < m->nunits; i++)
+		free(m->units[i].name);
+	for (size_t i = 0; m->nodes && i < m->nnodes; i++)
+		free(m->nodes[i].name);
+	free(m->units);
+	free(m->nodes);
+	memset(m, 0, sizeof(*m));
+}
+
+size_t efa_topo_map_unit_of(const struct efa_topo_map *m, const char *node)
+{
+	struct efa_topo_member key = { .name = (char *)node };
+	const struct efa_topo_member *found;
+
+	if (!m->nnodes)
+		return EFA_TOPO_MAP_NONE;
+	found = bsearch(&key, m->nodes, m->nnodes, sizeof(*m->nodes), member_cmp);
+	return found ? found->unit : EFA_TOPO_MAP_NONE;
+}

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+# --efa-rank-order=topology: the launch variables number a step's nodes
+# grouped by the switches of the topology file Slurm reads. The test
+# cluster's EFA nodes, n1, n2 and n4 (n3 is a CPU instance), sit under two
+# leaves in interleaved name order (n1, n4 under one; n2, n3 under the
+# other): every node must agree on RANK and NODE_RANK grouped by leaf, SLURM_PROCID stays Slurm's, and a topology that does not name a
+# node, or names one twice, leaves Slurm's order with one warning and a
+# step that runs. A real PyTorch job initialises from the reordered ranks.
+
+slurm_topo=$(dirname "$SLURM_CONF")/topology.conf
+interleaved="SwitchName=top Switches=leaf[1-2]
+SwitchName=leaf1 Nodes=n[1,4]
+SwitchName=leaf2 Nodes=n[2-3]"
+
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+rm -f "$slurm_topo"
+printf '%s\n' "$interleaved" >"$slurm_topo"
+scontrol reconfigure
+up=0
+until_up 30 sh -c 'scontrol show topology | grep -q "^SwitchName=leaf1 "' || up=$?
+is "$up" 0 "slurmctld reads the interleaved tree"
+wait_nodes_idle || diag "nodes not idle: $(node_states | paste -sd ' ')"
+
+task='echo "$SLURMD_NODENAME procid=$SLURM_PROCID nodeid=$SLURM_NODEID rank=${RANK-} node=${NODE_RANK-} local=${LOCAL_RANK-} world=${WORLD_SIZE-}"'
+ranks() {	# ranks SRUN-ARGS...: each task's line, by RANK
+	run srun -w 'n[1-2,4]' --efa "$@" bash -c "$task"
+	out=$(sort -t= -k4,4n <<<"$out")
+}
+# "NODE rank=R node=N" of each line.
+placed() {
+	sed 's/procid=[0-9]* nodeid=[0-9]* //; s/ local=.*//' <<<"$1"
+}
+# Whether every line's RANK and NODE_RANK are Slurm's own SLURM_PROCID
+# and SLURM_NODEID: "slurm's" or the first line where they are not.
+slurms_own() {
+	awk '{ split($0, f, /[ =]/); if (f[3] != f[7] || f[5] != f[9]) { print; exit 1 } }
+	     END { if (NR) print "slurm'"'"'s" }' <<<"$1" || true
+}
+
+ranks -N3 --ntasks-per-node=2
+is "$(slurms_own "$out")" "slurm's" "without --efa-rank-order: RANK and NODE_RANK are Slurm's SLURM_PROCID and SLURM_NODEID"
+slurm_ids=$(sed 's/ nodeid=.*local=\([0-9]*\).*/ local=\1/' <<<"$out" | sort)
+
+ranks -N3 --ntasks-per-node=2 --efa-rank-order=topology
+is "$rc" 0 "a 3-node step with --efa-rank-order=topology runs"
+is "$(sed 's/ nodeid=.*local=\([0-9]*\).*/ local=\1/' <<<"$out" | sort)" "$slurm_ids" \
+	"  SLURM_PROCID and LOCAL_RANK stay Slurm's"
+is "$(sed 's/procid=[0-9]* nodeid=[0-9]* //' <<<"$out")" "n1 rank=0 node=0 local=0 world=6
+n1 rank=1 node=0 local=1 world=6
+n4 rank=2 node=1 local=0 world=6
+n4 rank=3 node=1 local=1 world=6
+n2 rank=4 node=2 local=0 world=6
+n2 rank=5 node=2 local=1 world=6" "  RANK and NODE_RANK grouped by leaf (n1, n4, then n2), the same on every node"
+
+ranks -N3 -n5 --efa-rank-order=topology
+is "$(placed "$out")" "n1 rank=0 node=0
+n1 rank=1 node=0
+n1 rank=2 node=0
+n4 rank=3 node=1
+n2 rank=4 node=2" "  uneven tasks (Slurm's 3,1,1): ranks follow each node's own count"
+
+batch -N3 -w 'n[1-2,4]' --efa --efa-rank-order=topology "srun --ntasks-per-node=1 bash -c '$task' | sort -t= -k4,4n"
+is "$(placed "$out")" "n1 rank=0 node=0
+n4 rank=1 node=1
+n2 rank=2 node=2" "sbatch --efa-rank-order=topology: the job's steps inherit it"
+
+# mpirun's hostfile in the same order, from the topology file scontrol's
+# slurm.conf sits beside.
+batch -N3 -w 'n[1-2,4]' "$top_builddir/slurm-efa hostfile --slots 2"
+is "$out" $'n1 slots=2\nn4 slots=2\nn2 slots=2' "slurm-efa hostfile in a job: its hosts in the order its ranks have"
+run "$top_builddir/slurm-efa" hostfile --nodes 'n[1-4]'
+is "$out" $'n1\nn4\nn2\nn3' "slurm-efa hostfile --nodes: grouped by leaf"
+
+write_efa_conf "PartitionName=gpu RankOrder=topology"
+ranks -N3 --ntasks-per-node=1 -p gpu
+is "$(placed "$out")" "n1 rank=0 node=0
+n4 rank=1 node=1
+n2 rank=2 node=2" "a partition's RankOrder=topology is its jobs' default"
+ranks -N3 --ntasks-per-node=1 -p gpu --efa-rank-order=slurm
+is "$(slurms_own "$out")" "slurm's" "  and --efa-rank-order=slurm overrides it"
+write_efa_conf
+
+run srun -N1 -w n1 --efa --efa-rank-order=sideways true
+like "$out" "invalid --efa-rank-order value 'sideways': use --efa-rank-order=topology" \
+	"a bad --efa-rank-order is refused, saying which values there are"
+
+# Files slurmctld is not told about: only the plugin reads them here.
+for bad in "SwitchName=top Switches=leaf[1-2]
+SwitchName=leaf1 Nodes=n1
+SwitchName=leaf2 Nodes=n[2-3]|a topology without n4|node n4 is not in it" \
+	"SwitchName=top Switches=leaf[1-2]
+SwitchName=leaf1 Nodes=n[1,4]
+SwitchName=leaf2 Nodes=n[2-4]|n4 named twice|topology.conf:3: node n4 is under leaf1 already .line 2." \
+	"SwitchName=top Switches=top|a loop|topology.conf:1: switch top is below itself"; do
+	IFS='|' read -r text what why <<<"${bad//$'\n'/\\n}"
+	printf '%b\n' "$text" >"$slurm_topo"
+	ranks -N3 --ntasks-per-node=1 --efa-rank-order=topology
+	is "$rc" 0 "$what: the step runs"
+	is "$(grep -c 'efa: warning: --efa-rank-order=topology' <<<"$out")" 1 "  with one warning"
+	like "$out" "$why" "  that says why"
+	is "$(slurms_own "$(grep -v warning <<<"$out")")" "slurm's" "  in Slurm's order"
+done
+printf '%s\n' "$interleaved" >"$slurm_topo"
+
+py=/usr/bin/python3
+if "$py" -c 'import torch.distributed' 2>/dev/null; then
+	script=$SLURM_EFA_CLUSTER/allreduce_ranked.py
+	cat >"$script" <<'PY'
+import datetime, os, torch, torch.distributed as dist
+dist.init_process_group("gloo", init_method="env://",
+                        timeout=datetime.timedelta(seconds=60))
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+print(f"{os.environ['SLURMD_NODENAME']} rank={dist.get_rank()} sum={t.item():g}")
+dist.destroy_process_group()
+PY
+	chmod 644 "$script"
+	run srun -N3 -w 'n[1-2,4]' --ntasks-per-node=1 --efa --efa-rank-order=topology -t 2 "$py" "$script"
+	is "$rc" 0 "PyTorch initialises from the topology-ordered variables"
+	is "$(sort <<<"$out")" "n1 rank=0 sum=6
+n2 rank=2 sum=6
+n4 rank=1 sum=6" "  with ranks by leaf, and all-reduces to 1+2+3"
+else
+	ok 1 "Debian's python3-torch is installed (scripts/install-deps installs it)"
+fi
+
+rm -f "$slurm_topo"
+printf '%s\n' "$TOPOLOGY_DEFAULT" >"$slurm_topo"
+scontrol reconfigure
+up=0
+until_up 30 sh -c 'scontrol show topology | grep -q "^SwitchName=all "' || up=$?
+is "$up" 0 "the one-switch topology is back"
+wait_nodes_idle || diag "nodes not idle: $(node_states | paste -sd ' ')"
