@@ -22,7 +22,7 @@ static char *ordered(const char *text, const char *expr)
 	size_t n, *order;
 
 	out[0] = '\0';
-	if (efa_topo_map_parse(text, "topology.conf", &m, &err)) {
+	if (efa_topo_map_parse(text, "topology.conf", EFA_TOPO_PICK_DEFAULT, &m, &err)) {
 		snprintf(out, sizeof(out), "error: %s", err.msg);
 		return out;
 	}
@@ -149,7 +149,7 @@ static void test_errors(void)
 		struct efa_topo_map m;
 		struct efa_error err = { 0 };
 
-		if (!is_int(efa_topo_map_parse(cases[i].text, "topology.conf", &m, &err), -1, "%s: refused",
+		if (!is_int(efa_topo_map_parse(cases[i].text, "topology.conf", EFA_TOPO_PICK_DEFAULT, &m, &err), -1, "%s: refused",
 			    cases[i].what))
 			efa_topo_map_clear(&m);
 		has_str(err.msg, cases[i].error, "  with file and line");
@@ -233,7 +233,7 @@ static void test_generated(void)
 		/* Leaves that drew no node have "Nodes=": give them none. */
 		for (char *p = text; (p = strstr(p, "Nodes=\n"));)
 			memset(p, ' ', 6);
-		if (!is_int(efa_topo_map_parse(text, "generated", &m, &err), 0, "%d layers, %zu nodes: read",
+		if (!is_int(efa_topo_map_parse(text, "generated", EFA_TOPO_PICK_DEFAULT, &m, &err), 0, "%d layers, %zu nodes: read",
 			    layers, n))
 			printf("# %s\n", err.msg);
 		is_int((int)m.depth, layers, "  %d switches above a node", layers);

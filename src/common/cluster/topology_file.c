@@ -10,8 +10,8 @@
 
 #include "common/base/atomic_write.h"
 #include "common/base/strutil.h"
-#include "common/cluster/hostlist.h"
 #include "common/cluster/topology_file.h"
+#include "common/cluster/topology_read.h"
 
 /* How many names of each kind of change the summary lists. */
 #define EXAMPLES 3
@@ -77,114 +77,39 @@ static void links_sort(struct links *l)
 		qsort(l->v, l->n, sizeof(*l->v), link_cmp);
 }
 
-/* Everything expr names, under parent. A list Slurm could not read
- * either adds nothing. */
-static int add_expanded(struct links *l, const char *expr, const char *parent)
+static int add_units(struct conf *conf, const struct efa_topo_map *m)
 {
-	char **names;
-	size_t n;
-	int rc = 0;
+	for (size_t i = 0; i < m->nunits; i++) {
+		const struct efa_topo_unit *u = &m->units[i];
 
-	if (efa_hostlist_expand(expr, &names, &n, NULL))
-		return 0;
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = add_link(l, names[i], parent);
-	efa_strv_free(names);
-	return rc;
-}
-
-static int parse_line(char *line, struct conf *conf)
-{
-	const char *name = NULL, *nodes = NULL, *below = NULL;
-	char *save, *tok;
-
-	line[strcspn(line, "#")] = '\0';
-	for (tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
-		char *eq = strchr(tok, '=');
-
-		if (!eq)
-			continue;
-		*eq = '\0';
-		if (!strcasecmp(tok, "SwitchName") || !strcasecmp(tok, "BlockName"))
-			name = eq + 1;
-		else if (!strcasecmp(tok, "Nodes"))
-			nodes = eq + 1;
-		else if (!strcasecmp(tok, "Switches"))
-			below = eq + 1;
+		if (add_link(&conf->switches, u->name, NULL) ||
+		    (u->parent != EFA_TOPO_MAP_NONE &&
+		     add_link(&conf->below, u->name, m->units[u->parent].name)))
+			return -1;
 	}
-	if (!name)
-		return 0;
-	if (add_link(&conf->switches, name, NULL) ||
-	    (nodes && add_expanded(&conf->nodes, nodes, name)) ||
-	    (below && add_expanded(&conf->below, below, name)))
-		return -1;
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (add_link(&conf->nodes, m->nodes[i].name, m->units[m->nodes[i].unit].name))
+			return -1;
 	return 0;
-}
-
-/* A double-quoted YAML scalar, unescaped in place; a plain one as is. */
-static char *yaml_value(char *v)
-{
-	char *in, *out;
-
-	v += strspn(v, " \t");
-	if (*v != '"')
-		return v;
-	for (in = out = ++v; *in && *in != '"'; in++) {
-		if (*in == '\\' && in[1])
-			in++;
-		*out++ = *in;
-	}
-	*out = '\0';
-	return v;
 }
 
 /*
- * A line of topology.yaml as sync writes it: only the first topology (the
- * one efa_topology_render_yaml writes first, the tree) counts, since the
- * others hold the same nodes in other groups. *unit is the switch or block
- * the following children and nodes belong to.
+ * The switches and nodes of text as Slurm reads them (topology_read.h:
+ * from topology.yaml, the first topology, the tree sync writes first; the
+ * others hold the same nodes in other groups). A text Slurm would refuse
+ * counts as empty: everything in the other is added or removed.
  */
-static int parse_yaml_line(char *line, struct conf *conf, int *topologies, const char **unit)
-{
-	char *key = line + strspn(line, " \t-"), *colon, *value;
-
-	if (*key == '#' || !(colon = strchr(key, ':')))
-		return 0;
-	*colon = '\0';
-	value = yaml_value(colon + 1);
-	if (!strcmp(key, "topology"))
-		++*topologies;
-	if (*topologies > 1)
-		return 0;
-	if (!strcmp(key, "switch") || !strcmp(key, "block")) {
-		*unit = value;
-		return add_link(&conf->switches, value, NULL);
-	}
-	if (*unit && !strcmp(key, "children"))
-		return add_expanded(&conf->below, value, *unit);
-	if (*unit && !strcmp(key, "nodes"))
-		return add_expanded(&conf->nodes, value, *unit);
-	return 0;
-}
-
-static bool is_yaml(const char *text)
-{
-	return !strncmp(text, "- topology:", 11) || strstr(text, "\n- topology:");
-}
-
 static int parse(const char *text, struct conf *conf)
 {
-	char *copy = strdup(text), *save, *line;
-	bool yaml = is_yaml(text);
-	const char *unit = NULL;
-	int rc = 0, topologies = 0;
+	struct efa_topo_map m;
+	struct efa_error err;
+	int rc;
 
 	memset(conf, 0, sizeof(*conf));
-	if (!copy)
-		return -1;
-	for (line = strtok_r(copy, "\n", &save); !rc && line; line = strtok_r(NULL, "\n", &save))
-		rc = yaml ? parse_yaml_line(line, conf, &topologies, &unit) : parse_line(line, conf);
-	free(copy);
+	if (efa_topo_map_parse(text, "topology", EFA_TOPO_PICK_FIRST, &m, &err))
+		return strcmp(err.msg, "out of memory") ? 0 : -1;
+	rc = add_units(conf, &m);
+	efa_topo_map_clear(&m);
 	links_sort(&conf->switches);
 	links_sort(&conf->nodes);
 	links_sort(&conf->below);

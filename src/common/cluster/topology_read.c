@@ -216,8 +216,12 @@ static int yaml_line(struct reader *r, char *line, struct yaml_state *y)
 		return 0;
 	if (!strncmp(key, "---", 3) || !strncmp(key, "...", 3))
 		return 0;
-	if (!(colon = strchr(key, ':')))
+	if (!(colon = strchr(key, ':'))) {
+		/* An item of a block sequence ("- 4" under block_sizes). */
+		if (line[strspn(line, " \t")] == '-')
+			return 0;
 		return fail(r, r->line, "'%.64s' is not KEY: VALUE", key);
+	}
 	*colon = '\0';
 	value = yaml_value(colon + 1);
 	if (!strcmp(key, "topology")) {
@@ -398,8 +402,8 @@ fail:
 	return rc;
 }
 
-int efa_topo_map_parse(const char *text, const char *source, struct efa_topo_map *m,
-		       struct efa_error *err)
+int efa_topo_map_parse(const char *text, const char *source, enum efa_topo_pick pick,
+		       struct efa_topo_map *m, struct efa_error *err)
 {
 	struct reader r = { .source = source ? source : "topology", .err = err };
 	struct yaml_state y = { .topology = -1 };
@@ -410,7 +414,7 @@ int efa_topo_map_parse(const char *text, const char *source, struct efa_topo_map
 	memset(m, 0, sizeof(*m));
 	if (!copy)
 		return efa_error_set(err, "out of memory");
-	if (yaml) {
+	if (yaml && pick == EFA_TOPO_PICK_DEFAULT) {
 		y.chosen = yaml_default(copy);
 		strcpy(copy, text);
 	}
@@ -447,7 +451,7 @@ int efa_topo_map_load(const char *path, struct efa_topo_map *m, struct efa_error
 		free(text);
 		return efa_error_set(err, "%s: not a text file", path);
 	}
-	rc = efa_topo_map_parse(text, path, m, err);
+	rc = efa_topo_map_parse(text, path, EFA_TOPO_PICK_DEFAULT, m, err);
 	free(text);
 	return rc;
 }

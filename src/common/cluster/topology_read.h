@@ -40,18 +40,27 @@ struct efa_topo_map {
 	size_t depth;			/* the most switches above one node */
 };
 
+/* Which topology of a topology.yaml to read. */
+enum efa_topo_pick {
+	/* The one marked cluster_default, else the first: what Slurm uses
+	 * for partitions that name none. */
+	EFA_TOPO_PICK_DEFAULT,
+	/* The first: the tree, in a file slurm-efa sync wrote. */
+	EFA_TOPO_PICK_FIRST,
+};
+
 /*
  * Reads text (topology.conf or topology.yaml: told apart by content) into
- * m; source names it in errors ("FILE:LINE: ..."). From topology.yaml, the
- * topology marked cluster_default, else the first: the one Slurm uses for
- * partitions that name none. Errors: a key Slurm does not know, a node or
+ * m; source names it in errors ("FILE:LINE: ..."), pick which topology of
+ * a topology.yaml. Errors: a key Slurm does not know, a node or
  * switch named twice, a child switch never defined or under two parents,
  * a loop, tree and block lines in one file, a list Slurm cannot expand.
  */
-int efa_topo_map_parse(const char *text, const char *source, struct efa_topo_map *m,
-		       struct efa_error *err);
+int efa_topo_map_parse(const char *text, const char *source, enum efa_topo_pick pick,
+		       struct efa_topo_map *m, struct efa_error *err);
 
-/* The same from a file (a regular file of at most EFA_TOPOLOGY_MAX_SIZE). */
+/* From a file (a regular file of at most EFA_TOPOLOGY_MAX_SIZE), the
+ * cluster's default topology. */
 int efa_topo_map_load(const char *path, struct efa_topo_map *m, struct efa_error *err);
 
 void efa_topo_map_clear(struct efa_topo_map *m);
