@@ -257,6 +257,20 @@ static void test_generated(void)
 						bad++;
 		}
 		is_int((int)bad, 0, "  every leaf's nodes together, in Slurm's order");
+		{
+			size_t cross[5], limit[5], slurm_cross[5], *slurm = calloc(n, sizeof(size_t));
+
+			for (size_t i = 0; i < n; i++)
+				slurm[i] = i;
+			require(!efa_ring_crossings(&m, names, order, n, cross, limit, &err) &&
+				!efa_ring_crossings(&m, names, slurm, n, slurm_cross, limit, &err));
+			bad = 0;
+			for (int k = 0; k < layers; k++)
+				bad += cross[k] != limit[k] || slurm_cross[k] < limit[k];
+			is_int((int)bad, 0, "  the ring crosses each layer the least it can (%zu leaves), Slurm's %zu times",
+			       limit[layers - 1], slurm_cross[layers - 1]);
+			free(slurm);
+		}
 		efa_topo_map_clear(&m);
 		efa_strv_free(names);
 		free(text);
@@ -264,6 +278,31 @@ static void test_generated(void)
 		free(leaf_of);
 		free(seen);
 	}
+}
+
+static void test_crossings(void)
+{
+	const char *text = "SwitchName=top Switches=leaf[1-2]\n"
+			   "SwitchName=leaf1 Nodes=n[1,3]\n"
+			   "SwitchName=leaf2 Nodes=n[2,4]\n";
+	char *names[] = { "n1", "n2", "n3", "n4", NULL };
+	size_t slurm[] = { 0, 1, 2, 3 }, topo[4], cross[2], limit[2];
+	struct efa_topo_map m;
+	struct efa_error err;
+
+	require(is_int(efa_topo_map_parse(text, "t", EFA_TOPO_PICK_DEFAULT, &m, &err), 0, "read"));
+	require(is_int(efa_rank_order(&m, names, 4, topo, &err), 0, "ordered"));
+	require(is_int(efa_ring_crossings(&m, names, slurm, 4, cross, limit, &err), 0,
+		       "crossings in Slurm's order"));
+	ok(cross[0] == 0 && limit[0] == 0, "  one top switch: nothing crosses it");
+	ok(cross[1] == 4 && limit[1] == 2, "  every ring edge crosses a leaf; two is the least");
+	require(is_int(efa_ring_crossings(&m, names, topo, 4, cross, limit, &err), 0,
+		       "crossings in topology order"));
+	ok(cross[1] == 2 && limit[1] == 2, "  topology order reaches the least");
+	names[3] = "n9";
+	is_int(efa_ring_crossings(&m, names, slurm, 4, cross, limit, &err), -1,
+	       "a node the topology does not name");
+	efa_topo_map_clear(&m);
 }
 
 static void test_file_name(void)
@@ -280,6 +319,7 @@ int main(void)
 	test_errors();
 	test_tasks();
 	test_generated();
+	test_crossings();
 	test_file_name();
 	return done_testing();
 }

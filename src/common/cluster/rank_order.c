@@ -80,6 +80,81 @@ fail:
 	return rc;
 }
 
+/* Each node's switches from the top down, depth wide, EFA_TOPO_MAP_NONE
+ * below its own. */
+static size_t *layer_paths(const struct efa_topo_map *m, char *const *names, size_t n,
+			   struct efa_error *err)
+{
+	size_t depth = m->depth ? m->depth : 1, *paths = malloc(n * depth * sizeof(*paths));
+	size_t *up = malloc(depth * sizeof(*up));
+
+	if (!paths || !up) {
+		efa_error_set(err, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t u = efa_topo_map_unit_of(m, names[i]), len = 0;
+
+		if (u == EFA_TOPO_MAP_NONE) {
+			efa_error_set(err, "node %s is not in it", names[i]);
+			goto fail;
+		}
+		for (; u != EFA_TOPO_MAP_NONE && len < depth; u = m->units[u].parent)
+			up[len++] = u;
+		for (size_t k = 0; k < depth; k++)
+			paths[i * depth + k] = k < len ? up[len - 1 - k] : EFA_TOPO_MAP_NONE;
+	}
+	free(up);
+	return paths;
+fail:
+	free(paths);
+	free(up);
+	return NULL;
+}
+
+static int size_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int efa_ring_crossings(const struct efa_topo_map *m, char *const *names, const size_t *order,
+		       size_t n, size_t *crossings, size_t *limit, struct efa_error *err)
+{
+	size_t depth = m->depth, *paths, *column = NULL;
+
+	for (size_t k = 0; k < depth; k++)
+		crossings[k] = limit[k] = 0;
+	if (n < 2)
+		return 0;
+	if (!(paths = layer_paths(m, names, n, err)))
+		return -1;
+	if (!(column = malloc(n * sizeof(*column)))) {
+		free(paths);
+		return efa_error_set(err, "out of memory");
+	}
+	for (size_t k = 0; k < depth; k++) {
+		size_t spanned = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t a = order[i], b = order[(i + 1) % n];
+
+			crossings[k] += paths[a * depth + k] != paths[b * depth + k];
+			column[i] = paths[i * depth + k];
+		}
+		/* Distinct switches of this layer (the nodes above it as one,
+		 * as the crossings count them). */
+		qsort(column, n, sizeof(*column), size_cmp);
+		for (size_t i = 0; i < n; i++)
+			spanned += !i || column[i] != column[i - 1];
+		limit[k] = spanned > 1 ? spanned : 0;
+	}
+	free(paths);
+	free(column);
+	return 0;
+}
+
 int efa_tasks_per_node_parse(const char *text, unsigned *tasks, size_t n, struct efa_error *err)
 {
 	const char *p = text;

@@ -27,6 +27,18 @@ int efa_rank_order(const struct efa_topo_map *m, char *const *names, size_t n, s
 		   struct efa_error *err);
 
 /*
+ * How many edges of the ring through the nodes in order (each to the
+ * next, the last back to the first: NCCL's ring) join nodes under
+ * different switches at each layer: crossings[k] for layer k + 1 counted
+ * from the top (m->depth entries; nodes above a layer count as one group
+ * there), and limit[k], the fewest any order can have: the
+ * switches of that layer the nodes span, when more than one. -1 with err
+ * when m does not name a node, or on ENOMEM.
+ */
+int efa_ring_crossings(const struct efa_topo_map *m, char *const *names, const size_t *order,
+		       size_t n, size_t *crossings, size_t *limit, struct efa_error *err);
+
+/*
  * SLURM_STEP_TASKS_PER_NODE / SLURM_TASKS_PER_NODE ("2(x3),1"): the tasks
  * of each of the n nodes, in Slurm's order. -1 with err when the text
  * does not name exactly n counts.
