@@ -81,5 +81,6 @@ int cmd_submit(int argc, char **argv, const struct cli_common *common);
 int cmd_zones(int argc, char **argv, const struct cli_common *common);
 int cmd_topo(int argc, char **argv, const struct cli_common *common);
 int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common);
+int cmd_topo_ring(int argc, char **argv, const struct cli_common *common);
 
 #endif

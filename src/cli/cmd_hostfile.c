@@ -7,21 +7,17 @@
  * scontrol's own configuration, so that the order is the one the plugin
  * gives the job's tasks.
  */
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/base/strutil.h"
 #include "common/cluster/hostlist.h"
 #include "common/cluster/rank_order.h"
-#include "common/cluster/scontrol.h"
-#include "common/cluster/topology.h"
 #include "common/cluster/topology_read.h"
 #include "cli.h"
+#include "job_topology.h"
 
-#define SCONTROL_OUT_MAX (256 * 1024)
 #define PATH_MAX_LEN 4096
 
 static const char usage[] =
@@ -85,93 +81,6 @@ static int parse(int argc, char **argv, struct request *req)
 	return 0;
 }
 
-/* VALUE of "NAME=VALUE" (scontrol -o) or "NAME = VALUE" (show config)
- * in text, into buf. */
-static int field(const char *text, const char *name, char *buf, size_t size)
-{
-	size_t len = strlen(name);
-
-	for (const char *p = text; (p = strstr(p, name)); p += len) {
-		const char *v = p + len;
-		size_t n;
-
-		if (p != text && p[-1] != ' ' && p[-1] != '\n')
-			continue;
-		v += strspn(v, " ");
-		if (*v++ != '=')
-			continue;
-		v += strspn(v, " ");
-		n = strcspn(v, " \n");
-		if (n >= size)
-			return -1;
-		memcpy(buf, v, n);
-		buf[n] = '\0';
-		return 0;
-	}
-	return -1;
-}
-
-/* The job's nodes, in Slurm's order: --nodes, --job's, or the job this
- * runs in. */
-static int job_nodes(const struct request *req, char *buf, size_t size)
-{
-	const char *env = getenv("SLURM_JOB_NODELIST");
-	char *argv[] = { "scontrol", "-o", "show", "job", (char *)req->job, NULL };
-	char *out;
-	int rc = -1;
-
-	if (req->nodes || !req->job) {
-		const char *list = req->nodes ? req->nodes : env;
-
-		if (!list) {
-			fprintf(stderr, "efa: no job: run inside one, or give --job ID or --nodes LIST\n");
-			return -1;
-		}
-		return snprintf(buf, size, "%s", list) < (int)size ? 0 : -1;
-	}
-	if (!(out = malloc(SCONTROL_OUT_MAX)))
-		return -1;
-	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, out, SCONTROL_OUT_MAX))
-		fprintf(stderr, "efa: job %s: %s\n", req->job, out);
-	else if (field(out, "NodeList", buf, size) || !strcmp(buf, "(null)"))
-		fprintf(stderr, "efa: job %s has no nodes yet\n", req->job);
-	else
-		rc = 0;
-	free(out);
-	return rc;
-}
-
-/* The topology file Slurm reads: beside the slurm.conf scontrol reads. */
-static int slurm_topology_path(char *buf, size_t size)
-{
-	char *argv[] = { "scontrol", "show", "config", NULL };
-	char conf[PATH_MAX_LEN], version[64], *out, *dir;
-	int rc = -1;
-
-	if (!(out = malloc(SCONTROL_OUT_MAX)))
-		return -1;
-	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, out, SCONTROL_OUT_MAX)) {
-		fprintf(stderr, "efa: cannot ask Slurm where its topology file is: %s (give --topology FILE)\n",
-			out);
-		goto out;
-	}
-	if (field(out, "SLURM_CONF", conf, sizeof(conf))) {
-		fprintf(stderr, "efa: scontrol show config names no SLURM_CONF (give --topology FILE)\n");
-		goto out;
-	}
-	if (field(out, "SLURM_VERSION", version, sizeof(version)))
-		version[0] = '\0';
-	dir = dirname(conf);
-	snprintf(buf, size, "%s/topology.yaml", dir);
-	if (snprintf(buf, size, "%s/%s", dir,
-		     efa_topology_file_name(version[0] ? version : NULL,
-					    !access(buf, F_OK))) < (int)size)
-		rc = 0;
-out:
-	free(out);
-	return rc;
-}
-
 /* order: the nodes in topology order, or Slurm's when that cannot be had
  * (said on stderr: the hostfile is still good, only slower). */
 static void topology_order(const struct request *req, char **names, size_t n, size_t *order)
@@ -186,7 +95,7 @@ static void topology_order(const struct request *req, char **names, size_t n, si
 		return;
 	if (req->topology)
 		snprintf(path, sizeof(path), "%s", req->topology);
-	else if (slurm_topology_path(path, sizeof(path)))
+	else if (cli_slurm_topology_path(path, sizeof(path)))
 		goto fallback;
 	if (efa_topo_map_load(path, &map, &err)) {
 		fprintf(stderr, "efa: warning: %s\n", err.msg);
@@ -219,7 +128,7 @@ int cmd_hostfile(int argc, char **argv, const struct cli_common *common)
 	}
 	if (parse(argc, argv, &req))
 		return EXIT_USAGE;
-	if (job_nodes(&req, list, sizeof(list)))
+	if (cli_job_nodes(req.job, req.nodes, list, sizeof(list)))
 		return EXIT_REFUSED;
 	if (efa_hostlist_expand(list, &names, &n, &err)) {
 		fprintf(stderr, "efa: the job's nodes '%.200s': %s\n", list, err.msg);

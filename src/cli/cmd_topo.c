@@ -130,7 +130,9 @@ int cmd_topo(int argc, char **argv, const struct cli_common *common)
 			return cmd_topo_cluster(argc, argv, common);
 	if (argc > 1) {
 		fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\nusage: slurm-efa topo [--config FILE] [--root DIR] [--json]\n"
-			"       slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n", argv[1]);
+			"       slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"
+			"       slurm-efa topo --cluster --job ID | --nodes LIST [--topology FILE] [--json]\n",
+			argv[1]);
 		return EXIT_USAGE;
 	}
 	if (efa_config_find_and_load(common->config, &cfg, &err) ||

@@ -16,7 +16,8 @@
 static const char usage[] =
 	"usage: slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"
 	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
-	"                      [--api-version vX.Y.Z]\n";
+	"                      [--api-version vX.Y.Z]\n"
+	"       slurm-efa topo --cluster --job ID | --nodes LIST [--topology FILE] [--json]\n";
 
 static void print_nodes(const struct efa_topo_tree *t, const struct efa_topo_switch *s, int depth)
 {
@@ -162,6 +163,10 @@ int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common)
 	struct efa_error err;
 	int rc;
 
+	/* For a job or a node list: its ring's crossings (cmd_topo_ring.c). */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--job") || !strcmp(argv[i], "--nodes"))
+			return cmd_topo_ring(argc, argv, common);
 	for (int i = 1; i < argc; i++) {
 		int used;
 

@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# slurm-efa hostfile: a job's hosts in topology order for mpirun, from a
-# topology file given or found through scontrol (a stand-in scontrol on
-# PATH here; the real one in test/integration/t_rank_order.sh) (TAP).
+# slurm-efa hostfile: a job's hosts in topology order for mpirun, and
+# slurm-efa topo --cluster --job/--nodes: its ring's crossings per layer,
+# from a topology file given or found through scontrol (a stand-in
+# scontrol on PATH here; the real one in test/integration/t_rank_order.sh)
+# (TAP).
 set -euo pipefail
 # shellcheck source=preamble.sh
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/test/cli/preamble.sh"
@@ -62,6 +64,23 @@ is "$rc" 1 "a job without nodes: exit 1"
 like "$out" "job 43 has no nodes yet" "  saying so"
 run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 44
 like "$out" "efa: job 44: .*Invalid job id" "an unknown job: scontrol's own message"
+
+# The ring's crossings.
+run "$efa" topo --cluster --nodes 'gpu-[01-04]' --topology "$tmp/topology.conf"
+is "$out" "ring through 4 nodes (gpu-[01-04]), topology $tmp/topology.conf
+layer   Slurm's order  topology order  least
+1                   0               0      0
+2                   4               2      2" \
+	"topo --cluster --nodes: every ring edge crosses a leaf in Slurm's order, two in topology order, the least"
+run env PATH="$tmp/bin:$PATH" "$efa" topo --cluster --job 42 --json
+like "$out" '"topology": "'"$tmp"'/etc/topology.yaml"' "topo --cluster --job: the topology file Slurm reads (26.05: topology.yaml)"
+like "$(tr -d ' \n' <<<"$out")" '"layer":1,"slurm_order":2,"topology_order":2,"least":2' \
+	"  --json: blocks are one layer; gpu-01..04 in two blocks are already grouped"
+run "$efa" topo --cluster --nodes 'gpu-[01-05]' --topology "$tmp/topology.conf"
+is "$rc" 1 "a node the topology does not name: exit 1"
+like "$out" "node gpu-05 is not in it" "  naming it"
+run "$efa" topo --cluster --job 1 --nodes n1
+is "$rc" 2 "--job and --nodes together: usage error"
 
 run "$efa" hostfile
 is "$rc" 1 "outside a job without --job or --nodes: exit 1"

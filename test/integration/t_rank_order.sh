@@ -71,6 +71,10 @@ batch -N3 -w 'n[1-2,4]' "$top_builddir/slurm-efa hostfile --slots 2"
 is "$out" $'n1 slots=2\nn4 slots=2\nn2 slots=2' "slurm-efa hostfile in a job: its hosts in the order its ranks have"
 run "$top_builddir/slurm-efa" hostfile --nodes 'n[1-4]'
 is "$out" $'n1\nn4\nn2\nn3' "slurm-efa hostfile --nodes: grouped by leaf"
+run "$top_builddir/slurm-efa" topo --cluster --nodes 'n[1-4]'
+is "$(tail -2 <<<"$out" | tr -s ' ')" $'1 0 0 0\n2 2 2 2' \
+	"slurm-efa topo --cluster --nodes: the ring's crossings per layer, from the topology.conf Slurm reads"
+like "$out" "topology $(dirname "$SLURM_CONF")/topology.conf" "  and names that file"
 
 write_efa_conf "PartitionName=gpu RankOrder=topology"
 ranks -N3 --ntasks-per-node=1 -p gpu
