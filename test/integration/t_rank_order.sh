@@ -90,6 +90,41 @@ like "$out" "invalid --efa-rank-order value 'sideways': use --efa-rank-order=top
 	"a bad --efa-rank-order is refused, saying which values there are"
 
 # Files slurmctld is not told about: only the plugin reads them here.
+# topology/block's syntax: nodes grouped by block.
+printf 'BlockName=b1 Nodes=n[1,4]\nBlockName=b2 Nodes=n[2-3]\nBlockSizes=2\n' >"$slurm_topo"
+ranks -N3 --ntasks-per-node=1 --efa-rank-order=topology
+is "$(placed "$out")" "n1 rank=0 node=0
+n4 rank=1 node=1
+n2 rank=2 node=2" "blocks (topology/block's topology.conf): nodes grouped by block"
+# topology.yaml beside a one-switch topology.conf: Slurm reads it first
+# from 25.05 on (and the plugin with it); 22.05 and 24.11 never read it.
+printf '%s\n' "$TOPOLOGY_DEFAULT" >"$slurm_topo"
+slurm_yaml=$(dirname "$SLURM_CONF")/topology.yaml
+cat >"$slurm_yaml" <<'YAML'
+- topology: tree
+  tree:
+    switches:
+      - switch: all
+        nodes: n[1-4]
+- topology: blocks
+  cluster_default: true
+  block:
+    block_sizes: [2]
+    blocks:
+      - block: b1
+        nodes: n[1,4]
+      - block: b2
+        nodes: n[2-3]
+YAML
+ranks -N3 --ntasks-per-node=1 --efa-rank-order=topology
+rm -f "$slurm_yaml"
+case $SLURM_RELEASE in
+2[2-4].*) want=$'n1 rank=0 node=0\nn2 rank=1 node=1\nn4 rank=2 node=2' what="$SLURM_RELEASE reads topology.conf, not topology.yaml" ;;
+*) want=$'n1 rank=0 node=0\nn4 rank=1 node=1\nn2 rank=2 node=2' what="$SLURM_RELEASE reads topology.yaml first: its cluster_default blocks" ;;
+esac
+is "$(placed "$out")" "$want" "$what"
+
+
 for bad in "SwitchName=top Switches=leaf[1-2]
 SwitchName=leaf1 Nodes=n1
 SwitchName=leaf2 Nodes=n[2-3]|a topology without n4|node n4 is not in it" \
