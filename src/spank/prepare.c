@@ -128,7 +128,7 @@ static void prepare_plan(struct efa_step *step, const struct efa_args *args)
 				      node->instance_type ? node->instance_type : "unknown instance type",
 				      problem);
 		} else {
-			slurm_info("efa: node %s has %s: --efa=auto sets nothing", step->node_name,
+			slurm_info("efa: node %s has %s: --efa=auto sets nothing EFA-specific", step->node_name,
 				   problem);
 		}
 		goto out;
@@ -262,12 +262,19 @@ static void prepare_launch(struct efa_step *step, spank_t sp)
 {
 	char nodelist[EFA_STEP_LIST_MAX];
 	const char *first = step->master_name;
+	uint32_t step_id = 0;
 
+	/* The batch script is no rank (task.c sets it no launch variables). */
+	if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS ||
+	    step_id == SLURM_BATCH_SCRIPT)
+		return;
 	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) &&
 	    !efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)))
 		return;
-	if (efa_hostlist_first(nodelist, step->master_name, sizeof(step->master_name)))
+	if (efa_hostlist_first(nodelist, step->master_name, sizeof(step->master_name))) {
+		step->master_name[0] = '\0';
 		return;
+	}
 	if (step->rank_order == EFA_RANK_ORDER_TOPOLOGY)
 		order_by_topology(step, sp, nodelist);
 	if (!efa_slurm_node_addr(first, step->master_addr, sizeof(step->master_addr))) {
@@ -317,6 +324,8 @@ void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *
 		prepare_bind_groups(step, sp);
 	if (step->plan)
 		check_memlock(step, sp);
-	if (step->plan && step->cfg->distributed_env == EFA_YES)
+	/* A rank needs its number whether its node has EFA or not: an auto
+	 * step on a node without it still numbers its tasks with the rest. */
+	if (step->cfg->distributed_env == EFA_YES && !step->failure[0])
 		prepare_launch(step, sp);
 }

@@ -237,20 +237,22 @@ static int apply_task(const struct task *t)
 	spank_t sp = t->sp;
 	struct efa_env_entry task[TASK_VARS];
 	const char *ckpt_dir = efa_ckpt_dir(step);
+	/* The batch script launches the job; its own environment is not a
+	 * rank's. Later steps replace whatever it had (SLURM_EFA_SET). A
+	 * rank gets its launch variables (prepare.c found its step's first
+	 * node) with or without EFA on its node. */
+	bool rank = item_u32(sp, S_JOB_STEPID) != SLURM_BATCH_SCRIPT;
+	bool launch = rank && step->master_name[0];
 	size_t n = 0;
 	int rc = -1;
 
-	if (!step->plan && !ckpt_dir)
+	if (!step->plan && !ckpt_dir && !launch)
 		return 0;
 	memset(task, 0, sizeof(task));
-	/* The batch script launches the job; its own environment is not a
-	 * rank's. Later steps replace whatever it had (SLURM_EFA_SET). */
-	if (step->plan && item_u32(sp, S_JOB_STEPID) != SLURM_BATCH_SCRIPT) {
-		if (step->bind == EFA_BIND_CLOSEST && binding_entries(t, task, &n))
-			goto out;
-		if (step->cfg->distributed_env == EFA_YES && launch_entries(t, task, &n))
-			goto out;
-	}
+	if (step->plan && rank && step->bind == EFA_BIND_CLOSEST && binding_entries(t, task, &n))
+		goto out;
+	if (launch && launch_entries(t, task, &n))
+		goto out;
 	if (ckpt_dir &&
 	    (add_entry(task, &n, step->cfg->checkpoint_env, ckpt_dir,
 		       "the job's checkpoint directory", false) ||

@@ -65,6 +65,25 @@ is "$(placed "$out")" "n1 rank=0 node=0
 n4 rank=1 node=1
 n2 rank=2 node=2" "sbatch --efa-rank-order=topology: the job's steps inherit it"
 
+# The issue's layout over all four nodes: n1, n3 under one leaf, n2, n4
+# under the other. n3 has no EFA: --efa=auto sets it nothing EFA-specific,
+# but its tasks are ranks like the others'.
+printf 'SwitchName=top Switches=leaf[1-2]\nSwitchName=leaf1 Nodes=n[1,3]\nSwitchName=leaf2 Nodes=n[2,4]\n' >"$slurm_topo"
+run srun -N4 -w 'n[1-4]' --ntasks-per-node=2 --efa=auto --efa-rank-order=topology \
+	bash -c 'echo "$SLURMD_NODENAME rank=${RANK-} node=${NODE_RANK-} local=${LOCAL_RANK-} world=${WORLD_SIZE-} master=${MASTER_ADDR-}:${MASTER_PORT-} profile=${SLURM_EFA_PROFILE-none}"'
+is "$rc" 0 "4 nodes, n1 and n3 under one leaf, n2 and n4 under the other, --efa=auto: the step runs"
+is "$(sed 's/ master=[^ ]*//; s/ profile=.*//' <<<"$out" | sort -t= -k2,2n)" "n1 rank=0 node=0 local=0 world=8
+n1 rank=1 node=0 local=1 world=8
+n3 rank=2 node=1 local=0 world=8
+n3 rank=3 node=1 local=1 world=8
+n2 rank=4 node=2 local=0 world=8
+n2 rank=5 node=2 local=1 world=8
+n4 rank=6 node=3 local=0 world=8
+n4 rank=7 node=3 local=1 world=8" "  ranks grouped by leaf on every node, n3 (no EFA) numbered with the rest"
+is "$(grep -o 'master=[^ ]*' <<<"$out" | sort -u | wc -l)" 1 "  one MASTER_ADDR:MASTER_PORT on every node"
+is "$(grep '^n3 ' <<<"$out" | grep -o 'profile=.*' | sort -u)" "profile=none" "  and n3 no EFA profile"
+printf '%s\n' "$interleaved" >"$slurm_topo"
+
 # mpirun's hostfile in the same order, from the topology file scontrol's
 # slurm.conf sits beside.
 batch -N3 -w 'n[1-2,4]' "$top_builddir/slurm-efa hostfile --slots 2"
@@ -140,6 +159,15 @@ SwitchName=leaf2 Nodes=n[2-4]|n4 named twice|topology.conf:3: node n4 is under l
 	like "$out" "$why" "  that says why"
 	is "$(slurms_own "$(grep -v warning <<<"$out")")" "slurm's" "  in Slurm's order"
 done
+# The batch script is no rank: only its step says it once.
+batch -N3 -w 'n[1-2,4]' --efa --efa-rank-order=topology "srun --ntasks-per-node=1 true"
+is "$rc" 0 "a batch job under the looping topology runs"
+is "$(grep -c 'efa: warning: --efa-rank-order=topology' <<<"$out")" 1 "  and its output has one warning, its step's"
+rm -f "$slurm_topo"
+ranks -N3 --ntasks-per-node=1 --efa-rank-order=topology
+is "$rc" 0 "no topology file at all: the step runs"
+like "$out" "efa: warning: --efa-rank-order=topology: .*topology.conf.*ranks are in Slurm's order" \
+	"  with the warning naming the file"
 printf '%s\n' "$interleaved" >"$slurm_topo"
 
 py=/usr/bin/python3

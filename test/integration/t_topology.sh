@@ -239,6 +239,12 @@ block_case() {	# block_case WHAT LEAF1 LEAF2 LEAF3 LEAF4 FILE JOINED
 	scancel "$hold" "$job"
 	wait_job "$hold"
 	wait_job "$job"
+	# --efa-rank-order=topology reads the blocks slurmctld now uses (and
+	# sync wrote, empty ones too): n1, n2, n4 keep Slurm's order, no warning.
+	wait_nodes_idle
+	set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+	run srun -N3 -w 'n[1-2,4]' --efa --efa-rank-order=topology bash -c 'echo "$SLURMD_NODENAME ${RANK-} ${NODE_RANK-}"'
+	is "$(sort -k2n <<<"$out")" $'n1 0 0\nn2 1 1\nn4 2 2' "  an --efa-rank-order=topology step under topology/block: ranks by block, no warning"
 }
 
 if [ "$(printf '%s\n' 23.11 "${SLURM_VERSION:-0}" | sort -V | head -n 1)" = 23.11 ]; then
