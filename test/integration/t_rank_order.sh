@@ -12,15 +12,20 @@ interleaved="SwitchName=top Switches=leaf[1-2]
 SwitchName=leaf1 Nodes=n[1,4]
 SwitchName=leaf2 Nodes=n[2-3]"
 
+# Gives slurmctld the topology TEXT and checks that it shows SWITCH.
+load_topology() {	# load_topology TEXT SWITCH WHAT
+	local up=0
+	rm -f "$slurm_topo"
+	printf '%s\n' "$1" >"$slurm_topo"
+	scontrol reconfigure
+	until_up 30 sh -c "scontrol show topology | grep -q '^SwitchName=$2 '" || up=$?
+	is "$up" 0 "$3"
+	wait_nodes_idle || diag "nodes not idle: $(node_states | paste -sd ' ')"
+}
+
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
-rm -f "$slurm_topo"
-printf '%s\n' "$interleaved" >"$slurm_topo"
-scontrol reconfigure
-up=0
-until_up 30 sh -c 'scontrol show topology | grep -q "^SwitchName=leaf1 "' || up=$?
-is "$up" 0 "slurmctld reads the interleaved tree"
-wait_nodes_idle || diag "nodes not idle: $(node_states | paste -sd ' ')"
+load_topology "$interleaved" leaf1 "slurmctld reads the interleaved tree"
 
 task='echo "$SLURMD_NODENAME procid=$SLURM_PROCID nodeid=$SLURM_NODEID rank=${RANK-} node=${NODE_RANK-} local=${LOCAL_RANK-} world=${WORLD_SIZE-}"'
 ranks() {	# ranks SRUN-ARGS...: each task's line, by RANK
@@ -192,10 +197,4 @@ else
 	ok 1 "Debian's python3-torch is installed (scripts/install-deps installs it)"
 fi
 
-rm -f "$slurm_topo"
-printf '%s\n' "$TOPOLOGY_DEFAULT" >"$slurm_topo"
-scontrol reconfigure
-up=0
-until_up 30 sh -c 'scontrol show topology | grep -q "^SwitchName=all "' || up=$?
-is "$up" 0 "the one-switch topology is back"
-wait_nodes_idle || diag "nodes not idle: $(node_states | paste -sd ' ')"
+load_topology "$TOPOLOGY_DEFAULT" all "the one-switch topology is back"

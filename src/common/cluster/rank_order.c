@@ -29,57 +29,6 @@ static int keyed_cmp(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
-int efa_rank_order(const struct efa_topo_map *m, char *const *names, size_t n, size_t *order,
-		   struct efa_error *err)
-{
-	size_t width = m->depth + 1, *first = NULL, *keys = NULL, *up = NULL;
-	struct keyed *keyed = NULL;
-	int rc = -1;
-
-	if (!n)
-		return 0;
-	first = malloc((m->nunits ? m->nunits : 1) * sizeof(*first));
-	keys = malloc(n * width * sizeof(*keys));
-	up = malloc(width * sizeof(*up));
-	keyed = malloc(n * sizeof(*keyed));
-	if (!first || !keys || !up || !keyed) {
-		efa_error_set(err, "out of memory");
-		goto fail;
-	}
-	for (size_t u = 0; u < m->nunits; u++)
-		first[u] = (size_t)-1;
-	for (size_t i = 0; i < n; i++) {
-		size_t u = efa_topo_map_unit_of(m, names[i]), len = 0;
-
-		if (u == EFA_TOPO_MAP_NONE) {
-			efa_error_set(err, "node %s is not in it", names[i]);
-			goto fail;
-		}
-		/* Its switches, bottom up (the map has no loops: at most
-		 * depth of them). */
-		for (; u != EFA_TOPO_MAP_NONE && len < m->depth; u = m->units[u].parent) {
-			if (first[u] == (size_t)-1)
-				first[u] = i;
-			up[len++] = u;
-		}
-		for (size_t k = 0; k < len; k++)
-			keys[i * width + k] = first[up[len - 1 - k]];
-		keys[i * width + len] = i;
-		keyed[i].key = &keys[i * width];
-		keyed[i].len = len + 1;
-	}
-	qsort(keyed, n, sizeof(*keyed), keyed_cmp);
-	for (size_t i = 0; i < n; i++)
-		order[i] = keyed[i].key[keyed[i].len - 1];
-	rc = 0;
-fail:
-	free(first);
-	free(keys);
-	free(up);
-	free(keyed);
-	return rc;
-}
-
 /* Each node's switches from the top down, depth wide, EFA_TOPO_MAP_NONE
  * below its own. */
 static size_t *layer_paths(const struct efa_topo_map *m, char *const *names, size_t n,
@@ -110,6 +59,55 @@ fail:
 	free(paths);
 	free(up);
 	return NULL;
+}
+
+int efa_rank_order(const struct efa_topo_map *m, char *const *names, size_t n, size_t *order,
+		   struct efa_error *err)
+{
+	size_t depth = m->depth ? m->depth : 1, width = depth + 1, *first = NULL, *keys = NULL;
+	size_t *paths = NULL;
+	struct keyed *keyed = NULL;
+	int rc = -1;
+
+	if (!n)
+		return 0;
+	if (!(paths = layer_paths(m, names, n, err)))
+		return -1;
+	first = malloc((m->nunits ? m->nunits : 1) * sizeof(*first));
+	keys = malloc(n * width * sizeof(*keys));
+	keyed = malloc(n * sizeof(*keyed));
+	if (!first || !keys || !keyed) {
+		efa_error_set(err, "out of memory");
+		goto fail;
+	}
+	for (size_t u = 0; u < m->nunits; u++)
+		first[u] = (size_t)-1;
+	/* Nodes in Slurm's order: a switch's first node is the first to
+	 * reach it. */
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 0;
+
+		for (; len < depth && paths[i * depth + len] != EFA_TOPO_MAP_NONE; len++) {
+			size_t u = paths[i * depth + len];
+
+			if (first[u] == (size_t)-1)
+				first[u] = i;
+			keys[i * width + len] = first[u];
+		}
+		keys[i * width + len] = i;
+		keyed[i].key = &keys[i * width];
+		keyed[i].len = len + 1;
+	}
+	qsort(keyed, n, sizeof(*keyed), keyed_cmp);
+	for (size_t i = 0; i < n; i++)
+		order[i] = keyed[i].key[keyed[i].len - 1];
+	rc = 0;
+fail:
+	free(paths);
+	free(first);
+	free(keys);
+	free(keyed);
+	return rc;
 }
 
 static int size_cmp(const void *a, const void *b)

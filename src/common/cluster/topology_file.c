@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/base/atomic_write.h"
@@ -16,55 +14,23 @@
 /* How many names of each kind of change the summary lists. */
 #define EXAMPLES 3
 
-/* A node or switch and the switch above it. */
+/* A node or switch and the switch above it, names in the conf's map. */
 struct link {
-	char *child;
-	char *parent;
+	const char *child;
+	const char *parent;
 };
 
 struct links {
 	struct link *v;
-	size_t n, cap;
+	size_t n;
 };
 
 struct conf {
-	struct links switches;	/* every switch, parent NULL */
+	struct efa_topo_map map;	/* what the links name */
+	struct links switches;		/* every switch, parent NULL */
 	struct links nodes;
-	struct links below;	/* switches under another */
+	struct links below;		/* switches under another */
 };
-
-static int add_link(struct links *l, const char *child, const char *parent)
-{
-	struct link *grown = l->v;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-
-		grown = realloc(l->v, cap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		l->v = grown;
-		l->cap = cap;
-	}
-	grown[l->n].child = strdup(child);
-	grown[l->n].parent = parent ? strdup(parent) : NULL;
-	if (!grown[l->n].child || (parent && !grown[l->n].parent)) {
-		free(grown[l->n].child);
-		free(grown[l->n].parent);
-		return -1;
-	}
-	l->n++;
-	return 0;
-}
-
-static void links_free(struct links *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->v[i].child);
-		free(l->v[i].parent);
-	}
-	free(l->v);
-}
 
 static int link_cmp(const void *a, const void *b)
 {
@@ -77,50 +43,48 @@ static void links_sort(struct links *l)
 		qsort(l->v, l->n, sizeof(*l->v), link_cmp);
 }
 
-static int add_units(struct conf *conf, const struct efa_topo_map *m)
-{
-	for (size_t i = 0; i < m->nunits; i++) {
-		const struct efa_topo_unit *u = &m->units[i];
-
-		if (add_link(&conf->switches, u->name, NULL) ||
-		    (u->parent != EFA_TOPO_MAP_NONE &&
-		     add_link(&conf->below, u->name, m->units[u->parent].name)))
-			return -1;
-	}
-	for (size_t i = 0; i < m->nnodes; i++)
-		if (add_link(&conf->nodes, m->nodes[i].name, m->units[m->nodes[i].unit].name))
-			return -1;
-	return 0;
-}
-
 /*
  * The switches and nodes of text as Slurm reads them (topology_read.h:
  * from topology.yaml, the first topology, the tree sync writes first; the
- * others hold the same nodes in other groups). A text Slurm would refuse
- * counts as empty: everything in the other is added or removed.
+ * others hold the same nodes in other groups), each list sorted by name.
+ * A text Slurm would refuse counts as empty: everything in the other is
+ * added or removed.
  */
 static int parse(const char *text, struct conf *conf)
 {
-	struct efa_topo_map m;
+	const struct efa_topo_map *m = &conf->map;
 	struct efa_error err;
-	int rc;
 
 	memset(conf, 0, sizeof(*conf));
-	if (efa_topo_map_parse(text, "topology", EFA_TOPO_PICK_FIRST, &m, &err))
+	if (efa_topo_map_parse(text, "topology", EFA_TOPO_PICK_FIRST, &conf->map, &err))
 		return strcmp(err.msg, "out of memory") ? 0 : -1;
-	rc = add_units(conf, &m);
-	efa_topo_map_clear(&m);
+	conf->switches.v = calloc(m->nunits ? m->nunits : 1, sizeof(struct link));
+	conf->below.v = calloc(m->nunits ? m->nunits : 1, sizeof(struct link));
+	conf->nodes.v = calloc(m->nnodes ? m->nnodes : 1, sizeof(struct link));
+	if (!conf->switches.v || !conf->below.v || !conf->nodes.v)
+		return -1;
+	for (size_t i = 0; i < m->nunits; i++) {
+		const struct efa_topo_unit *u = &m->units[i];
+
+		conf->switches.v[conf->switches.n++].child = u->name;
+		if (u->parent != EFA_TOPO_MAP_NONE)
+			conf->below.v[conf->below.n++] = (struct link){ u->name, m->units[u->parent].name };
+	}
+	/* The map's nodes are sorted by name already. */
+	for (size_t i = 0; i < m->nnodes; i++)
+		conf->nodes.v[i] = (struct link){ m->nodes[i].name, m->units[m->nodes[i].unit].name };
+	conf->nodes.n = m->nnodes;
 	links_sort(&conf->switches);
-	links_sort(&conf->nodes);
 	links_sort(&conf->below);
-	return rc;
+	return 0;
 }
 
 static void conf_free(struct conf *conf)
 {
-	links_free(&conf->switches);
-	links_free(&conf->nodes);
-	links_free(&conf->below);
+	free(conf->switches.v);
+	free(conf->nodes.v);
+	free(conf->below.v);
+	efa_topo_map_clear(&conf->map);
 }
 
 /* One kind of change: how many, and the first few. */
