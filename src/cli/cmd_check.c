@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/base/strutil.h"
@@ -23,6 +24,9 @@
 #include "common/health/counters.h"
 #include "common/health/node_check.h"
 #include "common/health/node_drain.h"
+#include "common/node/hw_counters.h"
+#include "common/usage/metrics.h"
+#include "common/usage/usage.h"
 #include "cli.h"
 
 #define ROOTS_MAX 1024
@@ -302,6 +306,35 @@ static void judge_counters(const struct efa_config *cfg, const char *root,
 		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
 }
 
+/*
+ * MetricsDir=: the node's file for node_exporter written again, with the
+ * counters as they are now and the running jobs' totals up to now (a
+ * health check runs every HealthCheckInterval=, so figures stay live
+ * between steps' starts and ends). Never changes the verdict.
+ */
+static void write_metrics(const struct efa_config *cfg, const char *root,
+			  const struct efa_node_check *c)
+{
+	char name[256], store[4096];
+	struct efa_hw_reading now;
+	struct efa_error err;
+
+	if (!cfg->metrics_dir)
+		return;
+	if (node_name(name, sizeof(name))) {
+		fprintf(stderr, "slurm-efa check: metrics not written: cannot tell this node's name (set SLURMD_NODENAME)\n");
+		return;
+	}
+	if (efa_usage_dir(cfg->node_cache_dir, name, store, sizeof(store), &err) ||
+	    efa_hw_read(c->node, root, &now, &err)) {
+		fprintf(stderr, "slurm-efa check: metrics not written: %s\n", err.msg);
+		return;
+	}
+	if (efa_metrics_update(cfg->metrics_dir, store, name, &now, time(NULL), &err))
+		fprintf(stderr, "slurm-efa check: metrics not written: %s\n", err.msg);
+	efa_hw_reading_clear(&now);
+}
+
 /* --drain: the verdict applied in Slurm (node_drain.h), said on stdout. */
 static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
 {
@@ -341,6 +374,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 		goto out;
 	}
 	judge_counters(cfg, common->root, &c);
+	write_metrics(cfg, common->root, &c);
 	type = c.node->instance_type;
 	if (common->json) {
 		doc = json_pack("{s:s?, s:s?, s:i, s:i, s:b, s:s?}", "instance_type", type,

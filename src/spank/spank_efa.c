@@ -22,6 +22,7 @@
 #include "gate.h"
 #include "resume.h"
 #include "step.h"
+#include "step_counters.h"
 #include "task.h"
 
 SPANK_PLUGIN(efa, 1);
@@ -71,8 +72,12 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
  * the node is to blame. */
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
+	int rc;
+
 	parse_args(ac, av);
-	return efa_job_gate(sp, &args, true);
+	rc = efa_job_gate(sp, &args, true);
+	efa_counters_job_end(sp, &args);
+	return rc;
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
@@ -90,6 +95,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	efa_ckpt_prepare(&step, sp, opts);
 	efa_resume_prepare(&step, sp, opts);
 	efa_prepare_node(&step, sp, &args);
+	efa_counters_step_begin(&step, sp);
 	return 0;
 }
 
@@ -117,6 +123,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE) {
 		efa_ckpt_retain(&step, sp);
+		efa_counters_step_end(&step, sp);
 		efa_step_close(&step);
 	}
 	return 0;

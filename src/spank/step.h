@@ -61,6 +61,13 @@ struct efa_step_resume {
 	char problem[512];	/* why it could not, when it could not */
 };
 
+/* The step's reading of the EFA counters (step_counters.c). */
+struct efa_step_counters {
+	bool active;		/* a reading was taken at the start */
+	uint32_t job_id, step_id;
+	char store[EFA_STEP_PATH_MAX];	/* the node's usage store */
+};
+
 /* slurmstepd's own mount namespace, to tell a container's from it. */
 struct efa_mount_ns {
 	bool known;
@@ -110,6 +117,7 @@ struct efa_step {
 	char master_from[EFA_STEP_NAME_MAX * 2];
 	struct efa_step_ckpt ckpt;
 	struct efa_step_resume resume;
+	struct efa_step_counters counters;
 	struct efa_mount_ns host_ns;
 };
 

@@ -80,8 +80,8 @@ static void test_check(void)
 	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/tx_bytes", "123456\n");
 	put(root, "sys/class/infiniband/rdmap32s27/ports/1/state", "4: ACTIVE\n");
 	ok(!efa_counters_read(&node, root, &text, &err), "the node's counters are read");
-	is_str(text, "rdmap16s27 1 retrans_timeout_events 40\n",
-	       "  only the judged counters a device has");
+	is_str(text, "rdmap16s27 1 tx_bytes 123456\nrdmap16s27 1 retrans_timeout_events 40\n",
+	       "  every counter a device has, none it has not");
 	free(text);
 
 	snprintf(state, sizeof(state), "%s/cache/counters-n1", root);

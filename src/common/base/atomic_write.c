@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,8 @@
 
 #include "common/base/atomic_write.h"
 
-int efa_write_atomic(const char *path, const char *text, size_t len, mode_t mode,
-		     struct efa_error *err)
+static int write_replace(const char *path, const char *text, size_t len, mode_t mode,
+			 bool durable, struct efa_error *err)
 {
 	char *tmp = NULL, *dir_copy = NULL;
 	int fd = -1, dirfd = -1, rc = -1;
@@ -40,7 +41,7 @@ int efa_write_atomic(const char *path, const char *text, size_t len, mode_t mode
 		done += (size_t)n;
 	}
 	/* Readers are often another user: mkstemp's 0600 is not the mode asked. */
-	if (fchmod(fd, mode) || fsync(fd)) {
+	if (fchmod(fd, mode) || (durable && fsync(fd))) {
 		efa_error_set(err, "cannot finish %s: %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -57,7 +58,7 @@ int efa_write_atomic(const char *path, const char *text, size_t len, mode_t mode
 	free(tmp);
 	tmp = NULL;
 	/* The rename itself must survive a crash too. */
-	dir_copy = strdup(path);
+	dir_copy = durable ? strdup(path) : NULL;
 	if (dir_copy && (dirfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
 		fsync(dirfd);
 	rc = 0;
@@ -71,4 +72,16 @@ out:
 	free(tmp);
 	free(dir_copy);
 	return rc;
+}
+
+int efa_write_atomic(const char *path, const char *text, size_t len, mode_t mode,
+		     struct efa_error *err)
+{
+	return write_replace(path, text, len, mode, true, err);
+}
+
+int efa_write_replace(const char *path, const char *text, size_t len, mode_t mode,
+		      struct efa_error *err)
+{
+	return write_replace(path, text, len, mode, false, err);
 }

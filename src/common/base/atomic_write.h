@@ -15,4 +15,13 @@
 int efa_write_atomic(const char *path, const char *text, size_t len, mode_t mode,
 		     struct efa_error *err);
 
+/*
+ * The same without the fsyncs: readers still see the old file or the new
+ * one, but a crash may leave either. For files made again from scratch
+ * whenever they are lost (state in /run, figures node_exporter serves),
+ * where a disk flush on every step would cost more than the file is worth.
+ */
+int efa_write_replace(const char *path, const char *text, size_t len, mode_t mode,
+		      struct efa_error *err);
+
 #endif

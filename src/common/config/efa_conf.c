@@ -154,6 +154,7 @@ static const struct key global_keys[] = {
 	GCOUNT("HealthUnresponsiveRemotes", health_unresponsive_remotes, EFA_HEALTH_COUNTER_MAX),
 	GCOUNT("HealthImpairedConnections", health_impaired_connections, EFA_HEALTH_COUNTER_MAX),
 	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
+	GKEY("MetricsDir", V_PATH, metrics_dir, NULL),
 	{ NULL, 0, 0, NULL, 0 },
 };
 
@@ -204,6 +205,7 @@ void efa_config_free(struct efa_config *cfg)
 	free(cfg->instance_type);
 	free(cfg->profile_dir);
 	free(cfg->node_cache_dir);
+	free(cfg->metrics_dir);
 	free(cfg->rest_url);
 	free(cfg->rest_user);
 	free(cfg->rest_token_file);

@@ -120,17 +120,21 @@ struct efa_config {
 	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
 	long health_return_passes;	/* checks in a row that return a node
 					 * slurm-efa drained; 0: never by itself */
-	/* How much an EFA port's error counter may rise between two health
-	 * checks (common/health/counters.h); 0: not judged. */
 	/* The locked memory slurmd must allow every job (its soft
 	 * RLIMIT_MEMLOCK); EFA_BYTES_UNLIMITED: unlimited; 0: not judged. */
 	long health_min_locked_memory;
+	/* How much an EFA port's error counter may rise between two health
+	 * checks (common/health/counters.h); 0: not judged. */
 	long health_retrans_timeouts;
 	long health_unresponsive_remotes;
 	long health_impaired_connections;
 	/* The bridge asks Slurm 26.05's expedited requeue for jobs it makes
 	 * resumable (SlurmctldParameters=enable_expedited_requeue). */
 	enum efa_tristate resume_expedite;
+	/* Where nodes write their EFA figures for node_exporter's textfile
+	 * collector (common/usage/metrics.h); NULL: nowhere, and steps take
+	 * no reading of the counters. */
+	char *metrics_dir;
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

@@ -10,7 +10,7 @@
 #include "common/base/atomic_write.h"
 #include "common/base/strutil.h"
 #include "common/health/counters.h"
-#include "common/node/sysfs.h"
+#include "common/node/hw_counters.h"
 
 #define LINE_MAX_LEN 256
 
@@ -46,50 +46,15 @@ bool efa_counter_limits_any(const struct efa_counter_limits *lim)
 int efa_counters_read(const struct efa_node *node, const char *root, char **text,
 		      struct efa_error *err)
 {
-	struct efa_sysfs fs;
-	char *out = NULL, value[64];
-	size_t size = 1, used = 0;
+	struct efa_hw_reading r;
 
 	*text = NULL;
-	if (efa_sysfs_open(&fs, root))
-		return efa_error_set(err, "cannot open root %s: %s", root, strerror(errno));
-	out = calloc(1, size);
-	for (size_t n = 0; out && n < node->nnics; n++) {
-		char **ports = efa_sysfs_list(&fs, "/sys/class/infiniband/%s/ports", node->nics[n].name);
-
-		for (char **p = ports; out && p && *p; p++) {
-			for (size_t i = 0; i < NJUDGED; i++) {
-				char line[LINE_MAX_LEN], *grown;
-				int len;
-
-				/* Only the files the device has (Nitro v4 on). */
-				if (efa_sysfs_read(&fs, value, sizeof(value),
-						   "/sys/class/infiniband/%s/ports/%s/hw_counters/%s",
-						   node->nics[n].name, *p, judged[i].name) ||
-				    strspn(value, "0123456789") != strlen(value) || !value[0])
-					continue;
-				len = snprintf(line, sizeof(line), "%s %s %s %s\n", node->nics[n].name,
-					       *p, judged[i].name, value);
-				if (len >= (int)sizeof(line))
-					continue;
-				grown = realloc(out, size + (size_t)len);
-				if (!grown) {
-					free(out);
-					out = NULL;
-					break;
-				}
-				out = grown;
-				memcpy(out + used, line, (size_t)len + 1);
-				used += (size_t)len;
-				size += (size_t)len;
-			}
-		}
-		efa_strv_free(ports);
-	}
-	efa_sysfs_close(&fs);
-	if (!out)
+	if (efa_hw_read(node, root, &r, err))
+		return -1;
+	*text = efa_hw_format(&r);
+	efa_hw_reading_clear(&r);
+	if (!*text)
 		return efa_error_set(err, "out of memory reading EFA counters");
-	*text = out;
 	return 0;
 }
 

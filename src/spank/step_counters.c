@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "common/node/hw_counters.h"
+#include "common/nodecache/nodecache.h"
+#include "common/usage/metrics.h"
+#include "common/usage/usage.h"
+#include "step_counters.h"
+
+static void user_name(spank_t sp, char *buf, size_t size)
+{
+	struct passwd pw, *found = NULL;
+	char text[1024];
+	uid_t uid;
+
+	buf[0] = '\0';
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		return;
+	if (!getpwuid_r(uid, &pw, text, sizeof(text), &found) && found)
+		snprintf(buf, size, "%s", pw.pw_name);
+	else
+		snprintf(buf, size, "%u", (unsigned)uid);
+}
+
+/* The node's file for node_exporter, from reading now; said in the log
+ * when it cannot be written, never to the job. */
+static void write_metrics(const struct efa_config *cfg, const char *store, const char *node,
+			  const struct efa_hw_reading *now)
+{
+	struct efa_error err;
+
+	if (efa_metrics_update(cfg->metrics_dir, store, node, now, time(NULL), &err))
+		slurm_error("efa: node %s: metrics not written: %s", node, err.msg);
+}
+
+void efa_counters_step_begin(struct efa_step *step, spank_t sp)
+{
+	struct efa_step_counters *sc = &step->counters;
+	char user[64], partition[64];
+	struct efa_hw_reading now;
+	struct efa_error err;
+
+	if (!step->cfg || !step->cfg->metrics_dir || !step->node || !step->node->nnics ||
+	    spank_get_item(sp, S_JOB_ID, &sc->job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &sc->step_id) != ESPANK_SUCCESS ||
+	    sc->step_id >= SLURM_MAX_NORMAL_STEP_ID)
+		return;
+	if (efa_usage_dir(step->cfg->node_cache_dir, step->node_name, sc->store, sizeof(sc->store),
+			  &err) ||
+	    efa_hw_read(step->node, step->root, &now, &err)) {
+		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
+			    err.msg);
+		return;
+	}
+	if (now.problems[0])
+		slurm_info("efa: node %s: %s", step->node_name, now.problems);
+	user_name(sp, user, sizeof(user));
+	if (!efa_step_job_env(sp, "SLURM_JOB_PARTITION", partition, sizeof(partition)))
+		partition[0] = '\0';
+	if (efa_usage_step_begin(sc->store, sc->job_id, sc->step_id, user, partition, &now,
+				 time(NULL), &err))
+		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
+			    err.msg);
+	else
+		sc->active = true;
+	/* The node's file is written when the step ends, and by the health
+	 * check meanwhile: not here, where it would delay every step's start. */
+	efa_hw_reading_clear(&now);
+}
+
+void efa_counters_step_end(struct efa_step *step, spank_t sp)
+{
+	struct efa_step_counters *sc = &step->counters;
+	struct efa_step_usage used;
+	struct efa_hw_reading now;
+	char notes[1024] = "";
+	struct efa_error err;
+	uint64_t tx, rx;
+
+	(void)sp;
+	if (!sc->active)
+		return;
+	if (efa_hw_read(step->node, step->root, &now, &err)) {
+		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
+			    sc->job_id, sc->step_id, err.msg);
+		return;
+	}
+	if (efa_usage_step_end(sc->store, sc->job_id, sc->step_id, &now, time(NULL), &used, notes,
+			       sizeof(notes), &err)) {
+		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
+			    sc->job_id, sc->step_id, err.msg);
+	} else {
+		efa_hw_sum(&used.delta, EFA_HW_TX_BYTES, &tx);
+		efa_hw_sum(&used.delta, EFA_HW_RX_BYTES, &rx);
+		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " moved %" PRIu64 " bytes out and %" PRIu64 " in over EFA in %lld s%s%s%s",
+			   step->node_name, sc->job_id, sc->step_id, tx, rx,
+			   (long long)(used.end - used.start),
+			   used.shared ? " (shared: other jobs used the node too)" : "",
+			   notes[0] ? "; " : "", notes);
+		efa_step_usage_clear(&used);
+	}
+	write_metrics(step->cfg, sc->store, step->node_name, &now);
+	efa_hw_reading_clear(&now);
+}
+
+void efa_counters_job_end(spank_t sp, const struct efa_args *args)
+{
+	const char *node = getenv("SLURMD_NODENAME"), *job_text = getenv("SLURM_JOB_ID");
+	struct efa_node_cache cache = { .settle = EFA_NODE_CACHE_SETTLE };
+	struct efa_nodedesc desc = { 0 };
+	struct efa_hw_reading now = { 0 };
+	struct efa_config *cfg = NULL;
+	char root[EFA_STEP_PATH_MAX], store[EFA_STEP_PATH_MAX], note[512], *end;
+	struct efa_error err;
+	unsigned long job;
+	int ended;
+
+	(void)sp;
+	if (!node || !efa_node_name_safe(node) || !job_text ||
+	    (job = strtoul(job_text, &end, 10), *end) || job > UINT32_MAX ||
+	    efa_args_load_config(args, node, &cfg, &err) || !cfg->metrics_dir)
+		goto out;
+	if (efa_expand_node_name(args->root, node, root, sizeof(root)) ||
+	    efa_usage_dir(cfg->node_cache_dir, node, store, sizeof(store), &err))
+		goto out;
+	ended = efa_usage_job_end(store, (uint32_t)job, time(NULL), &err);
+	if (ended < 0)
+		slurm_error("efa: node %s: job %lu: %s", node, job, err.msg);
+	if (ended <= 0)
+		goto out;	/* a job that counted nothing here changes nothing */
+	cache.dir = cfg->node_cache_dir;
+	if (efa_node_describe(root, cfg, &cache, &desc, note, sizeof(note), &err) < 0 ||
+	    efa_hw_read(desc.node, root, &now, &err)) {
+		slurm_error("efa: node %s: metrics not written: %s", node, err.msg);
+		goto out;
+	}
+	write_metrics(cfg, store, node, &now);
+out:
+	efa_hw_reading_clear(&now);
+	efa_nodedesc_clear(&desc);
+	efa_config_free(cfg);
+}

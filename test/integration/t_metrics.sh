@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+# What jobs moved over EFA, for Prometheus (MetricsDir=): each step's
+# counters are read when it starts and ends, the difference added to its
+# job's totals on each node, and every node writes a file node_exporter's
+# textfile collector serves. The steps' tasks move "traffic" by raising the
+# fixture's hw_counters files (plain files under root=), as the efa driver
+# would; node_exporter (Debian's) serves the files, promtool checks them.
+
+metrics=$SLURM_EFA_CLUSTER/metrics
+mdir=$metrics/textfile
+mkdir -p "$mdir" "$metrics/cache"
+chmod 755 "$mdir"
+# Private copies of n1's (p5) and n2's (p4d) hardware: the tasks write to them.
+for n in n1 n2; do
+	fixture=$(readlink "$ROOTS/$n")
+	cp -a "$fixture/." "$metrics/$n"
+	rm "$ROOTS/$n"
+	ln -s "$metrics/$n" "$ROOTS/$n"
+	for dev in $(ls "$metrics/$n/sys/class/infiniband"); do
+		hw=$metrics/$n/sys/class/infiniband/$dev/ports/1/hw_counters
+		mkdir -p "$hw"
+		for c in tx_bytes rx_bytes tx_pkts rx_pkts rdma_read_bytes retrans_timeout_events; do
+			echo 1000 >"$hw/$c"
+		done
+	done
+done
+first_dev() {	# first_dev NODE
+	ls "$metrics/$1/sys/class/infiniband" | head -n 1
+}
+write_efa_conf "NodeCacheDir=$metrics/cache" "MetricsDir=$mdir"
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+
+# A task's way of moving bytes: raise its node's first device's COUNTER by N.
+bump='bump() { f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/$1; echo $(( $(cat "$f") + $2 )) >"$f"; }'
+prom() {	# prom NODE: the node's file
+	cat "$mdir/slurm_efa_$1.prom" 2>/dev/null
+}
+value() {	# value NODE METRIC JOB: the job's figure in the node's file
+	prom "$1" | sed -n "s/^$2{node=\"$1\",job_id=\"$3\",[^}]*} //p"
+}
+wait_ended() {	# wait_ended NODE JOB: until the node's epilog said the job ended
+	local _
+	for _ in $(seq 50); do
+		[ "$(value "$1" slurm_efa_job_running "$2")" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+run srun -N2 -w 'n[1-2]' --ntasks-per-node=1 --efa bash -c "$bump"'
+	bump tx_bytes $(( (SLURM_NODEID + 1) * 5000 )); bump rx_bytes 700
+	[ "$SLURM_NODEID" = 1 ] && bump retrans_timeout_events 3
+	[ "$SLURM_NODEID" = 0 ] && echo "job=$SLURM_JOB_ID"; true'
+is "$rc" 0 "a two-node --efa step whose tasks move bytes runs"
+job=$(sed -n 's/^job=//p' <<<"$out")
+wait_ended n1 "$job" && wait_ended n2 "$job"
+is "$?" 0 "  each node's file says the job ended there"
+is "$(value n1 slurm_efa_job_tx_bytes_total "$job")" 5000 "  n1: the bytes its task sent"
+is "$(value n2 slurm_efa_job_tx_bytes_total "$job")" 10000 "  n2: the bytes its task sent"
+is "$(value n2 slurm_efa_job_rx_bytes_total "$job")" 700 "  n2: the bytes it received"
+is "$(value n2 slurm_efa_job_retransmit_timeouts_total "$job")" 3 "  n2: its retransmit timeouts"
+is "$(value n1 slurm_efa_job_retransmit_timeouts_total "$job")" 0 "  n1: none"
+is "$(value n1 slurm_efa_job_steps_ended_total "$job")" 1 "  one step ended"
+like "$(prom n1)" "slurm_efa_job_tx_bytes_total\{node=\"n1\",job_id=\"$job\",user=\"root\",partition=\"gpu\"\} 5000" \
+	"  labelled with job id, user and partition"
+like "$(prom n2)" "slurm_efa_device_tx_bytes_total\{node=\"n2\",device=\"$(first_dev n2)\",port=\"1\"\} 11000" \
+	"  the device's own counter, as the driver shows it"
+is "$(prom n1 | grep -c '^slurm_efa_device_tx_bytes_total{')" \
+	"$(ls "$metrics/n1/sys/class/infiniband" | wc -l)" "  one series per EFA device of the p5"
+run promtool check metrics <"$mdir/slurm_efa_n1.prom"
+is "$rc/$out" "0/" "promtool check metrics accepts the file"
+
+# A long step's figures are live: the health check writes the file again
+# with what its running steps moved so far.
+rm -f "$metrics/moved"
+srun -N1 -w n1 --efa bash -c "$bump"'; bump tx_bytes 2000; echo $SLURM_JOB_ID >'"$metrics/moved"'; sleep 60' \
+	>/dev/null 2>&1 &
+for _ in $(seq 100); do [ -s "$metrics/moved" ] && break; sleep 0.1; done
+job2=$(cat "$metrics/moved")
+run env SLURMD_NODENAME=n1 "$top_builddir/slurm-efa" check --node --config "$EFA_CONF" --root "$ROOTS/n1"
+is "$rc" 0 "the health check passes while a step runs"
+is "$(value n1 slurm_efa_job_running "$job2")" 1 "  and the file shows the job running"
+is "$(value n1 slurm_efa_job_tx_bytes_total "$job2")" 2000 "  with the bytes its step has moved so far"
+scancel "$job2"
+wait_ended n1 "$job2"
+is "$(value n1 slurm_efa_job_tx_bytes_total "$job2")" 2000 "  cancelled, its step's figures are kept"
+wait
+
+# node_exporter serves the files.
+port=$(($(cat "$SLURM_EFA_CLUSTER/run/base-port") + 8))
+prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
+	--collector.textfile --collector.textfile.directory="$mdir" >"$metrics/node_exporter.log" 2>&1 &
+exporter=$!
+scraped=""
+for _ in $(seq 50); do
+	scraped=$(curl -sf "http://127.0.0.1:$port/metrics") && break
+	sleep 0.2
+done
+like "$scraped" "slurm_efa_job_tx_bytes_total\{job_id=\"$job\",node=\"n2\",partition=\"gpu\",user=\"root\"\} 10000" \
+	"node_exporter serves a job's bytes from the node's file"
+is "$(grep -c '^node_textfile_scrape_error 0$' <<<"$scraped")" 1 "  and reads every file without an error"
+kill "$exporter"
+wait "$exporter" 2>/dev/null || true
+
+# Bad input: counter files that are not numbers, or that go back (a driver
+# reload), never fail a step or make a figure negative.
+hw=$metrics/n1/sys/class/infiniband/$(first_dev n1)/ports/1/hw_counters
+echo "N/A" >"$hw/rx_bytes"
+run srun -N1 -w n1 --efa bash -c "$bump"'; echo 10 >'"$hw"'/tx_bytes; echo job=$SLURM_JOB_ID'
+is "$rc" 0 "a counter that is not a number and one that goes back: the step runs"
+job3=$(sed -n 's/^job=//p' <<<"$out")
+wait_ended n1 "$job3"
+is "$(value n1 slurm_efa_job_tx_bytes_total "$job3")" 10 "  the one that went back counts from 0, never negative"
+is "$(value n1 slurm_efa_job_rx_bytes_total "$job3")" 0 "  the one that is not a number counts nothing"
+echo 1000 >"$hw/rx_bytes"
+
+# A MetricsDir= others can write to is refused, and said; the step runs.
+chmod 777 "$mdir"
+before=$(prom n1 | grep -c "job_id=\"$job3\"")
+run srun -N1 -w n1 --efa true
+is "$rc" 0 "MetricsDir= writable by others: the step runs"
+run env SLURMD_NODENAME=n1 "$top_builddir/slurm-efa" check --node --config "$EFA_CONF" --root "$ROOTS/n1"
+like "$out" "metrics not written: MetricsDir=$mdir is writable by others, who could plant the node's figures: chmod o-w it" \
+	"  the health check says why nothing is written"
+is "$(prom n1 | grep -c "job_id=\"$job3\"")" "$before" "  and the file is left as it was"
+chmod 755 "$mdir"
+
+for n in n1 n2; do
+	rm "$ROOTS/$n"
+done
+ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+ln -s "$FIXTURES/p4d.24xlarge" "$ROOTS/n2"
+write_efa_conf

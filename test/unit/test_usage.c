@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What steps moved over EFA: the devices' counters read under a root
+ * (hw_counters.h), with the bad files a node can have; the node's store
+ * of jobs' totals (usage.h); and the file node_exporter serves
+ * (metrics.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/base/strutil.h"
+#include "common/node/hw_counters.h"
+#include "common/usage/metrics.h"
+#include "common/usage/usage.h"
+#include "tap.h"
+#include "tmpdir.h"
+
+#define PORT1 "sys/class/infiniband/%s/ports/1/hw_counters/%s"
+
+static void put(const char *rel, const char *text)
+{
+	char cmd[8192];
+	const char *path = tmp_at(rel);
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	require(system(cmd) == 0);
+	f = fopen(path, "w");
+	require(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void counter(const char *dev, const char *name, const char *text)
+{
+	char rel[512];
+
+	snprintf(rel, sizeof(rel), "root/" PORT1, dev, name);
+	put(rel, text);
+}
+
+static uint64_t sum(const struct efa_hw_reading *r, enum efa_hw_counter c)
+{
+	uint64_t s = 0;
+
+	efa_hw_sum(r, c, &s);
+	return s;
+}
+
+/* Two devices: a p4d-like one with RDMA read only, a g4dn-like one with
+ * the basic counters only. */
+static struct efa_nic nics[2] = { { .name = "rdmap16s27" }, { .name = "efa_0" } };
+static struct efa_node node = { .nics = nics, .nnics = 2 };
+
+static void base_counters(void)
+{
+	counter("rdmap16s27", "tx_bytes", "1000\n");
+	counter("rdmap16s27", "rx_bytes", "2000\n");
+	counter("rdmap16s27", "rdma_read_bytes", "500\n");
+	counter("rdmap16s27", "retrans_timeout_events", "7\n");
+	counter("efa_0", "tx_bytes", "10\n");
+	counter("efa_0", "rx_bytes", "20\n");
+	counter("efa_0", "tx_pkts", "1\n");
+}
+
+static void test_read(void)
+{
+	struct efa_hw_reading r, back, d;
+	char notes[512] = "";
+	struct efa_error err;
+	char *text;
+
+	base_counters();
+	ok(!efa_hw_read(&node, tmp_at("root"), &r, &err), "the counters of both devices are read");
+	is_int(r.nports, 2, "  one entry per port");
+	ok(!(r.ports[1].have & (1u << EFA_HW_RDMA_READ_BYTES)), "  a device without RDMA counters has none");
+	is_int((int)sum(&r, EFA_HW_TX_BYTES), 1010, "  bytes sent, summed over the devices");
+	ok(efa_hw_sum(&r, EFA_HW_RDMA_READ_BYTES, &(uint64_t){ 0 }), "  RDMA read where one device has it");
+	ok(!efa_hw_sum(&r, EFA_HW_RDMA_WRITE_BYTES, &(uint64_t){ 0 }), "  no RDMA write where none has it");
+	is_str(r.problems, "", "  nothing to say about good files");
+
+	text = efa_hw_format(&r);
+	ok(text && !efa_hw_parse(text, &back), "a reading kept as text reads back");
+	is_int(back.nports, 2, "  with its ports");
+	is_int((int)sum(&back, EFA_HW_RX_BYTES), 2020, "  and its values");
+	free(text);
+	efa_hw_reading_clear(&back);
+
+	/* A step: traffic on both, a driver reload on efa_0, a file gone bad. */
+	counter("rdmap16s27", "tx_bytes", "4000\n");
+	counter("rdmap16s27", "rx_bytes", "not a number\n");
+	counter("rdmap16s27", "retrans_timeout_events", "\n");
+	counter("efa_0", "tx_bytes", "3\n");
+	counter("efa_0", "rx_bytes", "50\n");
+	ok(!efa_hw_read(&node, tmp_at("root"), &back, &err), "files that hold no number do not stop a reading");
+	has_str(back.problems, "rdmap16s27 port 1: rx_bytes holds \"not a number\", not a count",
+		"  but are named");
+	has_str(back.problems, "retrans_timeout_events holds \"\"", "  an empty one too");
+	ok(!efa_hw_delta(&r, &back, &d, notes, sizeof(notes)), "what moved between two readings");
+	is_int((int)sum(&d, EFA_HW_TX_BYTES), 3003,
+	       "  a counter that went back counts from 0 (3000 + 3), never negative");
+	is_int((int)sum(&d, EFA_HW_RX_BYTES), 30, "  a counter unreadable in either reading is left out");
+	has_str(notes, "efa_0 port 1: counters went back", "  the reload is named");
+	ok(!efa_hw_sum(&d, EFA_HW_RETRANS_TIMEOUT_EVENTS, &(uint64_t){ 0 }), "  an emptied file counts nothing");
+	efa_hw_reading_clear(&d);
+	efa_hw_reading_clear(&back);
+	efa_hw_reading_clear(&r);
+
+	ok(!efa_hw_parse("garbage\nrdmap0 1 tx_bytes -5\nrdmap0 1 no_such 4\nrdmap0 1 rx_bytes 9\n", &back),
+	   "a kept reading with bad lines");
+	is_int(back.nports, 1, "  keeps the good one only");
+	is_int((int)sum(&back, EFA_HW_RX_BYTES), 9, "  with its value");
+	efa_hw_reading_clear(&back);
+}
+
+static void reading(struct efa_hw_reading *r, uint64_t tx, uint64_t retrans)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "rdmap16s27 1 tx_bytes %" PRIu64 "\nrdmap16s27 1 retrans_timeout_events %" PRIu64 "\n",
+		 tx, retrans);
+	require(!efa_hw_parse(text, r));
+}
+
+static const struct efa_job_usage *job(const struct efa_job_usage *jobs, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].job_id == id)
+			return &jobs[i];
+	return NULL;
+}
+
+static void test_store(void)
+{
+	struct efa_hw_reading r0, r1, r2;
+	struct efa_job_usage *jobs = NULL;
+	struct efa_step_usage used;
+	const struct efa_job_usage *j;
+	char dir[4096], notes[256] = "";
+	struct efa_error err;
+	size_t n;
+	struct stat st;
+
+	ok(!efa_usage_dir(tmp_at("cache"), "n1", dir, sizeof(dir), &err), "the node's store is made");
+	ok(!stat(dir, &st) && (st.st_mode & 0777) == 0700, "  closed to others");
+	reading(&r0, 100, 1);
+	reading(&r1, 600, 1);
+	reading(&r2, 1600, 5);
+	ok(!efa_usage_step_begin(dir, 7, 0, "alice", "gpu", &r0, 1000, &err), "step 7.0 starts");
+	ok(!efa_usage_jobs(dir, &r1, &jobs, &n, &err) && n == 1, "a running job is listed");
+	j = job(jobs, n, 7);
+	ok(j && !j->end && j->total[EFA_HW_TX_BYTES] == 500 && !j->steps,
+	   "  with what its running step moved up to now");
+	is_str(j ? j->user : "", "alice", "  its user");
+	is_str(j ? j->partition : "", "gpu", "  its partition");
+	ok(j && !j->shared, "  alone on the node");
+	free(jobs);
+
+	ok(!efa_usage_step_begin(dir, 8, 0, "bob smith", "", &r1, 1001, &err), "another job's step starts beside it");
+	ok(!efa_usage_step_end(dir, 7, 0, &r2, 1010, &used, notes, sizeof(notes), &err), "step 7.0 ends");
+	is_int((int)sum(&used.delta, EFA_HW_TX_BYTES), 1500, "  it moved 1500 bytes");
+	is_int((int)sum(&used.delta, EFA_HW_RETRANS_TIMEOUT_EVENTS), 4, "  with 4 retransmit timeouts");
+	ok(used.shared && used.end - used.start == 10, "  shared, and it ran 10 s");
+	efa_step_usage_clear(&used);
+	ok(efa_usage_step_end(dir, 7, 0, &r2, 1011, &used, notes, sizeof(notes), &err) < 0,
+	   "a step cannot end twice");
+	has_str(err.msg, "step-7.0", "  the message names its reading");
+	is_int(efa_usage_job_end(dir, 7, 1020, &err), 1, "job 7 ends on the node");
+	is_int(efa_usage_job_end(dir, 99, 1020, &err), 0, "a job the node never counted: nothing to do");
+	ok(!efa_usage_jobs(dir, &r2, &jobs, &n, &err) && n == 2, "both jobs are listed");
+	ok(!jobs[0].end && jobs[0].job_id == 8, "  the running one first");
+	is_str(jobs[0].user, "bob_smith", "  its user as one word");
+	is_str(jobs[0].partition, "-", "  no partition: -");
+	ok(jobs[0].shared, "  shared too");
+	j = job(jobs, n, 7);
+	ok(j && j->end == 1020 && j->steps == 1 && j->total[EFA_HW_TX_BYTES] == 1500 &&
+	   j->total[EFA_HW_RETRANS_TIMEOUT_EVENTS] == 4, "  the ended one with its totals");
+	free(jobs);
+
+	/* Only the most recent ended jobs are kept. */
+	for (uint32_t id = 100; id < 100 + EFA_USAGE_RECENT + 5; id++) {
+		require(!efa_usage_step_begin(dir, id, 0, "u", "p", &r0, 2000 + id, &err));
+		require(!efa_usage_step_end(dir, id, 0, &r1, 2000 + id, &used, NULL, 0, &err));
+		efa_step_usage_clear(&used);
+		require(efa_usage_job_end(dir, id, 3000 + id, &err) == 1);
+	}
+	ok(!efa_usage_jobs(dir, NULL, &jobs, &n, &err), "after many jobs");
+	is_int((int)n, EFA_USAGE_RECENT + 1, "  the running job and the most recent ended ones are kept");
+	ok(job(jobs, n, 8) && !job(jobs, n, 7) && !job(jobs, n, 100) && job(jobs, n, 136),
+	   "  the oldest ended ones are gone");
+	free(jobs);
+
+	/* A job whose slurmstepd died: its step's reading goes with the job. */
+	require(!efa_usage_step_begin(dir, 9, 3, "u", "p", &r0, 5000, &err));
+	is_int(efa_usage_job_end(dir, 9, 5001, &err), 1, "a job ends with a step that never did");
+	ok(access(tmp_at("cache/usage-n1/step-9.3"), F_OK) != 0, "  its stale reading is removed");
+
+	require(!chmod(tmp_at("cache/usage-n1"), 0755));
+	ok(efa_usage_dir(tmp_at("cache"), "n1", dir, sizeof(dir), &err) < 0, "a store others can read is refused");
+	has_str(err.msg, "closed to others", "  saying why");
+	efa_hw_reading_clear(&r0);
+	efa_hw_reading_clear(&r1);
+	efa_hw_reading_clear(&r2);
+}
+
+static void test_metrics(void)
+{
+	struct efa_job_usage jobs[2] = {
+		{ .job_id = 12, .user = "al\"ice", .partition = "gpu", .start = 100, .steps = 2,
+		  .have = 1u << EFA_HW_TX_BYTES, .total = { [EFA_HW_TX_BYTES] = 4096 } },
+		{ .job_id = 11, .user = "bob", .partition = "gpu", .start = 50, .end = 90, .shared = true },
+	};
+	struct efa_hw_reading now;
+	struct efa_error err;
+	char *text, *kept = NULL;
+	size_t len;
+
+	reading(&now, 123, 4);
+	text = efa_metrics_render("n1", &now, jobs, 2, 777);
+	ok(text != NULL, "the metrics are rendered");
+	has_str(text, "# TYPE slurm_efa_device_tx_bytes_total counter\n", "  device counters are counters");
+	has_str(text, "slurm_efa_device_tx_bytes_total{node=\"n1\",device=\"rdmap16s27\",port=\"1\"} 123\n",
+		"  per device and port");
+	has_str(text, "slurm_efa_device_retransmit_timeouts_total{node=\"n1\",device=\"rdmap16s27\",port=\"1\"} 4\n",
+		"  the error counters too");
+	ok(!strstr(text, "slurm_efa_device_rx_bytes_total"), "  nothing the device does not have");
+	has_str(text, "slurm_efa_job_tx_bytes_total{node=\"n1\",job_id=\"12\",user=\"al\\\"ice\",partition=\"gpu\"} 4096\n",
+		"  a job's total, its labels escaped");
+	has_str(text, "slurm_efa_job_running{node=\"n1\",job_id=\"11\",user=\"bob\",partition=\"gpu\"} 0\n",
+		"  an ended job is not running");
+	has_str(text, "slurm_efa_job_shared{node=\"n1\",job_id=\"11\",user=\"bob\",partition=\"gpu\"} 1\n",
+		"  and was shared");
+	has_str(text, "slurm_efa_metrics_time_seconds{node=\"n1\"} 777\n", "  when it was written");
+	free(text);
+
+	ok(efa_metrics_write(tmp_at("metrics"), "n1", &now, jobs, 2, 1, &err) < 0, "a MetricsDir= that is missing");
+	has_str(err.msg, "create it", "  is refused, saying what to do");
+	put("metrics", "a file\n");
+	ok(efa_metrics_write(tmp_at("metrics"), "n1", &now, jobs, 2, 1, &err) < 0 &&
+	   strstr(err.msg, "is not a directory"), "one that is a file is refused");
+	require(!unlink(tmp_at("metrics")) && !mkdir(tmp_at("metrics"), 0777) &&
+		!chmod(tmp_at("metrics"), 0777));
+	ok(efa_metrics_write(tmp_at("metrics"), "n1", &now, jobs, 2, 1, &err) < 0 &&
+	   strstr(err.msg, "writable by others"), "one writable by others is refused");
+	require(!chmod(tmp_at("metrics"), 0755));
+	ok(!efa_metrics_write(tmp_at("metrics"), "n1", &now, jobs, 2, 1, &err), "a good one is written");
+	ok(!efa_read_file(tmp_at("metrics/slurm_efa_n1.prom"), 1 << 20, &kept, &len, &err) &&
+	   strstr(kept, "slurm_efa_job_tx_bytes_total"), "  as the node's .prom file");
+	free(kept);
+	efa_hw_reading_clear(&now);
+}
+
+int main(void)
+{
+	if (tmp_open())
+		return done_testing();
+	test_read();
+	test_store();
+	test_metrics();
+	tmp_close();
+	return done_testing();
+}
