@@ -81,9 +81,22 @@ trap 'harness_stopped "$?"; stop_cluster' EXIT
 SLURM_EFA_LUA_DIR=$(mktemp -d /tmp/slurm-efa-lua.XXXXXX)
 chmod 755 "$SLURM_EFA_LUA_DIR"
 export SLURM_EFA_LUA_DIR
+# Accounting (slurmdbd over a private MariaDB) where this Slurm has its
+# MySQL storage plugin and MariaDB is installed; t_accounting says when not.
+accounting=()
+accounting_missing=""
+if ! command -v mariadbd >/dev/null; then
+	accounting_missing="MariaDB is not installed (package mariadb-server)"
+elif ! compgen -G "${SLURM_PREFIX:-/usr}/lib/slurm/accounting_storage_mysql.so" >/dev/null &&
+	! compgen -G "${SLURM_PREFIX:-/usr}/lib/*/slurm-wlm/accounting_storage_mysql.so" >/dev/null; then
+	accounting_missing="Slurm ${SLURM_VERSION:-here} has no accounting_storage_mysql.so (Debian: package slurmdbd; from source: built without libmariadb-dev)"
+else
+	accounting=(--accounting)
+fi
+export accounting_missing
 start_cluster() {
 	cp "$top_srcdir"/lua/*.lua "$SLURM_EFA_LUA_DIR/"
-	"$top_srcdir/test/cluster/up" --dir "$cluster_dir" \
+	"$top_srcdir/test/cluster/up" --dir "$cluster_dir" "${accounting[@]}" \
 		--slurm "${SLURM_PREFIX:-/usr}" --auth "$AUTH" \
 		--conf-extra "$topo_extra" --topology-conf "$topo_extra.conf" \
 		--plugstack-line "required $SPANK_EFA_SO" \
@@ -142,9 +155,16 @@ containers() {
 	containers_said=1
 }
 
+# Accounting, the same way: "# accounting: not tested: WHY" or
+# "# accounting: slurmdbd + MariaDB: N checks" (t_accounting.sh).
+if [ -n "$accounting_missing" ]; then
+	echo "# accounting: not tested: $accounting_missing"
+fi
+
 # SLURM_EFA_TESTS="t_env.sh t_bind.sh" runs only those (for development).
 for t in "$top_srcdir"/test/integration/t_*.sh; do
 	t_name=$(basename "$t")
+	[ "$t_name" != t_accounting.sh ] || [ -z "$accounting_missing" ] || continue
 	if [ -n "${SLURM_EFA_TESTS:-}" ] && [[ " $SLURM_EFA_TESTS " != *" $t_name "* ]]; then
 		[ "$t_name" != t_container.sh ] || containers "not tested: SLURM_EFA_TESTS leaves t_container.sh out"
 		continue
@@ -168,6 +188,9 @@ for t in "$top_srcdir"/test/integration/t_*.sh; do
 	echo "# $t_name took $((SECONDS - t_start)) s"
 	if [ "$t_name" = t_container.sh ]; then
 		containers "pyxis $SLURM_EFA_PYXIS_VERSION + enroot $SLURM_EFA_ENROOT_VERSION: $((tap_n - t_checks)) checks"
+	fi
+	if [ "$t_name" = t_accounting.sh ]; then
+		echo "# accounting: slurmdbd + MariaDB $(mariadbd --version | awk '{ print $3 }'): $((tap_n - t_checks)) checks"
 	fi
 done
 [ "$containers_said" -eq 1 ] || containers "not tested: there is no test/integration/t_container.sh"

@@ -105,6 +105,19 @@ until_up 120 sh -c "scontrol -o show job $job | grep -q 'JobState=NODE_FAIL'" ||
 	diag "the job did not end: $(job_state "$job")"
 is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "NODE_FAIL/1" \
 	"a node of its last run killed: the job ends NODE_FAIL, not requeued a second time"
+if [ "${SLURM_EFA_CLUSTER_ACCOUNTING:-0}" = 1 ]; then
+	# Slurm's accounting keeps each run (sacct --duplicates): the one its
+	# first dead node ended, then the last one.
+	until_up 30 sh -c "[ \$(sacct -n -D -X -j $job -o State | wc -l) -ge 2 ]" || true
+	rows=$(sacct -n -P -D -X -j "$job" -o State,NodeList)
+	is "$(wc -l <<<"$rows")" 2 "sacct --duplicates shows the job's two runs"
+	first=$(sed -n 1p <<<"$rows")
+	like "$first" "^(NODE_FAIL|REQUEUED)\|" "  the first ended by its node's failure"
+	like " $(scontrol show hostnames "${first#*|}" | paste -sd ' ') " " $victim " "  on nodes that held $victim"
+	last=$(sed -n 2p <<<"$rows")
+	like "$last" "^NODE_FAIL\|" "  the second NODE_FAIL"
+	unlike " $(scontrol show hostnames "${last#*|}" | paste -sd ' ') " " $victim " "  on nodes without $victim"
+fi
 node_revive "$victim2"
 scancel "$job" 2>/dev/null || true
 
