@@ -22,6 +22,7 @@
 #include "common/config/efa_conf.h"
 #include "common/config/plugin_args.h"
 #include "common/health/counters.h"
+#include "common/health/gres.h"
 #include "common/health/node_check.h"
 #include "common/health/node_drain.h"
 #include "common/node/hw_counters.h"
@@ -30,10 +31,13 @@
 #include "cli.h"
 
 #define ROOTS_MAX 1024
+/* A health check asks slurmctld for the node's GRES: at most this long. */
+#define GRES_TIMEOUT_MS 10000
 
 static const char usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
-	"       slurm-efa check --node [--drain] [--partition P] [--root DIR] [--config FILE] [--json]\n"
+	"       slurm-efa check --node [--drain] [--partition P] [--gres GRES] [--root DIR]\n"
+	"                       [--config FILE] [--json]\n"
 	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--array-task N]\n"
 	"                       [--user U]\n"
 	"                       [--config FILE] [--json]\n";
@@ -45,6 +49,7 @@ struct request {
 	const char *job_name;
 	const char *job_id;
 	const char *array_task;
+	const char *gres;	/* --gres: judge by it, not by Slurm's */
 	int node;
 	int drain;
 };
@@ -67,6 +72,7 @@ static int parse(int argc, char **argv, struct request *req)
 		{ "array-task", required_argument, NULL, 'a' },
 		{ "node", no_argument, NULL, 'N' },
 		{ "drain", no_argument, NULL, 'D' },
+		{ "gres", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -83,6 +89,7 @@ static int parse(int argc, char **argv, struct request *req)
 		case 'a': req->array_task = optarg; break;
 		case 'N': req->node = 1; break;
 		case 'D': req->drain = 1; break;
+		case 'g': req->gres = optarg; break;
 		default:
 			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
 				argv[optind - 1], usage);
@@ -335,6 +342,30 @@ static void write_metrics(const struct efa_config *cfg, const char *root,
 	efa_hw_reading_clear(&now);
 }
 
+/* The Gres= the node is judged by: --gres, else with HealthGres=yes the
+ * node's in Slurm; NULL: not judged (a controller that cannot tell is
+ * said, and judges nothing). */
+static const char *node_gres(const struct efa_config *cfg, const struct request *req, char *buf,
+			     size_t size)
+{
+	char name[256];
+	struct efa_error err;
+
+	if (req->gres)
+		return req->gres;
+	if (cfg->health_gres != EFA_YES)
+		return NULL;
+	if (node_name(name, sizeof(name))) {
+		fprintf(stderr, "slurm-efa check: GRES not judged: cannot tell this node's name (set SLURMD_NODENAME)\n");
+		return NULL;
+	}
+	if (efa_gres_of_node(name, GRES_TIMEOUT_MS, buf, size, &err)) {
+		fprintf(stderr, "slurm-efa check: GRES not judged: %s\n", err.msg);
+		return NULL;
+	}
+	return buf;
+}
+
 /* --drain: the verdict applied in Slurm (node_drain.h), said on stdout. */
 static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
 {
@@ -361,15 +392,17 @@ static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
  * partition's (a health check does not know the node's partitions).
  */
 static int check_node(const struct efa_config *cfg, const struct cli_common *common,
-		      const char *partition, bool drain)
+		      const struct request *req)
 {
 	struct efa_node_check c;
 	struct efa_error err;
+	char gres[1024];
 	const char *type;
 	int rc = EXIT_USAGE;
 	json_t *doc;
 
-	if (efa_node_check(common->root, cfg, partition, true, &c, &err)) {
+	if (efa_node_check(common->root, cfg, req->partition, node_gres(cfg, req, gres, sizeof(gres)),
+			   true, &c, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
@@ -395,7 +428,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 		       c.node->nnics, c.profile ? c.profile->name : "none", type ? type : "this type");
 	}
 	rc = c.problem[0] ? EXIT_REFUSED : 0;
-	if (drain) {
+	if (req->drain) {
 		int acted = act_on(cfg, &c);
 
 		rc = acted ? acted : rc;
@@ -426,7 +459,7 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 		return EXIT_USAGE;
 	}
 	if (req.node) {
-		rc = check_node(cfg, common, req.partition, req.drain);
+		rc = check_node(cfg, common, &req);
 		goto out;
 	}
 	part = efa_config_partition(cfg, req.partition);

@@ -6,10 +6,15 @@
 #include <unistd.h>
 
 #include "common/config/efa_conf.h"
+#include "common/health/gres.h"
 #include "common/health/node_check.h"
 #include "common/health/node_drain.h"
 #include "options.h"
 #include "gate.h"
+
+/* The prolog asks slurmctld for the node's GRES (HealthGres=yes): a slow
+ * controller delays the job's start by at most this, and judges nothing. */
+#define GATE_GRES_TIMEOUT_MS 10000
 
 /*
  * A job script's environment is the one slurmd builds for it (the job's
@@ -42,7 +47,8 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	const char *job = getenv("SLURM_JOB_ID");
 	struct efa_node_check check = { 0 };
 	struct efa_config *cfg = NULL;
-	char root[PATH_MAX], msg[EFA_DRAIN_MESSAGE_MAX];
+	char root[PATH_MAX], msg[EFA_DRAIN_MESSAGE_MAX], gres[1024];
+	const char *judged_gres = NULL;
 	struct efa_error err;
 	enum efa_mode mode;
 	int rc = 0;
@@ -77,13 +83,20 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 			    args->root, node);
 		goto out;
 	}
-	if (efa_node_check(root, cfg, getenv("SLURM_JOB_PARTITION"), true, &check, &err)) {
+	find_slurm_commands();
+	if (cfg->health_gres == EFA_YES) {
+		if (efa_gres_of_node(node, GATE_GRES_TIMEOUT_MS, gres, sizeof(gres), &err))
+			slurm_error("efa: %s: node %s: GRES not judged: %s", when, node, err.msg);
+		else
+			judged_gres = gres;
+	}
+	if (efa_node_check(root, cfg, getenv("SLURM_JOB_PARTITION"), judged_gres, true, &check,
+			   &err)) {
 		slurm_error("efa: %s: %s: node %s is not checked", when, err.msg, node);
 		goto out;
 	}
 	if (!check.problem[0])
 		goto out;
-	find_slurm_commands();
 	if (efa_node_health_act(cfg, node, false, check.problem, false, msg, sizeof(msg)))
 		slurm_error("efa: %s: %s (drain it by hand)", when, msg);
 	else if (msg[0])

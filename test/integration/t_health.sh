@@ -100,3 +100,36 @@ node_check n2
 node_check n2
 like "$out" "^returned node n2 to service" "  two checks with no rise return it"
 for _ in $(seq 20); do [ "$(in_service n2)" = "idle" ] && break; sleep 0.5; done
+
+# GPUs against the node's GRES (HealthGres=yes): n2's Gres=gpu:4 in Slurm,
+# its p4d hardware shows 8; five of them losing their driver leaves 3.
+echo "HealthGres=yes" >>"$hconf"
+node_check n2
+is "$rc/$(in_service n2)" "0/idle" "HealthGres=yes: 8 GPUs for Slurm's Gres=gpu:4, the check passes"
+stash=$health/unbound
+mkdir -p "$stash"
+gpus=$(ls "$root/proc/driver/nvidia/gpus" | head -n 5)
+for g in $gpus; do
+	mkdir -p "$stash/$g"
+	mv "$root/sys/bus/pci/drivers/nvidia/$g" "$stash/$g/bound"
+	mv "$root/sys/bus/pci/devices/$g/driver" "$stash/$g/driver"
+	mv "$root/proc/driver/nvidia/gpus/$g" "$stash/$g/proc"
+done
+first=$(head -n 1 <<<"$gpus")
+node_check n2
+is "$rc" 1 "  five GPUs lose their driver: the check fails"
+like "$out" "^drained node n2: efa: 3/4 GPUs \(Gres=gpu:4\); $first has no nvidia driver;" \
+	"  and drains the node, naming how many GPUs it has of its GRES and which lost the driver"
+like "$(state_of n2)" "^drain(ed|ing) efa: 3/4 GPUs \(Gres=gpu:4\)" "  Slurm shows the reason"
+run env SLURMD_NODENAME=n2 "$efa" check --node --config "$hconf" --root "$root" --gres gpu:3
+is "$rc" 0 "  judged by --gres gpu:3 instead, the same node passes"
+for g in $gpus; do
+	mv "$stash/$g/bound" "$root/sys/bus/pci/drivers/nvidia/$g"
+	mv "$stash/$g/driver" "$root/sys/bus/pci/devices/$g/driver"
+	mv "$stash/$g/proc" "$root/proc/driver/nvidia/gpus/$g"
+done
+node_check n2
+node_check n2
+like "$out" "^returned node n2 to service" "  the GPUs back, two passing checks return it"
+for _ in $(seq 20); do [ "$(in_service n2)" = "idle" ] && break; sleep 0.5; done
+is "$(in_service n2)" "idle" "  Slurm shows it idle again"

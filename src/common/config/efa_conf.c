@@ -153,6 +153,7 @@ static const struct key global_keys[] = {
 	GCOUNT("HealthRetransTimeouts", health_retrans_timeouts, EFA_HEALTH_COUNTER_MAX),
 	GCOUNT("HealthUnresponsiveRemotes", health_unresponsive_remotes, EFA_HEALTH_COUNTER_MAX),
 	GCOUNT("HealthImpairedConnections", health_impaired_connections, EFA_HEALTH_COUNTER_MAX),
+	GKEY("HealthGres", V_CHOICE, health_gres, yes_no_choices),
 	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
 	GKEY("MetricsDir", V_PATH, metrics_dir, NULL),
 	{ NULL, 0, 0, NULL, 0 },
@@ -278,6 +279,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->container_host_libraries = EFA_NO;
 	cfg->allow_plain_http = EFA_NO;
 	cfg->resume_expedite = EFA_NO;
+	cfg->health_gres = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;

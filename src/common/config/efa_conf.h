@@ -128,6 +128,9 @@ struct efa_config {
 	long health_retrans_timeouts;
 	long health_unresponsive_remotes;
 	long health_impaired_connections;
+	/* The GPUs and Neuron devices the node's Gres= names must be there
+	 * (common/health/gres.h). */
+	enum efa_tristate health_gres;
 	/* The bridge asks Slurm 26.05's expedited requeue for jobs it makes
 	 * resumable (SlurmctldParameters=enable_expedited_requeue). */
 	enum efa_tristate resume_expedite;

@@ -4,6 +4,7 @@
 
 #include "common/base/strutil.h"
 #include "common/health/checkpoint_answer.h"
+#include "common/health/gres.h"
 #include "common/health/node_check.h"
 #include "common/health/slurmd_limits.h"
 #include "common/node/health.h"
@@ -30,7 +31,7 @@ static int recount(const char *root, const struct efa_config *cfg, int wait,
 }
 
 int efa_node_check(const char *root, const struct efa_config *cfg, const char *partition,
-		   bool wait, struct efa_node_check *out, struct efa_error *err)
+		   const char *gres, bool wait, struct efa_node_check *out, struct efa_error *err)
 {
 	char missing[512], ports[EFA_NODE_PROBLEM_MAX] = "";
 	int settle = 0;
@@ -50,6 +51,8 @@ int efa_node_check(const char *root, const struct efa_config *cfg, const char *p
 	if (efa_node_health_problems(out->node, root, ports, sizeof(ports)))
 		efa_strlcatf(out->problem, sizeof(out->problem), "%s%s", out->problem[0] ? "; " : "",
 			     ports);
+	if (gres)
+		efa_gres_problems(out->node, root, gres, out->problem, sizeof(out->problem));
 	/* Locked memory matters to EFA only: a node without it is not judged by it. */
 	if (out->node->nnics || out->expected > 0)
 		efa_slurmd_memlock_problem(cfg->health_min_locked_memory, out->problem,

@@ -2,7 +2,8 @@
 /*
  * A node's health as slurm-efa judges it, from the node's own files under
  * its root: every EFA device its profile's EFADevices= says the instance
- * type has, each with its ports ACTIVE; run under slurmd, slurmd's locked
+ * type has, each with its ports ACTIVE; the accelerators its GRES names
+ * (HealthGres=yes); run under slurmd, slurmd's locked
  * memory at least HealthMinLockedMemory= (slurmd_limits.h); and checkpoint
  * file systems that answer (checkpoint_answer.h). One verdict for the health check
  * (slurm-efa check --node) and the job prolog's gate (spank_efa.so), so
@@ -30,7 +31,9 @@ struct efa_node_check {
 
 /*
  * Reads the node under root and judges it, with the checkpoint root of
- * partition (a job's), or of every partition when it is NULL. With wait, a node that shows
+ * partition (a job's), or of every partition when it is NULL, and, when
+ * gres is not NULL, the GPUs and Neuron devices that Gres= promises
+ * (gres.h). With wait, a node that shows
  * fewer EFA devices than expected is counted again for the profile's
  * EFADevicesWait= seconds first (devices still attaching after boot).
  * Returns -1 with err when the node or the profiles cannot be read at all
@@ -39,7 +42,7 @@ struct efa_node_check {
  * efa_node_check_clear in both cases.
  */
 int efa_node_check(const char *root, const struct efa_config *cfg, const char *partition,
-		   bool wait, struct efa_node_check *out, struct efa_error *err);
+		   const char *gres, bool wait, struct efa_node_check *out, struct efa_error *err);
 
 void efa_node_check_clear(struct efa_node_check *c);
 

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/strutil.h"
+#include "common/cluster/scontrol.h"
+#include "common/health/gres.h"
+#include "common/node/sysfs.h"
+
+#define PCI_VENDOR_NVIDIA 0x10de
+#define PCI_CLASS_3D_CONTROLLER 0x0302
+
+/*
+ * One "name[:type][:count][(...)]" entry of len bytes: its count when it
+ * is name's (a missing count is 1, as Slurm reads "gpu" or "gpu:h100"),
+ * -1 when it is another GRES's, -2 when its count is not a number.
+ */
+static long entry_count(const char *entry, size_t len, const char *name)
+{
+	size_t nlen = strlen(name);
+	const char *end = entry + len, *paren = memchr(entry, '(', len), *last;
+	char digits[24];
+	char *stop;
+	long n;
+
+	if (paren)
+		end = paren;	/* "(S:0-1)": where the GRES sits, not how many */
+	if ((size_t)(end - entry) < nlen || strncmp(entry, name, nlen) ||
+	    (entry + nlen != end && entry[nlen] != ':'))
+		return -1;
+	if (entry + nlen == end)
+		return 1;
+	last = end;
+	while (last[-1] != ':')
+		last--;
+	if (last == end || (size_t)(end - last) >= sizeof(digits))
+		return -2;
+	memcpy(digits, last, (size_t)(end - last));
+	digits[end - last] = '\0';
+	if (digits[0] < '0' || digits[0] > '9')
+		return last == entry + nlen + 1 ? 1 : -2;	/* a type, no count */
+	n = strtol(digits, &stop, 10);
+	return *stop || n < 0 ? -2 : n;
+}
+
+long efa_gres_count(const char *gres, const char *name)
+{
+	long total = -1;
+
+	if (!gres)
+		return -1;
+	for (const char *at = gres; *at;) {
+		size_t len = 0;
+		int depth = 0;
+		long n;
+
+		/* Entries are split by commas outside parentheses. */
+		while (at[len] && (at[len] != ',' || depth)) {
+			depth += at[len] == '(' ? 1 : at[len] == ')' ? -1 : 0;
+			len++;
+		}
+		n = entry_count(at, len, name);
+		if (n == -2)
+			return -2;
+		if (n >= 0)
+			total = (total < 0 ? 0 : total) + n;
+		at += len;
+		if (*at == ',')
+			at++;
+	}
+	return total;
+}
+
+int efa_gres_of_node(const char *node, long timeout_ms, char *buf, size_t size,
+		     struct efa_error *err)
+{
+	char arg[320], out[8192];
+	char *const argv[] = { "scontrol", "-o", "show", "node", arg, NULL };
+	const char *at;
+	size_t len;
+
+	snprintf(arg, sizeof(arg), "%s", node);
+	if (efa_scontrol(argv, timeout_ms, out, sizeof(out))) {
+		out[strcspn(out, "\n")] = '\0';
+		return efa_error_set(err, "cannot read node %s's GRES: %s", node, out);
+	}
+	/* One line of " Key=Value" fields; Gres= holds no blank. */
+	at = strstr(out, " Gres=");
+	if (!at) {
+		buf[0] = '\0';
+		return 0;
+	}
+	at += strlen(" Gres=");
+	len = strcspn(at, " \n");
+	if (len >= size)
+		return efa_error_set(err, "node %s's GRES is too long", node);
+	memcpy(buf, at, len);
+	buf[len] = '\0';
+	if (!strcmp(buf, "(null)"))
+		buf[0] = '\0';
+	return 0;
+}
+
+/* NVIDIA 3D controllers the nvidia driver is not bound to, named in buf. */
+static void unbound_gpus(const char *root, char *buf, size_t size)
+{
+	struct efa_sysfs fs;
+	char **fns;
+
+	if (efa_sysfs_open(&fs, root))
+		return;
+	fns = efa_sysfs_list(&fs, "/sys/bus/pci/devices");
+	for (char **it = fns; it && *it; it++) {
+		char driver[64];
+		long vendor, class;
+
+		if (efa_sysfs_read_long(&fs, &vendor, "/sys/bus/pci/devices/%s/vendor", *it) ||
+		    vendor != PCI_VENDOR_NVIDIA ||
+		    efa_sysfs_read_long(&fs, &class, "/sys/bus/pci/devices/%s/class", *it) ||
+		    (class >> 8) != PCI_CLASS_3D_CONTROLLER)
+			continue;
+		if (efa_sysfs_link_name(&fs, driver, sizeof(driver), "/sys/bus/pci/devices/%s/driver",
+					*it) ||
+		    strcmp(driver, "nvidia"))
+			efa_strlcatf(buf, size, "; %s has no nvidia driver", *it);
+	}
+	efa_strv_free(fns);
+	efa_sysfs_close(&fs);
+}
+
+static void judge(const struct efa_node *node, const char *root, const char *gres,
+		  const char *name, enum efa_accel_kind kind, const char *what, char *buf,
+		  size_t size)
+{
+	long want = efa_gres_count(gres, name), have = 0;
+	char why[512] = "";
+
+	if (want <= 0)
+		return;
+	for (size_t i = 0; i < node->naccels; i++)
+		if (node->accels[i].kind == kind && node->accels[i].present)
+			have++;
+	if (have >= want)
+		return;
+	if (kind == EFA_ACCEL_GPU)
+		unbound_gpus(root, why, sizeof(why));
+	efa_strlcatf(buf, size, "%s%ld/%ld %s (Gres=%s)%s", buf[0] ? "; " : "", have, want, what,
+		     gres, why);
+}
+
+void efa_gres_problems(const struct efa_node *node, const char *root, const char *gres,
+		       char *buf, size_t size)
+{
+	if (efa_gres_count(gres, EFA_GRES_GPU) == -2 || efa_gres_count(gres, EFA_GRES_NEURON) == -2)
+		return;		/* not Slurm's syntax: bad input judges nothing */
+	judge(node, root, gres, EFA_GRES_GPU, EFA_ACCEL_GPU, "GPUs", buf, size);
+	judge(node, root, gres, EFA_GRES_NEURON, EFA_ACCEL_NEURON, "Neuron devices", buf, size);
+}
