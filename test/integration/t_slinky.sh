@@ -111,6 +111,15 @@ batch -p p5 -N3 --efa "echo nodes=\$SLURM_JOB_NODELIST"
 is "$(sed -n 's/^nodes=//p' <<<"$out")" "p5-[2-4]" "  a 3-node --efa job lands in us-west-2b, the zone with 3 nodes"
 [ "$rc" = 0 ] || diag "sbatch: exit $rc: $out; $(sinfo -h -N -p p5 -o '%N %t %b' | paste -sd ';')"
 
+# Ranks in topology order on configless nodes: their slurmstepd reads the
+# topology.conf that slurmd keeps in its configuration cache.
+batch -p p5 -N3 -w 'p5-[2-4]' --efa --efa-rank-order=topology \
+	"srun bash -c 'echo \"\$SLURMD_NODENAME node=\${NODE_RANK-}\"'"
+is "$rc" 0 "configless nodes, --efa-rank-order=topology: the job runs"
+unlike "$out" "efa-rank-order" "  without a warning: each node read the topology.conf in slurmd's cache"
+is "$(sed -n 's/^p5-[2-4] node=//p' <<<"$out" | sort | paste -sd ' ')" "0 1 2" \
+	"  and each node's task has its own NODE_RANK"
+
 # Scale down: p5-3 and p5-4 go away, and the zone is too small again.
 kube_api_pods "$slinky/kube" p5-1:kn-a p5-2:kn-b
 pod_down p5-3
