@@ -81,9 +81,15 @@ run env SLURMD_NODENAME=n1 "$top_builddir/slurm-efa" check --node --config "$EFA
 is "$rc" 0 "the health check passes while a step runs"
 is "$(value n1 slurm_efa_job_running "$job2")" 1 "  and the file shows the job running"
 is "$(value n1 slurm_efa_job_tx_bytes_total "$job2")" 2000 "  with the bytes its step has moved so far"
+run srun -N1 -w n1 --efa bash -c 'echo job=$SLURM_JOB_ID'
+beside=$(sed -n 's/^job=//p' <<<"$out")
+wait_ended n1 "$beside"
+is "$(value n1 slurm_efa_job_shared "$beside")" 1 "  another job's step beside it: that job is marked shared"
 scancel "$job2"
 wait_ended n1 "$job2"
 is "$(value n1 slurm_efa_job_tx_bytes_total "$job2")" 2000 "  cancelled, its step's figures are kept"
+is "$(value n1 slurm_efa_job_shared "$job2")/$(value n1 slurm_efa_job_shared "$job")" "1/0" \
+	"  and it is shared too; the first job, alone on its nodes, is not"
 wait
 
 # node_exporter serves the files.

@@ -181,7 +181,19 @@ static void test_store(void)
 	   j->total[EFA_HW_RETRANS_TIMEOUT_EVENTS] == 4, "  the ended one with its totals");
 	free(jobs);
 
-	/* Only the most recent ended jobs are kept. */
+	/* A job between steps (or whose epilog never ran) shares nothing. */
+	require(!efa_usage_step_begin(dir, 50, 0, "u", "p", &r0, 1100, &err));
+	require(!efa_usage_step_end(dir, 50, 0, &r1, 1101, &used, NULL, 0, &err));
+	efa_step_usage_clear(&used);
+	require(efa_usage_job_end(dir, 8, 1102, &err) == 1);
+	require(!efa_usage_step_begin(dir, 51, 0, "u", "p", &r1, 1103, &err));
+	ok(!efa_usage_step_end(dir, 51, 0, &r2, 1104, &used, NULL, 0, &err) && !used.shared,
+	   "a job still running but with no step on the node: not shared");
+	efa_step_usage_clear(&used);
+	require(efa_usage_job_end(dir, 50, 1105, &err) == 1 && efa_usage_job_end(dir, 51, 1105, &err) == 1);
+
+	/* Only the most recent ended jobs are kept, and every running one. */
+	require(!efa_usage_step_begin(dir, 60, 0, "u", "p", &r0, 1200, &err));
 	for (uint32_t id = 100; id < 100 + EFA_USAGE_RECENT + 5; id++) {
 		require(!efa_usage_step_begin(dir, id, 0, "u", "p", &r0, 2000 + id, &err));
 		require(!efa_usage_step_end(dir, id, 0, &r1, 2000 + id, &used, NULL, 0, &err));
@@ -190,7 +202,7 @@ static void test_store(void)
 	}
 	ok(!efa_usage_jobs(dir, NULL, &jobs, &n, &err), "after many jobs");
 	is_int((int)n, EFA_USAGE_RECENT + 1, "  the running job and the most recent ended ones are kept");
-	ok(job(jobs, n, 8) && !job(jobs, n, 7) && !job(jobs, n, 100) && job(jobs, n, 136),
+	ok(job(jobs, n, 60) && !job(jobs, n, 7) && !job(jobs, n, 100) && job(jobs, n, 136),
 	   "  the oldest ended ones are gone");
 	free(jobs);
 

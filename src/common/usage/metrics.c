@@ -111,7 +111,7 @@ static void job_totals(FILE *out, const char *node, const struct efa_job_usage *
 		fprintf(out, " %d\n", jobs[i].end ? 0 : 1);
 	}
 	family(out, "slurm_efa_job_shared", "gauge",
-	       "1 when another job used the node while the job ran: its figures are the node's, not its own");
+	       "1 when another job's step ran on the node beside one of the job's: its figures are the node's, not its own");
 	for (size_t i = 0; i < njobs; i++) {
 		job_labels(out, "slurm_efa_job_shared", node, &jobs[i]);
 		fprintf(out, " %d\n", jobs[i].shared ? 1 : 0);

@@ -208,18 +208,65 @@ static struct efa_job_usage *add_job(struct table *t, uint32_t job, time_t when)
 	return &t->jobs[t->n++];
 }
 
-/* Whether a job other than job runs on the node; marks them shared. */
-static bool others_running(struct table *t, uint32_t job)
+/* Calls fn for each running step's file in dir, with its job id. */
+static int each_step(const char *dir, int (*fn)(const char *path, uint32_t job, void *arg),
+		     void *arg)
 {
-	bool any = false;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int rc = 0;
 
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->jobs[i].job_id != job && !t->jobs[i].end) {
-			t->jobs[i].shared = true;
-			any = true;
-		}
+	if (!d)
+		return 0;
+	while (!rc && (e = readdir(d))) {
+		char path[4096];
+		uint32_t job, step;
+		char extra;
+
+		if (strncmp(e->d_name, STEP_PREFIX, strlen(STEP_PREFIX)) ||
+		    sscanf(e->d_name + strlen(STEP_PREFIX), "%" SCNu32 ".%" SCNu32 "%c", &job, &step,
+			   &extra) != 2)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		rc = fn(path, job, arg);
 	}
-	return any;
+	closedir(d);
+	return rc;
+}
+
+struct sharing {
+	struct table *t;
+	uint32_t job;
+	bool any;
+};
+
+static int mark_other(const char *path, uint32_t job, void *arg)
+{
+	struct sharing *sh = arg;
+	struct efa_job_usage *j;
+
+	(void)path;
+	if (job == sh->job)
+		return 0;
+	sh->any = true;
+	j = find_job(sh->t, job);
+	if (j)
+		j->shared = true;
+	return 0;
+}
+
+/*
+ * Whether a step of another job runs on the node now (its reading is
+ * kept); marks those jobs shared. Steps, not jobs: a job whose epilog
+ * never ran (its slurmd died) stays "running" in the table, but has no
+ * step left to share the devices with.
+ */
+static bool others_running(const char *dir, struct table *t, uint32_t job)
+{
+	struct sharing sh = { t, job, false };
+
+	each_step(dir, mark_other, &sh);
+	return sh.any;
 }
 
 static void add_delta(struct efa_job_usage *j, const struct efa_hw_reading *delta)
@@ -262,7 +309,7 @@ int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, const cha
 	word(j->user, sizeof(j->user), user);
 	word(j->partition, sizeof(j->partition), partition);
 	j->end = 0;	/* a requeued job runs again under its ID */
-	shared = others_running(&t, job);
+	shared = others_running(dir, &t, job);
 	j->shared |= shared;
 	if (save_table(dir, &t, err))
 		goto out;
@@ -337,7 +384,7 @@ int efa_usage_step_end(const char *dir, uint32_t job, uint32_t step,
 		efa_error_set(err, "out of memory");
 		goto out;
 	}
-	out->shared |= others_running(&t, job);
+	out->shared |= others_running(dir, &t, job);
 	j->shared |= out->shared;
 	j->steps++;
 	add_delta(j, &out->delta);
@@ -351,32 +398,6 @@ out:
 	efa_hw_reading_clear(&before);
 	free(t.jobs);
 	unlock_store(lock);
-	return rc;
-}
-
-/* Calls fn for each running step's file in dir, with its job id. */
-static int each_step(const char *dir, int (*fn)(const char *path, uint32_t job, void *arg),
-		     void *arg)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int rc = 0;
-
-	if (!d)
-		return 0;
-	while (!rc && (e = readdir(d))) {
-		char path[4096];
-		uint32_t job, step;
-		char extra;
-
-		if (strncmp(e->d_name, STEP_PREFIX, strlen(STEP_PREFIX)) ||
-		    sscanf(e->d_name + strlen(STEP_PREFIX), "%" SCNu32 ".%" SCNu32 "%c", &job, &step,
-			   &extra) != 2)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		rc = fn(path, job, arg);
-	}
-	closedir(d);
 	return rc;
 }
 

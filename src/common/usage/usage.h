@@ -14,8 +14,8 @@
  *
  * A running job's totals are live: its finished steps' sums plus what its
  * running steps moved up to a reading taken now. The figures are the
- * devices', not the job's own, when another job used the node while it
- * ran: such a job is marked shared.
+ * devices', not the job's own, when a step of another job ran on the node
+ * while one of its steps did: such a job is marked shared.
  */
 #ifndef EFA_USAGE_H
 #define EFA_USAGE_H
@@ -39,7 +39,7 @@ struct efa_job_usage {
 	char partition[64];
 	time_t start;
 	time_t end;		/* 0 while the job runs on the node */
-	bool shared;		/* another job ran on the node meanwhile */
+	bool shared;		/* another job's step ran beside one of its steps */
 	unsigned steps;		/* steps that ended */
 	uint32_t have;		/* bit c: some step's devices had counter c */
 	uint64_t total[EFA_HW_NCOUNTERS];
