@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,10 +6,6 @@
 #include "common/base/strutil.h"
 #include "common/cluster/scontrol.h"
 #include "common/health/gres.h"
-#include "common/node/sysfs.h"
-
-#define PCI_VENDOR_NVIDIA 0x10de
-#define PCI_CLASS_3D_CONTROLLER 0x0302
 
 /*
  * One "name[:type][:count][(...)]" entry of len bytes: its count when it
@@ -103,33 +98,6 @@ int efa_gres_of_node(const char *node, long timeout_ms, char *buf, size_t size,
 	return 0;
 }
 
-/* NVIDIA 3D controllers the nvidia driver is not bound to, named in buf. */
-static void unbound_gpus(const char *root, char *buf, size_t size)
-{
-	struct efa_sysfs fs;
-	char **fns;
-
-	if (efa_sysfs_open(&fs, root))
-		return;
-	fns = efa_sysfs_list(&fs, "/sys/bus/pci/devices");
-	for (char **it = fns; it && *it; it++) {
-		char driver[64];
-		long vendor, class;
-
-		if (efa_sysfs_read_long(&fs, &vendor, "/sys/bus/pci/devices/%s/vendor", *it) ||
-		    vendor != PCI_VENDOR_NVIDIA ||
-		    efa_sysfs_read_long(&fs, &class, "/sys/bus/pci/devices/%s/class", *it) ||
-		    (class >> 8) != PCI_CLASS_3D_CONTROLLER)
-			continue;
-		if (efa_sysfs_link_name(&fs, driver, sizeof(driver), "/sys/bus/pci/devices/%s/driver",
-					*it) ||
-		    strcmp(driver, "nvidia"))
-			efa_strlcatf(buf, size, "; %s has no nvidia driver", *it);
-	}
-	efa_strv_free(fns);
-	efa_sysfs_close(&fs);
-}
-
 static void judge(const struct efa_node *node, const char *root, const char *gres,
 		  const char *name, enum efa_accel_kind kind, const char *what, char *buf,
 		  size_t size)
@@ -145,7 +113,7 @@ static void judge(const struct efa_node *node, const char *root, const char *gre
 	if (have >= want)
 		return;
 	if (kind == EFA_ACCEL_GPU)
-		unbound_gpus(root, why, sizeof(why));
+		efa_node_unbound_gpus(root, why, sizeof(why));
 	efa_strlcatf(buf, size, "%s%ld/%ld %s (Gres=%s)%s", buf[0] ? "; " : "", have, want, what,
 		     gres, why);
 }

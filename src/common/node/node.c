@@ -200,6 +200,18 @@ static int nvidia_minor(const struct efa_sysfs *fs, const char *addr)
 	return minor;
 }
 
+/* An NVIDIA 3D controller: a GPU, not an NVSwitch (a bridge the nvidia
+ * driver also holds). */
+static bool gpu_function(const struct efa_sysfs *fs, const char *addr)
+{
+	long vendor, class;
+
+	return !efa_sysfs_read_long(fs, &vendor, "/sys/bus/pci/devices/%s/vendor", addr) &&
+	       vendor == PCI_VENDOR_NVIDIA &&
+	       !efa_sysfs_read_long(fs, &class, "/sys/bus/pci/devices/%s/class", addr) &&
+	       (class >> 8) == PCI_CLASS_3D_CONTROLLER;
+}
+
 /*
  * The PCI functions that can be GPUs: those bound to the NVIDIA driver
  * when it is loaded (a node has hundreds of PCI functions, and reading
@@ -229,13 +241,9 @@ static int discover_gpus(const struct efa_sysfs *fs, struct efa_node *node,
 		return -1;
 	for (char **it = addrs; *it; it++) {
 		struct efa_accel *gpu;
-		long vendor, class;
 		char *dev;
 
-		if (efa_sysfs_read_long(fs, &vendor, "/sys/bus/pci/devices/%s/vendor", *it) ||
-		    vendor != PCI_VENDOR_NVIDIA ||
-		    efa_sysfs_read_long(fs, &class, "/sys/bus/pci/devices/%s/class", *it) ||
-		    (class >> 8) != PCI_CLASS_3D_CONTROLLER)
+		if (!gpu_function(fs, *it))
 			continue;
 		if (add_accel(node, cap, &gpu) ||
 		    asprintf(&dev, "/sys/bus/pci/devices/%s", *it) < 0)
@@ -479,6 +487,28 @@ void efa_node_missing_nics(const struct efa_node *node, const char *root, int ex
 	}
 	efa_strlcatf(buf, size, "%s)", named ? " without the efa driver" :
 		     ": not on the PCI bus at all");
+}
+
+void efa_node_unbound_gpus(const char *root, char *buf, size_t size)
+{
+	struct efa_sysfs fs;
+	char **addrs;
+
+	if (efa_sysfs_open(&fs, root))
+		return;
+	addrs = efa_sysfs_list(&fs, "/sys/bus/pci/devices");
+	for (char **a = addrs; a && *a; a++) {
+		char driver[64];
+
+		if (!gpu_function(&fs, *a))
+			continue;
+		if (efa_sysfs_link_name(&fs, driver, sizeof(driver), "/sys/bus/pci/devices/%s/driver",
+					*a) ||
+		    strcmp(driver, "nvidia"))
+			efa_strlcatf(buf, size, "; %s has no nvidia driver", *a);
+	}
+	efa_strv_free(addrs);
+	efa_sysfs_close(&fs);
 }
 
 int efa_neuron_logical_cores(const struct efa_accel *dev, int lnc)

@@ -95,6 +95,13 @@ void efa_node_missing_nics(const struct efa_node *node, const char *root, int ex
 			   char *buf, size_t size);
 
 /*
+ * Appends "; ADDR has no nvidia driver" to buf for each NVIDIA GPU under
+ * root that the nvidia driver does not hold: what a node short of its
+ * GPUs names.
+ */
+void efa_node_unbound_gpus(const char *root, char *buf, size_t size);
+
+/*
  * The Neuron runtime numbers logical NeuronCores: on Trainium2 one is two
  * physical cores unless NEURON_LOGICAL_NC_CONFIG says 1 (aws-neuron-sdk
  * about-neuron/arch/neuron-features/logical-neuroncore-config.rst: "LNC=2
