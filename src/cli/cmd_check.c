@@ -287,29 +287,22 @@ static int node_name(char *buf, size_t size)
 
 /*
  * The EFA error counters, against the reading the last check kept in
- * NodeCacheDir= (counters.h), when efa.conf sets a limit. A reading that
- * cannot be kept is said, and judges nothing wrong with the node.
+ * NodeCacheDir= (counters.h). A reading that cannot be kept is said, and
+ * judges nothing wrong with the node.
  */
-static void judge_counters(const struct efa_config *cfg, const char *root,
-			   struct efa_node_check *c)
+static void judge_counters(const struct efa_config *cfg, const struct efa_counter_limits *lim,
+			   const struct efa_hw_reading *now, struct efa_node_check *c)
 {
-	const struct efa_counter_limits lim = {
-		.retrans_timeouts = cfg->health_retrans_timeouts,
-		.unresponsive_remotes = cfg->health_unresponsive_remotes,
-		.impaired_connections = cfg->health_impaired_connections,
-	};
 	char name[256], state[4096];
 	struct efa_error err;
 
-	if (!efa_counter_limits_any(&lim))
-		return;
 	if (node_name(name, sizeof(name)) ||
 	    snprintf(state, sizeof(state), "%s/counters-%s", cfg->node_cache_dir, name) >=
 		    (int)sizeof(state)) {
 		fprintf(stderr, "slurm-efa check: EFA counters not judged: cannot tell this node's name (set SLURMD_NODENAME)\n");
 		return;
 	}
-	if (efa_counters_check(c->node, root, state, &lim, c->problem, sizeof(c->problem), &err))
+	if (efa_counters_check(now, state, lim, c->problem, sizeof(c->problem), &err))
 		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
 }
 
@@ -319,26 +312,45 @@ static void judge_counters(const struct efa_config *cfg, const char *root,
  * health check runs every HealthCheckInterval=, so figures stay live
  * between steps' starts and ends). Never changes the verdict.
  */
-static void write_metrics(const struct efa_config *cfg, const char *root,
-			  const struct efa_node_check *c)
+static void write_metrics(const struct efa_config *cfg, const struct efa_hw_reading *now)
 {
 	char name[256], store[4096];
-	struct efa_hw_reading now;
 	struct efa_error err;
 
-	if (!cfg->metrics_dir)
-		return;
 	if (node_name(name, sizeof(name))) {
 		fprintf(stderr, "slurm-efa check: metrics not written: cannot tell this node's name (set SLURMD_NODENAME)\n");
 		return;
 	}
 	if (efa_usage_dir(cfg->node_cache_dir, name, store, sizeof(store), &err) ||
-	    efa_hw_read(c->node, root, &now, &err)) {
+	    efa_metrics_update(cfg->metrics_dir, store, name, now, time(NULL), &err))
 		fprintf(stderr, "slurm-efa check: metrics not written: %s\n", err.msg);
+}
+
+/*
+ * The EFA counters, read once for both of their uses: judged when
+ * efa.conf sets a limit, written for node_exporter with MetricsDir=.
+ */
+static void use_counters(const struct efa_config *cfg, const char *root, struct efa_node_check *c)
+{
+	const struct efa_counter_limits lim = {
+		.retrans_timeouts = cfg->health_retrans_timeouts,
+		.unresponsive_remotes = cfg->health_unresponsive_remotes,
+		.impaired_connections = cfg->health_impaired_connections,
+	};
+	bool judged = efa_counter_limits_any(&lim);
+	struct efa_hw_reading now;
+	struct efa_error err;
+
+	if (!judged && !cfg->metrics_dir)
+		return;
+	if (efa_hw_read(c->node, root, &now, &err)) {
+		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
 		return;
 	}
-	if (efa_metrics_update(cfg->metrics_dir, store, name, &now, time(NULL), &err))
-		fprintf(stderr, "slurm-efa check: metrics not written: %s\n", err.msg);
+	if (judged)
+		judge_counters(cfg, &lim, &now, c);
+	if (cfg->metrics_dir)
+		write_metrics(cfg, &now);
 	efa_hw_reading_clear(&now);
 }
 
@@ -406,8 +418,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
-	judge_counters(cfg, common->root, &c);
-	write_metrics(cfg, common->root, &c);
+	use_counters(cfg, common->root, &c);
 	type = c.node->instance_type;
 	if (common->json) {
 		doc = json_pack("{s:s?, s:s?, s:i, s:i, s:b, s:s?}", "instance_type", type,

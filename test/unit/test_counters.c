@@ -13,6 +13,7 @@
 
 #include "common/health/counters.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 static const struct efa_counter_limits limits = {
 	.retrans_timeouts = 100, .unresponsive_remotes = 0, .impaired_connections = 10,
@@ -51,18 +52,19 @@ static void test_problems(void)
 	ok(!efa_counter_limits_any(&(struct efa_counter_limits){ 0 }), "no limit: not judged at all");
 }
 
-static void put(const char *root, const char *rel, const char *text)
+/* A health check's part: the node's counters read now, then judged. */
+static int check(const struct efa_node *node, const char *root, const char *state, char *buf,
+		 size_t size)
 {
-	char path[4096], cmd[8192];
-	FILE *f;
+	struct efa_hw_reading now;
+	struct efa_error err;
+	int rc;
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	require(system(cmd) == 0);
-	f = fopen(path, "w");
-	require(f != NULL);
-	fputs(text, f);
-	fclose(f);
+	if (efa_hw_read(node, root, &now, &err))
+		return -1;
+	rc = efa_counters_check(&now, state, &limits, buf, size, &err);
+	efa_hw_reading_clear(&now);
+	return rc;
 }
 
 /* A node tree with two EFA devices; the second has no network counters
@@ -72,30 +74,33 @@ static void test_check(void)
 	char root[] = "/tmp/test_counters.XXXXXX", state[4096], cmd[4200], buf[1024] = "";
 	struct efa_nic nics[2] = { { .name = "rdmap16s27" }, { .name = "rdmap32s27" } };
 	struct efa_node node = { .nics = nics, .nnics = 2 };
+	struct efa_hw_reading reading;
 	struct efa_error err;
 	char *text = NULL;
 
 	require(mkdtemp(root) != NULL);
-	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "40\n");
-	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/tx_bytes", "123456\n");
-	put(root, "sys/class/infiniband/rdmap32s27/ports/1/state", "4: ACTIVE\n");
-	ok(!efa_counters_read(&node, root, &text, &err), "the node's counters are read");
-	is_str(text, "rdmap16s27 1 tx_bytes 123456\nrdmap16s27 1 retrans_timeout_events 40\n",
+	tmp_put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "40\n");
+	tmp_put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/tx_bytes", "123456\n");
+	tmp_put(root, "sys/class/infiniband/rdmap32s27/ports/1/state", "4: ACTIVE\n");
+	ok(!efa_hw_read(&node, root, &reading, &err) && (text = efa_hw_format(&reading)),
+	   "the node's counters are read");
+	efa_hw_reading_clear(&reading);
+	is_str(text ? text : "", "rdmap16s27 1 tx_bytes 123456\nrdmap16s27 1 retrans_timeout_events 40\n",
 	       "  every counter a device has, none it has not");
 	free(text);
 
 	snprintf(state, sizeof(state), "%s/cache/counters-n1", root);
-	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err) && !buf[0],
+	ok(!check(&node, root, state, buf, sizeof(buf)) && !buf[0],
 	   "a first check keeps the reading and judges nothing");
-	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "90\n");
-	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err) && !buf[0],
+	tmp_put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "90\n");
+	ok(!check(&node, root, state, buf, sizeof(buf)) && !buf[0],
 	   "a rise of 50 against a limit of 100 passes");
-	put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "600\n");
-	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err),
+	tmp_put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/retrans_timeout_events", "600\n");
+	ok(!check(&node, root, state, buf, sizeof(buf)),
 	   "a rise of 510 since the check before");
 	has_str(buf, "retrans_timeout_events rose by 510 since the last check", "  is a problem");
 	buf[0] = '\0';
-	ok(!efa_counters_check(&node, root, state, &limits, buf, sizeof(buf), &err) && !buf[0],
+	ok(!check(&node, root, state, buf, sizeof(buf)) && !buf[0],
 	   "  and the check after, with no rise, passes again");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	ok(system(cmd) == 0, "cleaned up");

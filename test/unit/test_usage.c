@@ -21,26 +21,12 @@
 
 #define PORT1 "sys/class/infiniband/%s/ports/1/hw_counters/%s"
 
-static void put(const char *rel, const char *text)
-{
-	char cmd[8192];
-	const char *path = tmp_at(rel);
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	require(system(cmd) == 0);
-	f = fopen(path, "w");
-	require(f != NULL);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void counter(const char *dev, const char *name, const char *text)
 {
 	char rel[512];
 
 	snprintf(rel, sizeof(rel), "root/" PORT1, dev, name);
-	put(rel, text);
+	tmp_put(tmp_base, rel, text);
 }
 
 static uint64_t sum(const struct efa_hw_reading *r, enum efa_hw_counter c)
@@ -251,7 +237,7 @@ static void test_metrics(void)
 
 	ok(efa_metrics_write(tmp_at("metrics"), "n1", &now, jobs, 2, 1, &err) < 0, "a MetricsDir= that is missing");
 	has_str(err.msg, "create it", "  is refused, saying what to do");
-	put("metrics", "a file\n");
+	tmp_put(tmp_base, "metrics", "a file\n");
 	ok(efa_metrics_write(tmp_at("metrics"), "n1", &now, jobs, 2, 1, &err) < 0 &&
 	   strstr(err.msg, "is not a directory"), "one that is a file is refused");
 	require(!unlink(tmp_at("metrics")) && !mkdir(tmp_at("metrics"), 0777) &&

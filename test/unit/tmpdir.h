@@ -41,6 +41,22 @@ static inline void tmp_setup(int rc, const char *what)
 	ok(rc == 0, "set-up: %s (%s)", what, rc ? strerror(errno) : "ok");
 }
 
+/* Writes text to root/rel, its directories made first (root is any
+ * scratch tree: tmp_base, or a test's own). */
+static inline void tmp_put(const char *root, const char *rel, const char *text)
+{
+	char path[4096], cmd[8192];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	require(system(cmd) == 0);
+	f = fopen(path, "w");
+	require(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
 static inline void tmp_close(void)
 {
 	char cmd[64];

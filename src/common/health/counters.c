@@ -43,21 +43,6 @@ bool efa_counter_limits_any(const struct efa_counter_limits *lim)
 	return false;
 }
 
-int efa_counters_read(const struct efa_node *node, const char *root, char **text,
-		      struct efa_error *err)
-{
-	struct efa_hw_reading r;
-
-	*text = NULL;
-	if (efa_hw_read(node, root, &r, err))
-		return -1;
-	*text = efa_hw_format(&r);
-	efa_hw_reading_clear(&r);
-	if (!*text)
-		return efa_error_set(err, "out of memory reading EFA counters");
-	return 0;
-}
-
 /* The value of DEV PORT NAME in a reading; false when it has none. */
 static bool find_value(const char *reading, const char *dev, const char *port, const char *name,
 		       unsigned long long *value)
@@ -119,16 +104,16 @@ size_t efa_counters_problems(const char *before, const char *now,
 /* A kept reading is a few lines a port: anything larger is not ours. */
 #define STATE_MAX (1 << 20)
 
-int efa_counters_check(const struct efa_node *node, const char *root, const char *state,
+int efa_counters_check(const struct efa_hw_reading *reading, const char *state,
 		       const struct efa_counter_limits *lim, char *buf, size_t size,
 		       struct efa_error *err)
 {
-	char *before = NULL, *now = NULL, dir[4096];
+	char *before = NULL, *now = efa_hw_format(reading), dir[4096];
 	size_t len;
 	int rc = -1;
 
-	if (efa_counters_read(node, root, &now, err))
-		return -1;
+	if (!now)
+		return efa_error_set(err, "out of memory keeping EFA counters");
 	if (efa_read_file(state, STATE_MAX, &before, &len, NULL))
 		before = NULL;		/* a first check: nothing to compare */
 	efa_counters_problems(before, now, lim, buf, size);

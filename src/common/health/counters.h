@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "common/base/error.h"
-#include "common/node/node.h"
+#include "common/node/hw_counters.h"
 
 /* How much each counter may rise between two checks; 0: not judged. */
 struct efa_counter_limits {
@@ -29,13 +29,6 @@ struct efa_counter_limits {
 bool efa_counter_limits_any(const struct efa_counter_limits *lim);
 
 /*
- * One reading: "DEV PORT NAME VALUE" lines, as kept between checks.
- * efa_counters_read reads the node's (under root) into a malloc'd text.
- */
-int efa_counters_read(const struct efa_node *node, const char *root, char **text,
-		      struct efa_error *err);
-
-/*
  * Compares now with the previous reading (NULL or "" on a first check:
  * nothing is judged) and appends to buf ("; " between) every counter that
  * rose by more than its limit. A counter that went down (the driver was
@@ -45,13 +38,14 @@ size_t efa_counters_problems(const char *before, const char *now,
 			     const struct efa_counter_limits *lim, char *buf, size_t size);
 
 /*
- * A check: reads the node's counters, judges them against the reading
- * kept in state (a file; missing on a first check), and keeps the new
- * reading there (its directory made when missing). Problems are appended
- * to buf as efa_counters_problems does. -1 with err when the reading
- * cannot be kept: the next check would compare with a stale one.
+ * A check: judges the node's counters as read now (efa_hw_read) against
+ * the reading kept in state (a file of efa_hw_format's "DEV PORT NAME
+ * VALUE" lines; missing on a first check), and keeps now there (its
+ * directory made when missing). Problems are appended to buf as
+ * efa_counters_problems does. -1 with err when the reading cannot be
+ * kept: the next check would compare with a stale one.
  */
-int efa_counters_check(const struct efa_node *node, const char *root, const char *state,
+int efa_counters_check(const struct efa_hw_reading *now, const char *state,
 		       const struct efa_counter_limits *lim, char *buf, size_t size,
 		       struct efa_error *err);
 
