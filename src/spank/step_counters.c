@@ -103,7 +103,7 @@ void efa_counters_step_end(struct efa_step *step, spank_t sp)
 		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " moved %" PRIu64 " bytes out and %" PRIu64 " in over EFA in %lld s%s%s%s",
 			   step->node_name, sc->job_id, sc->step_id, tx, rx,
 			   (long long)(used.end - used.start),
-			   used.shared ? " (shared: other jobs used the node too)" : "",
+			   used.shared ? " (shared: another job's step ran beside it)" : "",
 			   notes[0] ? "; " : "", notes);
 		efa_step_usage_clear(&used);
 	}
