@@ -133,6 +133,27 @@ until_up() {	# until_up SECONDS CMD...: polls
 	return 1
 }
 
+# True when NODE runs no job and has no job's epilog still to run: its
+# State= names neither ALLOCATED, MIXED nor COMPLETING.
+node_settled() {	# node_settled NODE
+	local state
+	state=$(scontrol -o show node "$1" | grep -o ' State=[^ ]*') || return 1
+	case $state in
+	*ALLOCATED* | *MIXED* | *COMPLETING*) return 1 ;;
+	esac
+}
+
+# Puts NODE back in service once it has settled: a job whose prolog failed
+# there still has its epilog to come, and an epilog that fails after the
+# resume drains the node again ("Epilog error").
+resume_node() {	# resume_node NODE
+	until_up 60 node_settled "$1" || diag "$1 has not settled: $(scontrol -o show node "$1" | grep -o ' State=[^ ]*')"
+	scontrol update NodeName="$1" State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
+	# (22.05 shows a node "mixed" for a while after a failed launch: in
+	# service is what counts.)
+	until_up 30 sh -c "sinfo -h -n $1 -o %T | grep -qv ^drain" || diag "$1 is not back: $(sinfo -h -n "$1" -N -o '%T %E')"
+}
+
 # test/standins/hangfs: a file system that hangs while $HANGFS_GATE exists
 # (a hung FSx for Lustre mount), an empty directory "ckpt" in it.
 HANGFS_GATE=$SLURM_EFA_CLUSTER/hangfs.gate

@@ -66,10 +66,7 @@ soft=$(awk '/^Max locked memory/ { print $4 }' "/proc/$slurmd_pid/limits")
 hard=$(awk '/^Max locked memory/ { print $5 }' "/proc/$slurmd_pid/limits")
 echo "HealthMinLockedMemory=$soft" >>"$gconf"
 echo "4: ACTIVE" >"$port"
-scontrol update NodeName=n1 State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
-# (22.05 shows the node "mixed" for a while after the failed launch:
-# in service is what counts.)
-until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+resume_node n1
 out=$(ulimit -S -l 64 && batch -w n1 --efa 'echo "ran on $SLURMD_NODENAME"' && echo "$rc/$out")
 is "$out" "0/ran on n1" "HealthMinLockedMemory=$soft, slurmd's own: an --efa job from a shell at 64 KiB starts"
 prlimit --pid "$slurmd_pid" --memlock="4096:$hard"
@@ -86,8 +83,7 @@ sed -i '/^HealthMinLockedMemory=/d' "$gconf"
 # The job epilog's gate: an --efa job during which n1's EFA port goes down
 # ends there; its epilog drains the node, saying so. Without an expedited
 # requeue (t_resume.sh) the job's end is its own: FAILED.
-scontrol update NodeName=n1 State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
-until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+resume_node n1
 run sbatch --parsable -w n1 --efa -o /dev/null \
 	--wrap "touch $gate/running; until [ -e $gate/go ]; do sleep 0.2; done; exit 1"
 job=$out
@@ -110,8 +106,7 @@ is "$(job_field "$job" JobState)" "FAILED" "  the job, which exited 1, ends FAIL
 # job goes back to the queue; answering again, the node runs jobs again.
 # Another partition's root is not the job's business.
 if hangfs_usable; then
-	scontrol update NodeName=n1 State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
-	until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+	resume_node n1
 	echo "4: ACTIVE" >"$port"
 	hangfs_mount "$gate/fsx"
 	printf '%s\n' "CheckpointTimeout=2" "PartitionName=gpu CheckpointRoot=$gate/fsx/ckpt CheckpointFS=any" >>"$gconf"
@@ -134,8 +129,7 @@ else
 fi
 
 # Bad input is not a fault: an efa.conf the gate cannot read drains nothing.
-scontrol update NodeName=n1 State=RESUME 2>/dev/null || true	# (not drained when a check before failed)
-until_up 30 sh -c "sinfo -h -n n1 -o %T | grep -qv ^drain" || diag "n1 is not back: $(state_of n1)"
+resume_node n1
 echo "NoSuchKey=1" >"$gate/bad.conf"
 set_plugstack "$(plugin_line "config=$gate/bad.conf" "root=$ROOTS/%n")"
 batch -w n1 --efa=auto 'echo started'
