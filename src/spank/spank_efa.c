@@ -117,6 +117,16 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return efa_task_init(&step, sp);
 }
 
+/* In slurmstepd, as root, as each task ends, while the step's stderr is
+ * still open. */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	efa_counters_task_exit(&step, sp);
+	return 0;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;

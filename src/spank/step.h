@@ -63,8 +63,13 @@ struct efa_step_resume {
 
 /* The step's reading of the EFA counters (step_counters.c). */
 struct efa_step_counters {
-	bool active;		/* a reading was taken at the start */
+	bool active;		/* a reading was taken at the start, none at the end */
+	bool judge;		/* an --efa step on several nodes: its user is told what its figures say */
 	uint32_t job_id, step_id;
+	uint32_t nnodes, nodeid;	/* the step's nodes, and this one's index */
+	uint32_t local_tasks, exited;	/* its tasks on this node, and how many ended */
+	char nodes[EFA_STEP_LIST_MAX];	/* SLURM_STEP_NODELIST */
+	char nccl_net[64];		/* the step's NCCL_NET, "" when unset */
 	char store[EFA_STEP_PATH_MAX];	/* the node's usage store */
 };
 

@@ -9,10 +9,12 @@
 
 #include <slurm/slurm.h>
 
+#include "common/env/env.h"
 #include "common/node/hw_counters.h"
 #include "common/nodecache/nodecache.h"
 #include "common/usage/metrics.h"
 #include "common/usage/usage.h"
+#include "common/usage/verdict.h"
 #include "step_counters.h"
 
 static void user_name(spank_t sp, char *buf, size_t size)
@@ -48,10 +50,19 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 	struct efa_hw_reading now;
 	struct efa_error err;
 
-	if (!step->cfg || !step->cfg->metrics_dir || !step->node || !step->node->nnics ||
+	if (!step->cfg || !step->node || !step->node->nnics ||
 	    spank_get_item(sp, S_JOB_ID, &sc->job_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &sc->step_id) != ESPANK_SUCCESS ||
-	    sc->step_id >= SLURM_MAX_NORMAL_STEP_ID)
+	    sc->step_id >= SLURM_MAX_NORMAL_STEP_ID ||
+	    spank_get_item(sp, S_JOB_NNODES, &sc->nnodes) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_NODEID, &sc->nodeid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &sc->local_tasks) != ESPANK_SUCCESS)
+		return;
+	/* Every step with MetricsDir=, for the job totals; an --efa step (its
+	 * plan made) on several nodes always, to tell its user what its
+	 * figures say: on one node its traffic takes NVLink, not EFA. */
+	sc->judge = step->plan && sc->nnodes > 1;
+	if (!step->cfg->metrics_dir && !sc->judge)
 		return;
 	if (efa_usage_dir(step->cfg->node_cache_dir, step->node_name, sc->store, sizeof(sc->store),
 			  &err) ||
@@ -66,17 +77,50 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 	if (!efa_step_job_env(sp, "SLURM_JOB_PARTITION", partition, sizeof(partition)))
 		partition[0] = '\0';
 	if (efa_usage_step_begin(sc->store, sc->job_id, sc->step_id, user, partition, &now,
-				 time(NULL), &err))
+				 time(NULL), &err)) {
 		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
 			    err.msg);
-	else
-		sc->active = true;
+		goto out;
+	}
+	sc->active = true;
+	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", sc->nodes, sizeof(sc->nodes)))
+		snprintf(sc->nodes, sizeof(sc->nodes), "?");
+	if (!efa_step_job_env(sp, EFA_ENV_NCCL_NET_VAR, sc->nccl_net, sizeof(sc->nccl_net)))
+		sc->nccl_net[0] = '\0';
 	/* The node's file is written when the step ends, and by the health
 	 * check meanwhile: not here, where it would delay every step's start. */
+out:
 	efa_hw_reading_clear(&now);
 }
 
-void efa_counters_step_end(struct efa_step *step, spank_t sp)
+/*
+ * What the step's figures say, on the step's stderr: slurmstepd's own
+ * stderr is its first task's until the step's I/O closes (mgr.c,
+ * _slurmd_job_log_init), so an error said while its last task ends here
+ * reaches the user, and slurmd's log. The fall-back is said once, by the
+ * step's first node; errors by each node that saw them.
+ */
+static void tell_user(const struct efa_step *step, const struct efa_step_usage *used)
+{
+	const struct efa_step_counters *sc = &step->counters;
+	const char *shared = used->shared ? " (the node's figures: another job's step ran beside it)" : "";
+	struct efa_step_verdict v;
+	char net[128] = "";
+
+	efa_step_judge(used, sc->nnodes, step->cfg->fallback_after, &v);
+	if (v.fallback && sc->nodeid == 0) {
+		if (sc->nccl_net[0] && !efa_env_nccl_net_is_efa(sc->nccl_net))
+			snprintf(net, sizeof(net), " (this step has NCCL_NET=%s)", sc->nccl_net);
+		slurm_error("efa: step %" PRIu32 ".%" PRIu32 " ran %ld s on %" PRIu32 " nodes (%s) and moved %" PRIu64 " bytes over EFA on %s: it did not use EFA, and its traffic took a slower path. Look for NCCL_NET=Socket in the job's or the image's environment%s, an image without aws-ofi-nccl (slurm-efa env --image), or a framework using its own transport (gloo, MPI over TCP)",
+			    sc->job_id, sc->step_id, v.seconds, sc->nnodes, sc->nodes, v.moved,
+			    step->node_name, net);
+	}
+	if (v.errors[0])
+		slurm_error("efa: step %" PRIu32 ".%" PRIu32 " on node %s: EFA errors while it ran: %s%s. Its collectives may have slowed or stalled: tell your cluster admin if it persists",
+			    sc->job_id, sc->step_id, step->node_name, v.errors, shared);
+}
+
+static void end_step(struct efa_step *step, bool tell)
 {
 	struct efa_step_counters *sc = &step->counters;
 	struct efa_step_usage used;
@@ -85,9 +129,7 @@ void efa_counters_step_end(struct efa_step *step, spank_t sp)
 	struct efa_error err;
 	uint64_t tx, rx;
 
-	(void)sp;
-	if (!sc->active)
-		return;
+	sc->active = false;
 	if (efa_hw_read(step->node, step->root, &now, &err)) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
 			    sc->job_id, sc->step_id, err.msg);
@@ -105,10 +147,29 @@ void efa_counters_step_end(struct efa_step *step, spank_t sp)
 			   (long long)(used.end - used.start),
 			   used.shared ? " (shared: another job's step ran beside it)" : "",
 			   notes[0] ? "; " : "", notes);
+		if (tell && sc->judge)
+			tell_user(step, &used);
 		efa_step_usage_clear(&used);
 	}
-	write_metrics(step->cfg, sc->store, step->node_name, &now);
+	if (step->cfg->metrics_dir)
+		write_metrics(step->cfg, sc->store, step->node_name, &now);
 	efa_hw_reading_clear(&now);
+}
+
+void efa_counters_task_exit(struct efa_step *step, spank_t sp)
+{
+	struct efa_step_counters *sc = &step->counters;
+
+	(void)sp;
+	if (sc->active && ++sc->exited >= sc->local_tasks)
+		end_step(step, true);
+}
+
+void efa_counters_step_end(struct efa_step *step, spank_t sp)
+{
+	(void)sp;
+	if (step->counters.active)
+		end_step(step, false);	/* tasks that never ran: nothing to tell */
 }
 
 void efa_counters_job_end(spank_t sp, const struct efa_args *args)
@@ -126,7 +187,7 @@ void efa_counters_job_end(spank_t sp, const struct efa_args *args)
 	(void)sp;
 	if (!node || !efa_node_name_safe(node) || !job_text ||
 	    (job = strtoul(job_text, &end, 10), *end) || job > UINT32_MAX ||
-	    efa_args_load_config(args, node, &cfg, &err) || !cfg->metrics_dir)
+	    efa_args_load_config(args, node, &cfg, &err))
 		goto out;
 	if (efa_expand_node_name(args->root, node, root, sizeof(root)) ||
 	    efa_usage_dir(cfg->node_cache_dir, node, store, sizeof(store), &err))
@@ -134,7 +195,7 @@ void efa_counters_job_end(spank_t sp, const struct efa_args *args)
 	ended = efa_usage_job_end(store, (uint32_t)job, time(NULL), &err);
 	if (ended < 0)
 		slurm_error("efa: node %s: job %lu: %s", node, job, err.msg);
-	if (ended <= 0)
+	if (ended <= 0 || !cfg->metrics_dir)
 		goto out;	/* a job that counted nothing here changes nothing */
 	cache.dir = cfg->node_cache_dir;
 	if (efa_node_describe(root, cfg, &cache, &desc, note, sizeof(note), &err) < 0 ||

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What each step moved over the node's EFA devices (common/usage), with
- * MetricsDir= set: a reading of the counters when the step starts, and
- * when it ends the difference added to the job's totals on the node and
- * the node's file for node_exporter written again. Only the steps Slurm
- * numbers (srun's): the batch and extern steps last as long as the job and
- * would count its steps' traffic twice. Nothing here ever fails a step.
+ * What each step moved over the node's EFA devices (common/usage): a
+ * reading of the counters when the step starts, and when its last task on
+ * the node ends the difference added to the job's totals on the node, the
+ * node's file for node_exporter written again (MetricsDir=), and an --efa
+ * step's user told what the figures say (common/usage/verdict.h). Every
+ * step with MetricsDir= is counted, an --efa step on several nodes always.
+ * Only the steps Slurm numbers (srun's): the batch and extern steps last
+ * as long as the job and would count its steps' traffic twice. Nothing
+ * here ever fails a step.
  */
 #ifndef SPANK_EFA_STEP_COUNTERS_H
 #define SPANK_EFA_STEP_COUNTERS_H
@@ -18,7 +21,12 @@
 /* init_post_opt, as root, once the node is known (prepare.c). */
 void efa_counters_step_begin(struct efa_step *step, spank_t sp);
 
-/* slurm_spank_exit in slurmstepd, as root. */
+/* slurm_spank_task_exit in slurmstepd, as root, each time one of the
+ * step's tasks on the node ends: the step ends with its last. */
+void efa_counters_task_exit(struct efa_step *step, spank_t sp);
+
+/* slurm_spank_exit in slurmstepd, as root: a step whose tasks did not all
+ * run ends here, its user told nothing. */
 void efa_counters_step_end(struct efa_step *step, spank_t sp);
 
 /* The job epilog, as root: the job no longer runs on the node. */

@@ -38,10 +38,18 @@ node_states() {
 }
 
 # efa.conf for the cluster's plugin: ProfileDir first ($PROFILE_DIR or the
-# shipped profiles), then the lines given.
+# shipped profiles), NodeCacheDir in the cluster's directory unless given
+# (not the host's /run/slurm-efa), then the lines given.
 write_efa_conf() {
 	{
 		echo "ProfileDir=${PROFILE_DIR:-$top_srcdir/etc/profiles}"
+		case " $* " in
+		*" NodeCacheDir="*) ;;
+		*)
+			mkdir -p "$SLURM_EFA_CLUSTER/nodecache"
+			echo "NodeCacheDir=$SLURM_EFA_CLUSTER/nodecache"
+			;;
+		esac
 		printf '%s\n' "$@"
 	} >"$EFA_CONF"
 }

@@ -179,7 +179,8 @@ is "$out" "[unset]" "a partition without EFA= sets nothing unless asked"
 write_efa_conf "Bogus=1"
 run srun -N1 -w n1 --efa true
 ok $((rc == 0)) "--efa with a broken efa.conf fails the step"
-like "$out" "efa: node n1 cannot use EFA: $EFA_CONF:2: unknown key 'Bogus'" "  naming the file and line"
+like "$out" "efa: node n1 cannot use EFA: $EFA_CONF:$(grep -n '^Bogus=' "$EFA_CONF" | cut -d: -f1): unknown key 'Bogus'" \
+	"  naming the file and line"
 run srun -N1 -w n1 true
 is "$rc" 0 "a step without --efa still runs with a broken efa.conf"
 write_efa_conf

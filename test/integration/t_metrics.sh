@@ -61,6 +61,10 @@ is "$(value n2 slurm_efa_job_rx_bytes_total "$job")" 700 "  n2: the bytes it rec
 is "$(value n2 slurm_efa_job_retransmit_timeouts_total "$job")" 3 "  n2: its retransmit timeouts"
 is "$(value n1 slurm_efa_job_retransmit_timeouts_total "$job")" 0 "  n1: none"
 is "$(value n1 slurm_efa_job_steps_ended_total "$job")" 1 "  one step ended"
+like "$out" "efa: step $job\.0 on node n2: EFA errors while it ran: EFA device $(first_dev n2): port 1: retrans_timeout_events rose by 3\. Its collectives may have slowed or stalled" \
+	"  the step's stderr names the retransmit timeouts that rose on n2"
+unlike "$out" "on node n1: EFA errors" "  and none on n1, where none rose"
+unlike "$out" "did not use EFA" "  a step that moved bytes is not told it ran without EFA"
 like "$(prom n1)" "slurm_efa_job_tx_bytes_total\{node=\"n1\",job_id=\"$job\",user=\"root\",partition=\"gpu\"\} 5000" \
 	"  labelled with job id, user and partition"
 like "$(prom n2)" "slurm_efa_device_tx_bytes_total\{node=\"n2\",device=\"$(first_dev n2)\",port=\"1\"\} 11000" \
@@ -130,6 +134,33 @@ like "$out" "metrics not written: MetricsDir=$mdir is writable by others, who co
 	"  the health check says why nothing is written"
 is "$(prom n1 | grep -c "job_id=\"$job3\"")" "$before" "  and the file is left as it was"
 chmod 755 "$mdir"
+
+# The silent fall-back: a step on several nodes that ran FallbackAfter=
+# or longer and moved next to nothing over EFA is told so on its stderr,
+# once, by its first node; with or without MetricsDir=.
+write_efa_conf "NodeCacheDir=$metrics/cache" "FallbackAfter=2"
+run srun -N2 -w 'n[1-2]' --ntasks-per-node=2 --efa bash -c 'sleep 3; [ "$SLURM_PROCID" = 0 ] && echo job=$SLURM_JOB_ID; true'
+job4=$(sed -n 's/^job=//p' <<<"$out")
+is "$rc" 0 "a two-node --efa step that moves nothing over EFA for 3 s runs (FallbackAfter=2, no MetricsDir=)"
+like "$out" "efa: step $job4\.0 ran [0-9]+ s on 2 nodes \(n\[1-2\]\) and moved 0 bytes over EFA on n1: it did not use EFA, and its traffic took a slower path\. Look for NCCL_NET=Socket in the job's or the image's environment, an image without aws-ofi-nccl \(slurm-efa env --image\), or a framework using its own transport \(gloo, MPI over TCP\)$" \
+	"  its stderr ends with the fall-back line, naming the step, its nodes and the bytes"
+is "$(grep -c "did not use EFA" <<<"$out")" 1 "  said once, not by each node or task"
+like "$(grep -h "efa: node n2: step $job4\.0 moved 0 bytes out and 0 in over EFA" "$SLURM_EFA_CLUSTER/log/slurmd-n2.log")" \
+	"moved 0 bytes" "  each node's slurmd log has the step's figures"
+run env NCCL_NET=Socket srun -N2 -w 'n[1-2]' --efa bash -c 'sleep 3'
+like "$out" "did not use EFA.* environment \(this step has NCCL_NET=Socket\), an image" \
+	"  a step with NCCL_NET=Socket in its environment is told so"
+run srun -N2 -w 'n[1-2]' --efa bash -c "$bump"'; sleep 3; bump rx_bytes 2000000'
+is "$rc/$(grep -c "did not use EFA" <<<"$out")" "0/0" "a two-node step that moved 2 MB over EFA: no fall-back line"
+run srun -N1 -w n1 --efa bash -c 'sleep 3'
+is "$rc/$(grep -c "did not use EFA" <<<"$out")" "0/0" "a one-node step: none"
+run srun -N2 -w 'n[1-2]' --efa true
+is "$rc/$(grep -c "did not use EFA" <<<"$out")" "0/0" "a step shorter than FallbackAfter=: none"
+run srun -N2 -w 'n[1-2]' --efa=off bash -c 'sleep 3'
+is "$rc/$(grep -c "did not use EFA" <<<"$out")" "0/0" "an --efa=off step: none"
+write_efa_conf "NodeCacheDir=$metrics/cache" "FallbackAfter=0"
+run srun -N2 -w 'n[1-2]' --efa bash -c 'sleep 3'
+is "$rc/$(grep -c "did not use EFA" <<<"$out")" "0/0" "FallbackAfter=0: never"
 
 for n in n1 n2; do
 	rm "$ROOTS/$n"

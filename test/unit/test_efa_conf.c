@@ -38,6 +38,7 @@ static void test_defaults(void)
 	is_int(cfg->topology, EFA_TOPOLOGY_NONE, "Topology defaults to none");
 	is_int(cfg->container_host_libraries, EFA_NO, "ContainerHostLibraries defaults to no (ABI risk)");
 	is_int(cfg->checkpoint_timeout, 30, "CheckpointTimeout defaults to 30 s");
+	is_int(cfg->fallback_after, 60, "FallbackAfter defaults to 60 s");
 	is_str(cfg->topology_feature_prefixes[0], "nn1-", "layer 1 prefix first");
 	is_str(cfg->topology_feature_prefixes[3], "nn4-", "layer 4 prefix last");
 	ok(cfg->topology_feature_prefixes[4] == NULL, "four default layers (EC2 gives 3 or 4)");
@@ -92,7 +93,7 @@ static void test_full(void)
 		"TopologyReload=\"scontrol reconfigure\"\n"
 		"CheckpointMode=0750 CheckpointEnv=CKPT_DIR_2\n"
 		"PartitionName=DEFAULT SingleZone=yes\n"
-		"ResumeExpedite=yes\n"
+		"ResumeExpedite=yes FallbackAfter=2m\n"
 		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3 Resume=2\n"
 		"PartitionName=cpu EFA=off SingleZone=no\n"
 		"PartitionName=dev EFA=optional CheckpointRoot=/scratch CheckpointFS=any\n";
@@ -107,6 +108,7 @@ static void test_full(void)
 	is_str(cfg->rest_token_file, "/etc/slurm/efa.jwt", "keys are case-insensitive");
 	is_str(cfg->rest_ca_file, "/etc/slurm/rest-ca.pem", "RestCAFile");
 	is_int(cfg->snapshot_max_age, 300, "5m is 300 s");
+	is_int(cfg->fallback_after, 120, "FallbackAfter=2m is 120 s");
 	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_REJECT, "values are case-insensitive");
 	is_int(cfg->topology, EFA_TOPOLOGY_TREE, "Topology=tree");
 	is_int(cfg->topology_format, EFA_TOPOLOGY_FORMAT_YAML, "TopologyFormat=yaml");
@@ -152,6 +154,7 @@ static void test_errors(void)
 	rejects("Topology=mesh\n", "invalid Topology=mesh: use none|tree|block");
 	rejects("ContainerHostLibraries=maybe\n", "invalid ContainerHostLibraries=maybe: use yes|no");
 	rejects("CheckpointTimeout=soon\n", "invalid CheckpointTimeout=soon: use a whole number of seconds");
+	rejects("FallbackAfter=-1\n", "invalid FallbackAfter=-1: use a whole number of seconds");
 	rejects("TopologyFormat=json\n", "invalid TopologyFormat=json: use auto|conf|yaml");
 	rejects("OnSnapshotMissing=maybe\n", "use accept|reject");
 	rejects("Snapshot=relative/path\n", "must be an absolute path");

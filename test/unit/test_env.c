@@ -416,6 +416,16 @@ static void test_long_library_path(void)
 	}
 }
 
+/* The NCCL_NET values that name aws-ofi-nccl's network, as NCCL compares. */
+static void test_nccl_net_names(void)
+{
+	ok(efa_env_nccl_net_is_efa("AWS Libfabric"), "NCCL_NET=\"AWS Libfabric\" is aws-ofi-nccl's network");
+	ok(efa_env_nccl_net_is_efa("libfabric"), "  so is libfabric, its name from 1.13, in any case");
+	ok(!efa_env_nccl_net_is_efa("Socket"), "  Socket is not");
+	ok(!efa_env_nccl_net_is_efa("IB"), "  nor IB");
+	ok(!efa_env_nccl_net_is_efa("AWS Libfabric2"), "  nor a longer name");
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -430,6 +440,7 @@ int main(void)
 	test_warnings();
 	test_warning_boundaries();
 	test_memlock();
+	test_nccl_net_names();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);

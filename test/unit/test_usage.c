@@ -2,8 +2,8 @@
 /*
  * What steps moved over EFA: the devices' counters read under a root
  * (hw_counters.h), with the bad files a node can have; the node's store
- * of jobs' totals (usage.h); and the file node_exporter serves
- * (metrics.h).
+ * of jobs' totals (usage.h); the file node_exporter serves
+ * (metrics.h); and what a step's figures tell its user (verdict.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@
 #include "common/node/hw_counters.h"
 #include "common/usage/metrics.h"
 #include "common/usage/usage.h"
+#include "common/usage/verdict.h"
 #include "tap.h"
 #include "tmpdir.h"
 
@@ -252,6 +253,70 @@ static void test_metrics(void)
 	efa_hw_reading_clear(&now);
 }
 
+/* A step's figures on one node: bytes sent and received on a port with
+ * the counters in have, and an error counter's rise. */
+static void step_figures(struct efa_step_usage *u, struct efa_port_counters *port, uint32_t have,
+			 uint64_t tx, uint64_t rx, long seconds)
+{
+	memset(port, 0, sizeof(*port));
+	strcpy(port->device, "rdmap16s27");
+	strcpy(port->port, "1");
+	port->have = have;
+	port->value[EFA_HW_TX_BYTES] = tx;
+	port->value[EFA_HW_RX_BYTES] = rx;
+	memset(u, 0, sizeof(*u));
+	u->start = 1000;
+	u->end = 1000 + seconds;
+	u->delta.ports = port;
+	u->delta.nports = 1;
+}
+
+static void test_verdict(void)
+{
+	const uint32_t bytes = 1u << EFA_HW_TX_BYTES | 1u << EFA_HW_RX_BYTES;
+	struct efa_port_counters port;
+	struct efa_step_usage u;
+	struct efa_step_verdict v;
+
+	step_figures(&u, &port, bytes, 100, 200, 61);
+	efa_step_judge(&u, 2, 60, &v);
+	ok(v.fallback, "two nodes, 61 s, 300 bytes over EFA: a fall-back");
+	is_int((int)v.moved, 300, "  the bytes moved, both ways");
+	is_int((int)v.seconds, 61, "  and how long it ran");
+	is_str(v.errors, "", "  no error rose");
+	efa_step_judge(&u, 1, 60, &v);
+	ok(!v.fallback, "one node: never (it needs no network)");
+	efa_step_judge(&u, 2, 62, &v);
+	ok(!v.fallback, "shorter than FallbackAfter=: not judged");
+	efa_step_judge(&u, 2, 0, &v);
+	ok(!v.fallback, "FallbackAfter=0: never");
+	step_figures(&u, &port, bytes | 1u << EFA_HW_RDMA_READ_BYTES, 100, 200, 61);
+	port.value[EFA_HW_RDMA_READ_BYTES] = EFA_FALLBACK_BYTES;
+	efa_step_judge(&u, 2, 60, &v);
+	ok(!v.fallback, "a step that moved its bytes by RDMA read alone used EFA");
+	step_figures(&u, &port, bytes, EFA_FALLBACK_BYTES / 2, EFA_FALLBACK_BYTES / 2 - 1, 61);
+	efa_step_judge(&u, 2, 60, &v);
+	ok(v.fallback, "one byte short of EFA_FALLBACK_BYTES: a fall-back");
+	port.value[EFA_HW_RX_BYTES]++;
+	efa_step_judge(&u, 2, 60, &v);
+	ok(!v.fallback, "  at it: not");
+	step_figures(&u, &port, 0, 0, 0, 600);
+	efa_step_judge(&u, 2, 60, &v);
+	ok(!v.fallback && !v.counted, "a device without byte counters: nothing is known, nothing said");
+	step_figures(&u, &port, bytes | 1u << EFA_HW_RETRANS_TIMEOUT_EVENTS |
+			1u << EFA_HW_IMPAIRED_REMOTE_CONN_EVENTS | 1u << EFA_HW_RETRANS_PKTS,
+		     5000000, 5000000, 61);
+	port.value[EFA_HW_RETRANS_TIMEOUT_EVENTS] = 3;
+	port.value[EFA_HW_RETRANS_PKTS] = 40;
+	efa_step_judge(&u, 1, 60, &v);
+	is_str(v.errors, "EFA device rdmap16s27: port 1: retrans_timeout_events rose by 3",
+	       "error counters that rose are named, on one node too; retransmitted packets alone are SRD at work");
+	port.value[EFA_HW_IMPAIRED_REMOTE_CONN_EVENTS] = 1;
+	efa_step_judge(&u, 1, 60, &v);
+	has_str(v.errors, "; EFA device rdmap16s27: port 1: impaired_remote_conn_events rose by 1",
+		"  each of them");
+}
+
 int main(void)
 {
 	if (tmp_open())
@@ -259,6 +324,7 @@ int main(void)
 	test_read();
 	test_store();
 	test_metrics();
+	test_verdict();
 	tmp_close();
 	return done_testing();
 }

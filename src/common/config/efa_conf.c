@@ -17,6 +17,8 @@
 #include "common/config/kvline.h"
 
 #define DEFAULT_CHECKPOINT_TIMEOUT 30
+/* A minute: long past a framework's start-up, short of any training run. */
+#define DEFAULT_FALLBACK_AFTER 60
 #define DEFAULT_HEALTH_RETURN_PASSES 3
 #define DEFAULT_SNAPSHOT_MAX_AGE 300
 /* An instance stopped and started gets new network nodes; EC2 gives an
@@ -156,6 +158,7 @@ static const struct key global_keys[] = {
 	GKEY("HealthGres", V_CHOICE, health_gres, yes_no_choices),
 	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
 	GKEY("MetricsDir", V_PATH, metrics_dir, NULL),
+	GKEY("FallbackAfter", V_DURATION, fallback_after, NULL),
 	{ NULL, 0, 0, NULL, 0 },
 };
 
@@ -284,6 +287,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;
 	cfg->checkpoint_timeout = DEFAULT_CHECKPOINT_TIMEOUT;
+	cfg->fallback_after = DEFAULT_FALLBACK_AFTER;
 	cfg->health_return_passes = DEFAULT_HEALTH_RETURN_PASSES;
 	cfg->checkpoint_env = strdup("CHECKPOINT_DIR");
 	if (!cfg->profile_dir || !cfg->node_cache_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||

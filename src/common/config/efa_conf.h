@@ -138,6 +138,10 @@ struct efa_config {
 	 * collector (common/usage/metrics.h); NULL: nowhere, and steps take
 	 * no reading of the counters. */
 	char *metrics_dir;
+	/* A step on several nodes that ran this long (seconds) and moved
+	 * next to nothing over EFA is told it ran without it
+	 * (common/usage/verdict.h); 0: never. */
+	long fallback_after;
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

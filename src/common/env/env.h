@@ -33,6 +33,9 @@
  */
 #define EFA_ENV_NCCL_NET "AWS Libfabric"
 
+/* Whether an NCCL_NET value names aws-ofi-nccl's network, by either name. */
+bool efa_env_nccl_net_is_efa(const char *value);
+
 struct efa_env_entry {
 	char *name;
 	char *value;		/* NULL when skipped */

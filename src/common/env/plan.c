@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/base/strutil.h"
 #include "common/env/env.h"
@@ -172,6 +173,13 @@ int efa_env_plan_build(const struct efa_node *node, const struct efa_profiles *p
 fail:
 	efa_env_plan_free(plan);
 	return -1;
+}
+
+bool efa_env_nccl_net_is_efa(const char *value)
+{
+	/* NCCL matches NCCL_NET against each network's name ignoring case
+	 * (src/plugin/net.cc, strcasecmp). */
+	return !strcasecmp(value, EFA_ENV_NCCL_NET) || !strcasecmp(value, "Libfabric");
 }
 
 static int pin_nccl_net(struct efa_env_plan *plan)
