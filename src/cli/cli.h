@@ -77,6 +77,7 @@ int cmd_env(int argc, char **argv, const struct cli_common *common);
 int cmd_hostfile(int argc, char **argv, const struct cli_common *common);
 int cmd_node_features(int argc, char **argv, const struct cli_common *common);
 int cmd_sync(int argc, char **argv, const struct cli_common *common);
+int cmd_stats(int argc, char **argv, const struct cli_common *common);
 int cmd_submit(int argc, char **argv, const struct cli_common *common);
 int cmd_zones(int argc, char **argv, const struct cli_common *common);
 int cmd_topo(int argc, char **argv, const struct cli_common *common);

@@ -17,6 +17,7 @@ static const struct {
 	{ "submit", cmd_submit, "sbatch through slurmrestd, with the slurm-efa options" },
 	{ "check", cmd_check, "whether a checkpoint directory is allowed, or which one a job gets" },
 	{ "hostfile", cmd_hostfile, "a job's hosts in network-topology order, for mpirun --hostfile" },
+	{ "stats", cmd_stats, "what a job did over EFA, from its record in slurmctld or slurmdbd" },
 	{ "node-features", cmd_node_features, "the features this node should register with: zone, efa, instance type" },
 };
 

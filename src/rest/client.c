@@ -303,14 +303,15 @@ static int negotiate(slurmrest_t *r, slurmrest_error *err)
 }
 
 /*
- * GET or POST under /slurm/<version>/. Returns 0 with *root (NULL when
- * *not_modified), or an error; Slurm errors in a 2xx answer are left to
- * the parser of each call. With a listing, only what its parser reads of
- * the listed objects is built.
+ * GET or POST under /TREE/<version>/ (slurm: slurmctld's; slurmdb:
+ * slurmdbd's). Returns 0 with *root (NULL when *not_modified), or an
+ * error; Slurm errors in a 2xx answer are left to the parser of each call.
+ * With a listing, only what its parser reads of the listed objects is
+ * built.
  */
-static int call(slurmrest_t *r, const char *method, const char *rel, const char *body,
-		const struct rest_listing *listing, json_t **root, int *not_modified,
-		slurmrest_error *err)
+static int call_tree(slurmrest_t *r, const char *tree, const char *method, const char *rel,
+		     const char *body, const struct rest_listing *listing, json_t **root,
+		     int *not_modified, slurmrest_error *err)
 {
 	struct http_answer resp;
 	char path[512], what[600];
@@ -322,7 +323,7 @@ static int call(slurmrest_t *r, const char *method, const char *rel, const char 
 	r->warnings = NULL;
 	if ((rc = negotiate(r, err)))
 		return rc;
-	snprintf(path, sizeof(path), "/slurm/%s/%s", r->api_name, rel);
+	snprintf(path, sizeof(path), "/%s/%s/%s", tree, r->api_name, rel);
 	snprintf(what, sizeof(what), "%s %s", method, path);
 	if ((rc = request(r, method, path, body, &resp, err)))
 		return rc;
@@ -351,6 +352,13 @@ static int call(slurmrest_t *r, const char *method, const char *rel, const char 
 		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 	}
 	return 0;
+}
+
+static int call(slurmrest_t *r, const char *method, const char *rel, const char *body,
+		const struct rest_listing *listing, json_t **root, int *not_modified,
+		slurmrest_error *err)
+{
+	return call_tree(r, "slurm", method, rel, body, listing, root, not_modified, err);
 }
 
 const char *slurmrest_api_version(const slurmrest_t *r)
@@ -508,6 +516,22 @@ int slurmrest_get_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
 	if ((rc = call(r, "GET", rel, NULL, NULL, &root, NULL, err)))
 		return rc;
 	rc = rest_parse_job(root, r->api, out, err);
+	json_decref(root);
+	return rc;
+}
+
+int slurmrest_get_db_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
+			 slurmrest_error *err)
+{
+	char rel[32];
+	json_t *root;
+	int rc;
+
+	*out = NULL;
+	snprintf(rel, sizeof(rel), "job/%u", job_id);
+	if ((rc = call_tree(r, "slurmdb", "GET", rel, NULL, NULL, &root, NULL, err)))
+		return rc;
+	rc = rest_parse_db_job(root, job_id, out, err);
 	json_decref(root);
 	return rc;
 }

@@ -84,6 +84,7 @@ int rest_parse_partitions(json_t *root, int api, slurmrest_partitions **out,
 			  slurmrest_error *err);
 int rest_parse_submit(json_t *root, uint32_t *job_id, char **user_msg, slurmrest_error *err);
 int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *err);
+int rest_parse_db_job(json_t *root, uint32_t job_id, slurmrest_job **out, slurmrest_error *err);
 
 /* The request body for a submission in this API version's shape. */
 json_t *rest_build_submit(const slurmrest_job_desc *job, int api, slurmrest_error *err);

@@ -481,6 +481,7 @@ void slurmrest_job_free(slurmrest_job *job)
 	free(job->state);
 	free(job->nodes);
 	free(job->features);
+	free(job->admin_comment);
 	free(job);
 }
 
@@ -514,8 +515,64 @@ int rest_parse_job(json_t *root, int api, slurmrest_job **out, slurmrest_error *
 	if (json_is_object(exit_code))
 		exit_code = json_object_get(exit_code, "return_code");
 	job->exit_code = number(exit_code, &v) ? 0 : (int)v;
+	job->admin_comment = str_or_empty(json_object_get(j, "admin_comment"));
 	if (!job->name || !job->user_name || !job->partition || !job->nodes || !job->features ||
-	    !job->state) {
+	    !job->state || !job->admin_comment) {
+		slurmrest_job_free(job);
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	}
+	*out = job;
+	return 0;
+}
+
+/* slurm_errno.h: ESLURM_REST_EMPTY_RESULT. */
+#define SLURM_REST_EMPTY_RESULT 9003
+
+/*
+ * A job as slurmdbd keeps it (/slurmdb/): "user", "state": {"current":
+ * "COMPLETED"} (a list from v0.0.40), "exit_code": {"return_code": N} (N a
+ * NO_VAL number from v0.0.40), "comment": {"administrator": ...}; no
+ * features (the constraint is "constraints").
+ */
+int rest_parse_db_job(json_t *root, uint32_t job_id, slurmrest_job **out, slurmrest_error *err)
+{
+	json_t *jobs = json_object_get(root, "jobs"), *j = NULL, *e;
+	slurmrest_job *job;
+	long long v;
+	char **state;
+	size_t i;
+	int rc;
+
+	/* dbv0.0.38 answers a job it does not know with ESLURM_REST_EMPTY_RESULT. */
+	if ((rc = rest_parse_errors(root, err)) && err->slurm_errno != SLURM_REST_EMPTY_RESULT)
+		return rc;
+	if (!rc && !json_is_array(jobs))
+		return rest_set_error(err, SLURMREST_E_PARSE, "slurmrestd's accounting answer has no job list");
+	/* The job itself, not another run of an array's or a requeued one's id. */
+	json_array_foreach(jobs, i, e)
+		if (!number(json_object_get(e, "job_id"), &v) && v == (long long)job_id)
+			j = e;
+	if (!json_is_object(j)) {
+		rest_set_error(err, SLURMREST_E_SLURM, "slurmdbd has no job %u", job_id);
+		err->slurm_errno = 2017;	/* Invalid job id, as slurmctld says it */
+		return SLURMREST_E_SLURM;
+	}
+	if (!(job = calloc(1, sizeof(*job))))
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	job->job_id = job_id;
+	job->name = str_or_empty(json_object_get(j, "name"));
+	job->user_name = str_or_empty(json_object_get(j, "user"));
+	job->partition = str_or_empty(json_object_get(j, "partition"));
+	job->nodes = str_or_empty(json_object_get(j, "nodes"));
+	job->features = str_or_empty(json_object_get(j, "constraints"));
+	state = strv_from(json_object_get(json_object_get(j, "state"), "current"), 1);
+	job->state = state && state[0] ? strdup(state[0]) : strdup("");
+	rest_strv_free(state);
+	job->exit_code = number(json_object_get(json_object_get(j, "exit_code"), "return_code"), &v) ?
+			 0 : (int)v;
+	job->admin_comment = str_or_empty(json_object_get(json_object_get(j, "comment"), "administrator"));
+	if (!job->name || !job->user_name || !job->partition || !job->nodes || !job->features ||
+	    !job->state || !job->admin_comment) {
 		slurmrest_job_free(job);
 		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
 	}

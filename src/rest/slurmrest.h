@@ -210,12 +210,24 @@ typedef struct {
 	char *nodes;			/* hostlist, "" while pending */
 	char *features;			/* the constraint, "" when none */
 	int exit_code;			/* the batch script's, when ended */
+	char *admin_comment;		/* "" when none (only root and SlurmUser set it) */
 } slurmrest_job;
 
 /* One job. A job slurmctld no longer knows is SLURMREST_E_SLURM with
  * slurm_errno 2017 (Invalid job id). */
 int slurmrest_get_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
 		      slurmrest_error *err);
+
+/*
+ * One job from Slurm's accounting: slurmdbd's record, through slurmrestd's
+ * /slurmdb/ tree (its openapi/slurmdbd plugin; openapi/dbv0.0.38 before
+ * 24.05), for a job slurmctld no longer knows. features is the job's
+ * constraint. A job slurmdbd does not know is SLURMREST_E_SLURM with
+ * slurm_errno 2017; a slurmrestd without the tree is SLURMREST_E_HTTP
+ * (404).
+ */
+int slurmrest_get_db_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
+			 slurmrest_error *err);
 void slurmrest_job_free(slurmrest_job *job);
 
 /*

@@ -16,6 +16,7 @@
 #include "common/usage/usage.h"
 #include "common/usage/verdict.h"
 #include "step_counters.h"
+#include "step_record.h"
 
 static void user_name(spank_t sp, char *buf, size_t size)
 {
@@ -100,24 +101,23 @@ out:
  * reaches the user, and slurmd's log. The fall-back is said once, by the
  * step's first node; errors by each node that saw them.
  */
-static void tell_user(const struct efa_step *step, const struct efa_step_usage *used)
+static void tell_user(const struct efa_step *step, const struct efa_step_usage *used,
+		      const struct efa_step_verdict *v)
 {
 	const struct efa_step_counters *sc = &step->counters;
 	const char *shared = used->shared ? " (the node's figures: another job's step ran beside it)" : "";
-	struct efa_step_verdict v;
 	char net[128] = "";
 
-	efa_step_judge(used, sc->nnodes, step->cfg->fallback_after, &v);
-	if (v.fallback && sc->nodeid == 0) {
+	if (v->fallback && sc->nodeid == 0) {
 		if (sc->nccl_net[0] && !efa_env_nccl_net_is_efa(sc->nccl_net))
 			snprintf(net, sizeof(net), " (this step has NCCL_NET=%s)", sc->nccl_net);
 		slurm_error("efa: step %" PRIu32 ".%" PRIu32 " ran %ld s on %" PRIu32 " nodes (%s) and moved %" PRIu64 " bytes over EFA on %s: it did not use EFA, and its traffic took a slower path. Look for NCCL_NET=Socket in the job's or the image's environment%s, an image without aws-ofi-nccl (slurm-efa env --image), or a framework using its own transport (gloo, MPI over TCP)",
-			    sc->job_id, sc->step_id, v.seconds, sc->nnodes, sc->nodes, v.moved,
+			    sc->job_id, sc->step_id, v->seconds, sc->nnodes, sc->nodes, v->moved,
 			    step->node_name, net);
 	}
-	if (v.errors[0])
+	if (v->errors[0])
 		slurm_error("efa: step %" PRIu32 ".%" PRIu32 " on node %s: EFA errors while it ran: %s%s. Its collectives may have slowed or stalled: tell your cluster admin if it persists",
-			    sc->job_id, sc->step_id, step->node_name, v.errors, shared);
+			    sc->job_id, sc->step_id, step->node_name, v->errors, shared);
 }
 
 static void end_step(struct efa_step *step, bool tell)
@@ -147,8 +147,14 @@ static void end_step(struct efa_step *step, bool tell)
 			   (long long)(used.end - used.start),
 			   used.shared ? " (shared: another job's step ran beside it)" : "",
 			   notes[0] ? "; " : "", notes);
-		if (tell && sc->judge)
-			tell_user(step, &used);
+		if (tell && sc->judge) {
+			struct efa_step_verdict v;
+
+			efa_step_judge(&used, sc->nnodes, step->cfg->fallback_after, &v);
+			tell_user(step, &used, &v);
+			if (step->cfg->job_record == EFA_YES)
+				efa_step_record(step, &used, &v);
+		}
 		efa_step_usage_clear(&used);
 	}
 	if (step->cfg->metrics_dir)

@@ -102,6 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		if (!rest_parse_job(root, api, &job, &err))
 			slurmrest_job_free(job);
+		/* and as slurmdbd's record of a job (/slurmdb/) */
+		if (!rest_parse_db_job(root, 1, &job, &err))
+			slurmrest_job_free(job);
 		break;
 	default:
 		if (!rest_parse_submit(root, &id, &msg, &err))

@@ -162,6 +162,33 @@ write_efa_conf "NodeCacheDir=$metrics/cache" "FallbackAfter=0"
 run srun -N2 -w 'n[1-2]' --efa bash -c 'sleep 3'
 is "$rc/$(grep -c "did not use EFA" <<<"$out")" "0/0" "FallbackAfter=0: never"
 
+# JobRecord=yes: each --efa step on several nodes adds its figures to the
+# job's AdminComment, summed over its nodes, the site's own text kept.
+write_efa_conf "NodeCacheDir=$metrics/cache" "FallbackAfter=2" "JobRecord=yes"
+rm -f "$metrics/rec.go"
+run sbatch --parsable -N3 -w 'n[1-2,4]' --efa -o "$metrics/rec.out" --wrap "
+	until [ -e $metrics/rec.go ]; do sleep 0.2; done
+	srun -N2 -w 'n[1-2]' bash -c '$bump; bump tx_bytes 3000000'
+	srun -N3 bash -c 'sleep 3'"
+rjob=$out
+until_up 60 sh -c "scontrol -o show job $rjob | grep -q JobState=RUNNING" || diag "job $rjob: $(job_state "$rjob")"
+scontrol update JobId="$rjob" AdminComment="ticket OPS-12"
+touch "$metrics/rec.go"
+wait_job "$rjob"
+# (scontrol ends the line with a space before 26.05.)
+comment=$(scontrol show job "$rjob" | sed -n 's/^ *AdminComment=\(.*[^ ]\) *$/\1/p')
+like "$comment" '^ticket OPS-12 \{"efa":\{"steps":\[' \
+	"JobRecord=yes: the job's AdminComment keeps the site's text, the EFA summary after it"
+steps=$(python3 -c 'import json, sys
+c = sys.argv[1]
+for s in json.loads(c[c.index("{\"efa\":"):])["efa"]["steps"]:
+	print(s["step"], s["nodes"], s["node_count"], s["reported"], s["tx_bytes"], s["fallback"], s["seconds"] >= 3)' "$comment" 2>&1 || true)
+is "$(sed -n 1p <<<"$steps")" "0 n[1-2] 2 3 6000000 False False" \
+	"  step 0: both nodes' parts, their bytes summed, not a fall-back"
+is "$(sed -n 2p <<<"$steps")" "1 n[1-2,4] 3 7 0 True True" \
+	"  step 1: all three nodes' parts, though they ended at once; a fall-back, as its stderr said"
+like "$(cat "$metrics/rec.out")" "efa: step $rjob\.1 ran [0-9]+ s on 3 nodes" "  (which it did)"
+
 for n in n1 n2; do
 	rm "$ROOTS/$n"
 done

@@ -159,6 +159,7 @@ static const struct key global_keys[] = {
 	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
 	GKEY("MetricsDir", V_PATH, metrics_dir, NULL),
 	GKEY("FallbackAfter", V_DURATION, fallback_after, NULL),
+	GKEY("JobRecord", V_CHOICE, job_record, yes_no_choices),
 	{ NULL, 0, 0, NULL, 0 },
 };
 
@@ -283,6 +284,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->allow_plain_http = EFA_NO;
 	cfg->resume_expedite = EFA_NO;
 	cfg->health_gres = EFA_NO;
+	cfg->job_record = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
 	cfg->master_ports.hi = DEFAULT_MASTER_PORT_HI;
 	cfg->checkpoint_mode = 0700;

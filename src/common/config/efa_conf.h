@@ -142,6 +142,9 @@ struct efa_config {
 	 * next to nothing over EFA is told it ran without it
 	 * (common/usage/verdict.h); 0: never. */
 	long fallback_after;
+	/* Each --efa step on several nodes adds its EFA figures to its job's
+	 * AdminComment (common/usage/job_record.h). */
+	enum efa_tristate job_record;
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

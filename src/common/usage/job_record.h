@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A job's EFA summary in Slurm's record of it: its AdminComment, which
+ * slurmctld keeps while the job runs and hands to slurmdbd when it ends
+ * (sacct -o AdminComment), and which only root and SlurmUser can change.
+ * The summary is JSON under one key:
+ *
+ *   {"efa":{"steps":[{"step":0,"nodes":"p5-[001-002]","node_count":2,
+ *     "reported":"3","seconds":75,"bytes":0,"tx_bytes":0,"rx_bytes":0,
+ *     "retransmitted_packets":0,"retransmit_timeouts":0,
+ *     "unresponsive_remotes":0,"impaired_connections":0,
+ *     "fallback":true,"shared":false}]}}
+ *
+ * one entry per --efa step on several nodes, its figures summed over the
+ * nodes that reported: "reported" is a bit per node of the step (node i:
+ * hex digit i / 4, bit i % 4, first digit first), so a node adds its part
+ * once however often it tries. "fallback" is the step's first node's
+ * verdict (common/usage/verdict.h), "shared" whether any node had another
+ * job's step beside it.
+ *
+ * Whatever the AdminComment held stays: a JSON object keeps its other
+ * keys; anything else (the site's text) is kept as it was, the summary
+ * after it, one space between.
+ */
+#ifndef EFA_JOB_RECORD_H
+#define EFA_JOB_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/base/error.h"
+
+#define EFA_RECORD_KEY "efa"
+/* The steps a record keeps: the newest; older ones are counted in
+ * "steps_dropped". */
+#define EFA_RECORD_STEPS_MAX 32
+/* slurmdbd keeps AdminComment in a MySQL TEXT column: 65,535 bytes. */
+#define EFA_RECORD_COMMENT_MAX 60000
+
+/* One node's part of a step, or (efa_record_steps) a step's sums. */
+struct efa_record_step {
+	uint32_t step_id;
+	char nodes[1024];	/* the step's node list, as Slurm writes it */
+	uint32_t node_count;
+	uint32_t node_index;	/* a part: this node's index in the step */
+	uint32_t reported;	/* a step: how many nodes added their part */
+	long seconds;		/* the longest a node saw the step run */
+	bool fallback;
+	bool shared;
+	uint64_t bytes;		/* sent, received, RDMA both ways */
+	uint64_t tx_bytes, rx_bytes;
+	uint64_t retransmitted_packets;
+	uint64_t retransmit_timeouts, unresponsive_remotes, impaired_connections;
+};
+
+/*
+ * Adds a node's part of a step to comment (the job's AdminComment as it
+ * is; NULL or "" for none). *out is the AdminComment to set (malloc'd), or
+ * NULL when there is nothing to change: comment holds this node's part
+ * already, or the step is older than the EFA_RECORD_STEPS_MAX kept. -1
+ * with err when out of memory, the part does not fit (a node index past
+ * the step's nodes, the step there with another node count) or the
+ * AdminComment would grow past EFA_RECORD_COMMENT_MAX.
+ */
+int efa_record_add(const char *comment, const struct efa_record_step *part, char **out,
+		   struct efa_error *err);
+
+/*
+ * The steps of the summary in comment, oldest first (*steps malloc'd;
+ * none: 0 steps), and how many older ones were dropped. -1 with err when
+ * out of memory.
+ */
+int efa_record_steps(const char *comment, struct efa_record_step **steps, size_t *nsteps,
+		     unsigned long *dropped, struct efa_error *err);
+
+/* The summary's JSON ({"steps":[...]}) as text, malloc'd; NULL when
+ * comment holds none. */
+char *efa_record_json(const char *comment);
+
+#endif

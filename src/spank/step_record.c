@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Slurm 26.05 names a job by slurm_step_id_t; its wrappers take the job id
+ * every release before it takes. */
+#define SLURM_BACKWARD_COMPAT
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "common/usage/job_record.h"
+#include "step_record.h"
+
+/* Reads after a write until the part is seen: a node whose part another
+ * node's write dropped adds it again. */
+#define RECORD_TRIES 5
+/* The pause before reading again, times the try: long past the moment
+ * between another node's reading and its write (two RPCs to slurmctld). */
+#define RECORD_PAUSE_MS 100
+#define RECORD_JITTER_MS 200
+
+/* The job's AdminComment as slurmctld has it now (*comment NULL: none). */
+static int job_comment(uint32_t job, char **comment)
+{
+	job_info_msg_t *msg = NULL;
+	int rc = -1;
+
+	*comment = NULL;
+	if (slurm_load_job(&msg, job, SHOW_DETAIL) != SLURM_SUCCESS)
+		return -1;
+	if (msg && msg->record_count >= 1) {
+		rc = 0;
+		if (msg->job_array[0].admin_comment) {
+			*comment = strdup(msg->job_array[0].admin_comment);
+			if (!*comment) {
+				errno = ENOMEM;
+				rc = -1;
+			}
+		}
+	}
+	slurm_free_job_info_msg(msg);
+	return rc;
+}
+
+static int set_job_comment(uint32_t job, const char *comment)
+{
+	job_desc_msg_t desc;
+	char id[16];
+
+	slurm_init_job_desc_msg(&desc);
+	snprintf(id, sizeof(id), "%" PRIu32, job);
+	desc.job_id_str = id;
+	desc.admin_comment = (char *)comment;
+	return slurm_update_job(&desc);
+}
+
+static void part_of(const struct efa_step *step, const struct efa_step_usage *used,
+		    const struct efa_step_verdict *v, struct efa_record_step *p)
+{
+	const struct efa_step_counters *sc = &step->counters;
+
+	memset(p, 0, sizeof(*p));
+	p->step_id = sc->step_id;
+	snprintf(p->nodes, sizeof(p->nodes), "%.*s", (int)sizeof(p->nodes) - 1, sc->nodes);
+	p->node_count = sc->nnodes;
+	p->node_index = sc->nodeid;
+	p->seconds = v->seconds;
+	p->fallback = v->fallback;
+	p->shared = used->shared;
+	p->bytes = v->moved;
+	efa_hw_sum(&used->delta, EFA_HW_TX_BYTES, &p->tx_bytes);
+	efa_hw_sum(&used->delta, EFA_HW_RX_BYTES, &p->rx_bytes);
+	efa_hw_sum(&used->delta, EFA_HW_RETRANS_PKTS, &p->retransmitted_packets);
+	efa_hw_sum(&used->delta, EFA_HW_RETRANS_TIMEOUT_EVENTS, &p->retransmit_timeouts);
+	efa_hw_sum(&used->delta, EFA_HW_UNRESPONSIVE_REMOTE_EVENTS, &p->unresponsive_remotes);
+	efa_hw_sum(&used->delta, EFA_HW_IMPAIRED_REMOTE_CONN_EVENTS, &p->impaired_connections);
+}
+
+void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
+		     const struct efa_step_verdict *v)
+{
+	const struct efa_step_counters *sc = &step->counters;
+	unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^ sc->nodeid;
+	struct efa_record_step part;
+	struct efa_error err;
+	char *comment, *next;
+
+	part_of(step, used, v, &part);
+	for (int try = 1;; try++) {
+		if (job_comment(sc->job_id, &comment)) {
+			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: job %" PRIu32 " cannot be read from slurmctld: %s",
+				   step->node_name, sc->job_id, sc->step_id, sc->job_id,
+				   slurm_strerror(errno));
+			return;
+		}
+		if (efa_record_add(comment, &part, &next, &err)) {
+			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: %s",
+				   step->node_name, sc->job_id, sc->step_id, err.msg);
+			free(comment);
+			return;
+		}
+		free(comment);
+		if (!next)
+			return;		/* its part is there */
+		if (try > RECORD_TRIES) {
+			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: other nodes' writes dropped this node's part %d times",
+				   step->node_name, sc->job_id, sc->step_id, RECORD_TRIES);
+			free(next);
+			return;
+		}
+		if (set_job_comment(sc->job_id, next) != SLURM_SUCCESS) {
+			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: job %" PRIu32 "'s AdminComment cannot be set: %s",
+				   step->node_name, sc->job_id, sc->step_id, sc->job_id,
+				   slurm_strerror(errno));
+			free(next);
+			return;
+		}
+		free(next);
+		usleep((useconds_t)(RECORD_PAUSE_MS + rand_r(&seed) % RECORD_JITTER_MS) * 1000 *
+		       (useconds_t)try);
+	}
+}

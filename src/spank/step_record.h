@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A step's figures on this node added to its job's AdminComment
+ * (common/usage/job_record.h), with JobRecord=yes: slurmctld keeps the
+ * job's record while it runs, slurmdbd once it ends (sacct).
+ *
+ * Slurm sets an AdminComment whole: the nodes of a step, ending together,
+ * read it, add their part and write it back at the same moments, and a
+ * write made from an older reading drops a part written in between. Each
+ * node reads it again after a pause and adds its part again until it sees
+ * it there (the "reported" bits make a second add a no-op), a few times.
+ * It runs while the step's last task ends on the node: srun, and so the
+ * batch script, waits for it, and the job is still running to take it.
+ */
+#ifndef SPANK_EFA_STEP_RECORD_H
+#define SPANK_EFA_STEP_RECORD_H
+
+#include "common/usage/usage.h"
+#include "common/usage/verdict.h"
+#include "step.h"
+
+void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
+		     const struct efa_step_verdict *v);
+
+#endif

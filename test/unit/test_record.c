@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A job's EFA summary in its AdminComment (job_record.h): nodes adding
+ * their parts of a step, once each however often they try; whatever the
+ * site keeps there left as it was; the bounds slurmdbd sets.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/usage/job_record.h"
+#include "tap.h"
+
+static struct efa_record_step part(uint32_t step, uint32_t index, uint32_t count, uint64_t bytes)
+{
+	struct efa_record_step p = { .step_id = step, .node_count = count, .node_index = index };
+
+	snprintf(p.nodes, sizeof(p.nodes), "p5-[001-%03u]", count);
+	p.bytes = bytes;
+	p.tx_bytes = bytes / 2;
+	p.rx_bytes = bytes - bytes / 2;
+	p.retransmit_timeouts = index;
+	p.seconds = 60 + index;
+	return p;
+}
+
+/* comment with a node's part added; the old text freed. */
+static char *add(char *comment, struct efa_record_step p)
+{
+	struct efa_error err = { 0 };
+	char *out;
+
+	if (efa_record_add(comment, &p, &out, &err)) {
+		ok(0, "efa_record_add: %s", err.msg);
+		return comment;
+	}
+	if (!out)
+		return comment;
+	free(comment);
+	return out;
+}
+
+static void test_parts(void)
+{
+	struct efa_record_step p0 = part(0, 0, 6, 1000), p5 = part(0, 5, 6, 3000), *steps;
+	struct efa_error err;
+	unsigned long dropped;
+	char *c = NULL, *out;
+	size_t n;
+
+	c = add(c, p0);
+	is_str(c, "{\"efa\":{\"steps\":[{\"step\":0,\"nodes\":\"p5-[001-006]\",\"node_count\":6,\"reported\":\"10\",\"seconds\":60,\"fallback\":false,\"shared\":false,\"bytes\":1000,\"tx_bytes\":500,\"rx_bytes\":500,\"retransmitted_packets\":0,\"retransmit_timeouts\":0,\"unresponsive_remotes\":0,\"impaired_connections\":0}]}}",
+	       "no AdminComment: the summary is the whole of it, node 0 in the first digit's bit 0");
+	p5.shared = true;
+	c = add(c, p5);
+	has_str(c, "\"reported\":\"12\"", "node 5: the second digit's bit 1");
+	ok(efa_record_add(c, &p5, &out, &err) == 0 && out == NULL,
+	   "node 5 again: nothing to change (a retry after its write was seen)");
+	ok(efa_record_add(c, &p0, &out, &err) == 0 && out == NULL, "  node 0 again: nothing either");
+	require(ok(efa_record_steps(c, &steps, &n, &dropped, &err) == 0 && n == 1, "one step read back"));
+	is_int((int)steps[0].reported, 2, "  two of its six nodes reported");
+	is_int((int)steps[0].bytes, 4000, "  their bytes summed");
+	is_int((int)steps[0].retransmit_timeouts, 5, "  and their retransmit timeouts");
+	is_int((int)steps[0].seconds, 65, "  the longest a node saw it run");
+	ok(steps[0].shared, "  shared when any node was");
+	free(steps);
+
+	p0 = part(1, 1, 2, 10);
+	p0.fallback = true;
+	c = add(c, p0);
+	has_str(c, "\"step\":1,\"nodes\":\"p5-[001-002]\",\"node_count\":2,\"reported\":\"2\",\"seconds\":61,\"fallback\":false",
+		"the fall-back is the first node's verdict: another node's does not set it");
+	p0.node_index = 0;
+	c = add(c, p0);
+	has_str(c, "\"reported\":\"3\",\"seconds\":61,\"fallback\":true", "  the first node's does");
+	c = add(c, part(3, 0, 2, 1));
+	c = add(c, part(2, 0, 2, 1));
+	require(ok(efa_record_steps(c, &steps, &n, &dropped, &err) == 0 && n == 4, "four steps"));
+	ok(steps[0].step_id == 0 && steps[1].step_id == 1 && steps[2].step_id == 2 && steps[3].step_id == 3,
+	   "  in step order, whatever order they ended in");
+	free(steps);
+
+	p0 = part(1, 1, 3, 1);
+	ok(efa_record_add(c, &p0, &out, &err) == -1, "a step there with another node count is refused");
+	p0 = part(9, 4, 4, 1);
+	ok(efa_record_add(c, &p0, &out, &err) == -1, "  so is a node index past the step's nodes");
+	has_str(err.msg, "node 4 of a step of 4 nodes", "  saying which");
+	free(c);
+}
+
+static void test_site_text(void)
+{
+	struct efa_record_step *steps;
+	struct efa_error err;
+	unsigned long dropped;
+	char *c, *json;
+	size_t n;
+
+	c = add(strdup("{\"ticket\":\"OPS-12\",\"efa\":\"not ours\"}"), part(0, 0, 2, 5));
+	has_str(c, "{\"ticket\":\"OPS-12\",\"efa\":{\"steps\":[{\"step\":0,", "a JSON AdminComment keeps its other keys");
+	c = add(c, part(0, 1, 2, 5));
+	has_str(c, "\"ticket\":\"OPS-12\"", "  through every node's part");
+	has_str(c, "\"reported\":\"3\"", "  both parts in");
+	free(c);
+
+	c = add(strdup("requeued by admin: bad DIMM on p5-007"), part(7, 0, 2, 5));
+	ok(!strncmp(c, "requeued by admin: bad DIMM on p5-007 {\"efa\":{\"steps\":[{\"step\":7,", 65),
+	   "the site's text is kept, the summary after it: %s", c);
+	c = add(c, part(7, 1, 2, 5));
+	ok(!strncmp(c, "requeued by admin: bad DIMM on p5-007 {\"efa\":{\"steps\":[{\"step\":7,", 65),
+	   "  the next node's part replaces the summary, the text stays");
+	has_str(c, "\"reported\":\"3\"", "  with both parts");
+	require(ok(efa_record_steps(c, &steps, &n, &dropped, &err) == 0 && n == 1, "  read back from after the text"));
+	is_int((int)steps[0].bytes, 10, "  summed");
+	free(steps);
+	json = efa_record_json(c);
+	ok(json && !strncmp(json, "{\"steps\":[{\"step\":7,", 20), "  its JSON, for slurm-efa stats --json");
+	free(json);
+	free(c);
+
+	c = add(strdup("see {\"efa\": broken"), part(0, 0, 1, 1));
+	ok(!strncmp(c, "see {\"efa\": broken {\"efa\":{", 26), "text that only looks like a summary is the site's: kept");
+	free(c);
+	ok(efa_record_steps("{\"efa\":{\"steps\":[{\"step\":1,\"nodes\":\"a1\",\"node_count\":1,\"reported\":\"3\"}]}}",
+			    &steps, &n, &dropped, &err) == 0 && n == 0,
+	   "a step whose reported bits name a node past its last is not ours: left out (found by fuzz_record)");
+	free(steps);
+	ok(efa_record_json("plain text") == NULL, "no summary: none to show");
+	ok(efa_record_steps("[1,2]", &steps, &n, &dropped, &err) == 0 && n == 0 && !steps,
+	   "  and no steps (a JSON array is the site's text)");
+}
+
+static void test_bounds(void)
+{
+	struct efa_record_step *steps, p;
+	struct efa_error err;
+	unsigned long dropped;
+	char *c = NULL, *out, *big;
+	size_t n;
+
+	for (uint32_t s = 0; s < EFA_RECORD_STEPS_MAX + 3; s++)
+		c = add(c, part(s, 0, 2, 1));
+	require(ok(efa_record_steps(c, &steps, &n, &dropped, &err) == 0, "many steps read back"));
+	is_int((int)n, EFA_RECORD_STEPS_MAX, "  the newest EFA_RECORD_STEPS_MAX kept");
+	is_int((int)dropped, 3, "  the older counted as dropped");
+	is_int((int)steps[0].step_id, 3, "  the oldest gone first");
+	free(steps);
+	p = part(0, 1, 2, 1);
+	ok(efa_record_add(c, &p, &out, &err) == 0 && out == NULL,
+	   "a late part of a dropped step changes nothing");
+	free(c);
+
+	p = part(0, 0, 4000, 1);
+	c = add(NULL, p);
+	has_str(c, "\"node_count\":4000,\"reported\":\"1000", "a step of 4000 nodes: 1000 hex digits");
+	free(c);
+
+	big = malloc(EFA_RECORD_COMMENT_MAX);
+	memset(big, 'x', EFA_RECORD_COMMENT_MAX - 1);
+	big[EFA_RECORD_COMMENT_MAX - 1] = '\0';
+	p = part(0, 0, 2, 1);
+	ok(efa_record_add(big, &p, &out, &err) == -1 && !out,
+	   "the site's text leaves no room: refused, nothing written");
+	has_str(err.msg, "would pass 60000 bytes", "  saying why");
+	free(big);
+}
+
+int main(void)
+{
+	test_parts();
+	test_site_text();
+	test_bounds();
+	return done_testing();
+}
