@@ -504,8 +504,9 @@ int slurmrest_submit(slurmrest_t *r, const slurmrest_job_desc *job, uint32_t *jo
 	return rc;
 }
 
-int slurmrest_get_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
-		      slurmrest_error *err)
+/* One job, from slurmctld's tree (slurm) or slurmdbd's (slurmdb). */
+static int get_one_job(slurmrest_t *r, const char *tree, uint32_t job_id, slurmrest_job **out,
+		       slurmrest_error *err)
 {
 	char rel[32];
 	json_t *root;
@@ -513,27 +514,24 @@ int slurmrest_get_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
 
 	*out = NULL;
 	snprintf(rel, sizeof(rel), "job/%u", job_id);
-	if ((rc = call(r, "GET", rel, NULL, NULL, &root, NULL, err)))
+	if ((rc = call_tree(r, tree, "GET", rel, NULL, NULL, &root, NULL, err)))
 		return rc;
-	rc = rest_parse_job(root, r->api, out, err);
+	rc = strcmp(tree, "slurmdb") ? rest_parse_job(root, r->api, out, err)
+				     : rest_parse_db_job(root, job_id, out, err);
 	json_decref(root);
 	return rc;
+}
+
+int slurmrest_get_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
+		      slurmrest_error *err)
+{
+	return get_one_job(r, "slurm", job_id, out, err);
 }
 
 int slurmrest_get_db_job(slurmrest_t *r, uint32_t job_id, slurmrest_job **out,
 			 slurmrest_error *err)
 {
-	char rel[32];
-	json_t *root;
-	int rc;
-
-	*out = NULL;
-	snprintf(rel, sizeof(rel), "job/%u", job_id);
-	if ((rc = call_tree(r, "slurmdb", "GET", rel, NULL, NULL, &root, NULL, err)))
-		return rc;
-	rc = rest_parse_db_job(root, job_id, out, err);
-	json_decref(root);
-	return rc;
+	return get_one_job(r, "slurmdb", job_id, out, err);
 }
 
 static bool node_name_ok(const char *node)
