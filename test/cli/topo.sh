@@ -63,9 +63,10 @@ like "$out" "^zone us-east-1a: 6 nodes, 6 usable$" "  a zone"
 like "$out" "^      layer 3 nn-c: p5-\[001-002\]$" "  its leaves under layers 1 and 2, nodes as a hostlist"
 like "$out" "^        p5-001 +allocated$" "  each node with its state"
 like "$out" "^  layer 1 nn-a: p5-004$" "  a node with one layer (a reservation's) under its layer 1"
-like "$out" "^      layer 3 nn-d: p5-003
-        p5-003 +idle
-        layer 4 nn-e: gb-001" "  a 4-layer node under its layer 4, beside a 3-layer node"
+# (The three lines in a row, joined: grep takes a newline in a pattern for "or".)
+like "$(grep -A2 '^      layer 3 nn-d: p5-003$' <<<"$out" | paste -sd '|')" \
+	"^      layer 3 nn-d: p5-003\|        p5-003 +idle\|        layer 4 nn-e: gb-001$" \
+	"  a 4-layer node under its layer 4, beside a 3-layer node"
 like "$out" "^  capacity block us-1: gb-\[001-002\]$" "  the zone's capacity block"
 like "$out" "^zone us-east-1b: 1 node, 1 usable$" "  a zone without layers"
 like "$out" "^7 nodes; 1 without layer features \(nn1-,nn2-,nn3-,nn4-\), 0 with contradicting ones$" "  and the counts"

@@ -47,13 +47,13 @@ stats=("${as_rest[@]}" "$top_builddir/slurm-efa" stats "$job" --config "$rest_co
 run "${stats[@]}"
 like "$out" "^job $job \(wrap, completed on n\[1-2\]\), from slurmctld: 1 step with EFA figures" \
 	"slurm-efa stats: the job, from slurmctld"
-like "$out" $'\n0 +n\\[1-2\\] +2/2 +[0-9]+ +0 +0 +0 +0 +0 +0 +0 +yes +no\n' "  its step: both nodes, no bytes, a fall-back"
+like "$out" '^0 +n\[1-2\] +2/2 +[0-9]+ +0 +0 +0 +0 +0 +0 +0 +yes +no$' "  its step: both nodes, no bytes, a fall-back"
 like "$out" "step 0 did not use EFA: it ran [0-9]+ s on 2 nodes and its first node moved nothing over EFA" \
 	"  said in words"
 run "${stats[@]}" --accounting
 is "$rc" 0 "slurm-efa stats --accounting: from slurmdbd, through /slurmdb/" || diag "$out"
 like "$out" "^job $job \(wrap, completed on n\[1-2\]\), from slurmdbd: 1 step with EFA figures" "  the same job"
-like "$out" $'\n0 +n\\[1-2\\] +2/2 ' "  the same step"
+like "$out" '^0 +n\[1-2\] +2/2 +[0-9]+ +0 +0 +0 +0 +0 +0 +0 +yes +no$' "  the same step"
 run "${stats[@]}" --accounting --json
 is "$(python3 -c 'import json, sys
 d = json.load(sys.stdin)
@@ -63,6 +63,28 @@ print(d["from"], d["job_id"], s["step"], s["reported"], s["fallback"])' <<<"$out
 run "${as_rest[@]}" "$top_builddir/slurm-efa" stats 999999 --config "$rest_conf"
 is "$rc" 1 "a job neither knows: exit 1"
 like "$out" "slurm-efa: job 999999: slurmdbd has no job 999999" "  saying so"
+
+# A step whose tasks moved bytes (raising their node's first device's
+# counters, as the driver would): slurmdbd's record sums its nodes.
+cat >"$acct/move.sh" <<'MOVE'
+f=$(ls -d "$EFA_ROOTS/$SLURMD_NODENAME"/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters
+echo $(($(cat "$f/tx_bytes") + (SLURM_NODEID + 1) * 1000000)) >"$f/tx_bytes"
+echo 2 >"$f/retrans_timeout_events"
+MOVE
+for n in n1 n2; do
+	for dev in $(ls "$acct/$n/sys/class/infiniband"); do
+		echo 0 >"$acct/$n/sys/class/infiniband/$dev/ports/1/hw_counters/retrans_timeout_events"
+	done
+done
+run sbatch --parsable --wait -N2 -w 'n[1-2]' --efa -o /dev/null --export=ALL,EFA_ROOTS="$ROOTS" \
+	--wrap "srun bash $acct/move.sh"
+job=$out
+until_up 30 sh -c "sacct -n -P -X -j $job -o AdminComment | grep -q efa" ||
+	diag "sacct: $(sacct -n -P -X -j "$job" -o State,AdminComment 2>&1)"
+run "${as_rest[@]}" "$top_builddir/slurm-efa" stats "$job" --accounting --config "$rest_conf"
+like "$out" '^0 +n\[1-2\] +2/2 +[0-9]+ +3000000 +3000000 +0 +0 +4 +0 +0 +no +no$' \
+	"a step whose tasks sent 1 MB and 2 MB: slurmdbd's record sums both nodes, and their retransmit timeouts" ||
+	diag "$out"
 write_efa_conf
 rm "$ROOTS/n1" "$ROOTS/n2"
 ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"

@@ -31,9 +31,19 @@ is() {	# is GOT WANT DESCRIPTION
 	fi
 }
 
+# grep reads a pattern with a newline in it as several, any of which may
+# match (an empty one matches every line): such a check could never fail.
+pattern_ok() {	# pattern_ok REGEX
+	[[ $1 != *$'\n'* ]] && return 0
+	diag "a pattern with a newline is several patterns to grep: match one line at a time"
+	return 1
+}
+
 like() {	# like TEXT REGEX DESCRIPTION
 	local text=$1 re=$2; shift 2
-	if grep -aEq -- "$re" <<<"$text"; then
+	if ! pattern_ok "$re"; then
+		ok 1 "$*"
+	elif grep -aEq -- "$re" <<<"$text"; then
 		ok 0 "$*"
 	else
 		ok 1 "$*"
@@ -43,7 +53,7 @@ like() {	# like TEXT REGEX DESCRIPTION
 
 unlike() {	# unlike TEXT REGEX DESCRIPTION
 	local text=$1 re=$2; shift 2
-	if grep -aEq -- "$re" <<<"$text"; then
+	if ! pattern_ok "$re" || grep -aEq -- "$re" <<<"$text"; then
 		ok 1 "$*"
 		diag "text: '$text'"$'\n'"matches: /$re/"
 	else
