@@ -52,13 +52,16 @@ static int locate(const char *comment, struct located *l)
 	json_decref(l->root);
 	l->root = NULL;
 	l->prefix = len;
-	for (const char *at = strstr(comment, SUFFIX_START); at; at = strstr(at + 1, SUFFIX_START)) {
-		tail = json_loads(at, 0, NULL);
+	/* From the end: the summary is the last thing there, one parse. */
+	for (size_t at = len; at-- > 0;) {
+		if (strncmp(comment + at, SUFFIX_START, strlen(SUFFIX_START)))
+			continue;
+		tail = json_loads(comment + at, 0, NULL);
 		if (json_is_object(tail) && json_object_size(tail) == 1 &&
 		    json_object_get(tail, EFA_RECORD_KEY)) {
 			l->root = tail;
 			l->efa = json_object_get(tail, EFA_RECORD_KEY);
-			l->prefix = (size_t)(at - comment);
+			l->prefix = at;
 			return 0;
 		}
 		json_decref(tail);
