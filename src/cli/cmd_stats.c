@@ -18,9 +18,6 @@ static const char usage[] =
 	"usage: slurm-efa stats JOBID [--accounting] [--json] [--config FILE] [--url URL]\n"
 	"                       [--user USER] [--token-file FILE] [--timeout MS] [--api-version vX]\n";
 
-/* Slurm's "Invalid job id": slurmctld has let the job go. */
-#define SLURM_INVALID_JOB_ID 2017
-
 static int parse(int argc, char **argv, uint32_t *job, bool *accounting, struct cli_rest *rest)
 {
 	const char *id = NULL;
@@ -69,7 +66,7 @@ static int load_job(slurmrest_t *rest, uint32_t id, bool accounting, slurmrest_j
 	if (!accounting) {
 		if (!slurmrest_get_job(rest, id, job, &err))
 			return 0;
-		if (err.code != SLURMREST_E_SLURM || err.slurm_errno != SLURM_INVALID_JOB_ID) {
+		if (err.code != SLURMREST_E_SLURM || err.slurm_errno != SLURMREST_ERRNO_INVALID_JOB_ID) {
 			fprintf(stderr, "slurm-efa: job %" PRIu32 ": %s\n", id, err.message);
 			return -1;
 		}

@@ -554,7 +554,7 @@ int rest_parse_db_job(json_t *root, uint32_t job_id, slurmrest_job **out, slurmr
 			j = e;
 	if (!json_is_object(j)) {
 		rest_set_error(err, SLURMREST_E_SLURM, "slurmdbd has no job %u", job_id);
-		err->slurm_errno = 2017;	/* Invalid job id, as slurmctld says it */
+		err->slurm_errno = SLURMREST_ERRNO_INVALID_JOB_ID;	/* as slurmctld says it */
 		return SLURMREST_E_SLURM;
 	}
 	if (!(job = calloc(1, sizeof(*job))))

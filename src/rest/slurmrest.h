@@ -213,8 +213,11 @@ typedef struct {
 	char *admin_comment;		/* "" when none (only root and SlurmUser set it) */
 } slurmrest_job;
 
+/* Slurm's error number for a job it does not know ("Invalid job id"). */
+#define SLURMREST_ERRNO_INVALID_JOB_ID 2017
+
 /* One job. A job slurmctld no longer knows is SLURMREST_E_SLURM with
- * slurm_errno 2017 (Invalid job id). */
+ * slurm_errno SLURMREST_ERRNO_INVALID_JOB_ID. */
 int slurmrest_get_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
 		      slurmrest_error *err);
 
@@ -223,7 +226,7 @@ int slurmrest_get_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
  * /slurmdb/ tree (its openapi/slurmdbd plugin; openapi/dbv0.0.38 before
  * 24.05), for a job slurmctld no longer knows. features is the job's
  * constraint. A job slurmdbd does not know is SLURMREST_E_SLURM with
- * slurm_errno 2017; a slurmrestd without the tree is SLURMREST_E_HTTP
+ * slurm_errno SLURMREST_ERRNO_INVALID_JOB_ID; a slurmrestd without the tree is SLURMREST_E_HTTP
  * (404).
  */
 int slurmrest_get_db_job(slurmrest_t *rest, uint32_t job_id, slurmrest_job **out,
