@@ -207,4 +207,56 @@ function M.job_modify(job_desc, job_rec, part_list, modify_uid)
 	end)
 end
 
+-- sbatch's --signal as cli_filter/lua reads it back: unset reads "0@0"
+-- (no signal), a set one "B:USR1@300", "USR2" or "R:10@60".
+local function gives_signal(value)
+	if not value then
+		return false
+	end
+	local signal = value:gsub("^[RrBb]*:", ""):match("^[^@]*")
+	return signal ~= "" and signal ~= "0"
+end
+
+-- The job's --efa as cli_filter/lua reads it ("set" when bare), or nil.
+local function cli_efa_option(options)
+	local spank = options.spank
+	return spank and spank.efa and spank.efa.efa
+end
+
+-- Time to save before the time limit: the partition's CheckpointSignal=
+-- for an EFA batch job that gives no --signal of its own, set where sbatch
+-- reads its options (lua/cli_filter.lua): Slurm's job_submit/lua cannot
+-- set a job's signal. A default, not a policy: when it cannot tell, the
+-- job goes as its user wrote it, with one line saying why.
+function M.cli_pre_submit(options, offset)
+	-- The batch shell is in a heterogeneous job's first component.
+	if options.type ~= "sbatch" or (offset or 0) ~= 0 or gives_signal(options.signal) then
+		return slurm.SUCCESS
+	end
+	local ok, signal, why = pcall(function()
+		local value = cli_efa_option(options)
+		if not bridge then
+			if not value then
+				return nil	-- none of ours: nothing to say
+			end
+			error("the slurm_efa Lua module did not load (" .. tostring(efa) .. ")", 0)
+		end
+		-- A bare --efa reads "set"; the rules take it as sbatch carries it.
+		return bridge:checkpoint_signal{
+			partition = options.partition,
+			efa = value == "set" and "(null)" or value,
+		}
+	end)
+	if not ok or why then
+		slurm.log_error("efa: no checkpoint signal set for this job (%s): give --signal yourself if the script saves on one",
+			tostring(ok and why or signal))
+		return slurm.SUCCESS
+	end
+	if signal then
+		options.signal = signal
+		slurm.log_verbose("efa: --signal=%s (the partition's CheckpointSignal= in efa.conf)", signal)
+	end
+	return slurm.SUCCESS
+end
+
 return M

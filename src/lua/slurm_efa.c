@@ -14,6 +14,13 @@
  * user) or "error" (result says what broke; the Lua side then follows
  * OnSnapshotMissing=). note, on the call that loaded a snapshot from its
  * JSON because the compact form was missing or not trusted, says why.
+ *
+ *   local signal, why = bridge:checkpoint_signal{partition = "gpu", efa = "(null)"}
+ *
+ * checkpoint_signal() is sbatch's (cli_filter/lua), never slurmctld's: the
+ * --signal a batch job gets from its partition's CheckpointSignal=, or nil
+ * (why, when set, says why it could not tell). A job that names no
+ * partition makes it ask slurmctld for the default one (scontrol).
  */
 #include <errno.h>
 #include <lauxlib.h>
@@ -23,11 +30,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/cluster/partition_default.h"
 #include "common/cluster/policy.h"
 #include "common/cluster/snapshot.h"
 #include "common/config/efa_conf.h"
 
 #define BRIDGE_META "slurm_efa.bridge"
+/* sbatch waits this long at most to learn its default partition. */
+#define DEFAULT_PARTITION_TIMEOUT_MS 10000
 
 #if LUA_VERSION_NUM < 502
 #define efa_setfuncs(L, l) luaL_register(L, NULL, l)
@@ -229,6 +239,42 @@ static int bridge_decide(lua_State *L)
 	return 4;
 }
 
+static int bridge_checkpoint_signal(lua_State *L)
+{
+	struct bridge *b = luaL_checkudata(L, 1, BRIDGE_META);
+	const char *partition, *efa;
+	char fallback[256], option[64];
+	struct efa_error err;
+	int rc;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	if (load_config(b, &err)) {
+		lua_pushnil(L);
+		lua_pushstring(L, err.msg);
+		return 2;
+	}
+	partition = opt_field(L, 2, "partition");
+	efa = opt_field(L, 2, "efa");
+	if (!partition) {
+		if (!efa_policy_any_checkpoint_signal(b->cfg))
+			return 0;
+		rc = efa_default_partition(DEFAULT_PARTITION_TIMEOUT_MS, fallback,
+					   sizeof(fallback), &err);
+		if (rc < 0) {
+			lua_pushnil(L);
+			lua_pushstring(L, err.msg);
+			return 2;
+		}
+		if (rc)
+			return 0;	/* no default: slurmctld refuses the job itself */
+		partition = fallback;
+	}
+	if (efa_policy_checkpoint_signal(b->cfg, partition, efa, option, sizeof(option)) <= 0)
+		return 0;
+	lua_pushstring(L, option);
+	return 1;
+}
+
 /* The settings the Lua side needs when decide() cannot be trusted. */
 static int bridge_setting(lua_State *L)
 {
@@ -274,6 +320,7 @@ static int efa_open(lua_State *L)
 
 static const luaL_Reg bridge_methods[] = {
 	{ "decide", bridge_decide },
+	{ "checkpoint_signal", bridge_checkpoint_signal },
 	{ "setting", bridge_setting },
 	{ "__gc", bridge_gc },
 	{ NULL, NULL },

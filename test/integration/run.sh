@@ -101,6 +101,7 @@ start_cluster() {
 		--conf-extra "$topo_extra" --topology-conf "$topo_extra.conf" \
 		--plugstack-line "required $SPANK_EFA_SO" \
 		--job-submit "$top_srcdir/lua/job_submit.lua" \
+		--cli-filter "$top_srcdir/lua/cli_filter.lua" \
 		--daemon-env "SLURM_EFA_CONF=$cluster_dir/efa.conf" \
 		--daemon-env "LUA_PATH=$SLURM_EFA_LUA_DIR/?.lua;;" \
 		--daemon-env "LUA_CPATH=$top_builddir/.libs/?.so;;" >"$cluster_log" 2>&1
@@ -121,6 +122,10 @@ rm -f "$cluster_log" "$topo_extra" "$topo_extra.conf"
 # shellcheck source=/dev/null
 . "$cluster_dir/env"
 echo "# Slurm $SLURM_RELEASE, auth/$AUTH, slurmrestd $SLURMRESTD_API"
+# sbatch, salloc and srun load cli_filter.lua, which finds the bridge as
+# slurmctld does. efa.conf stays the host's (none) unless a test names the
+# cluster's, as a submit host with /etc/slurm/efa.conf would have it.
+export LUA_PATH="$SLURM_EFA_LUA_DIR/?.lua;;" LUA_CPATH="$top_builddir/.libs/?.so;;"
 mkdir -p "$SLURM_EFA_CLUSTER/out"
 chmod 1777 "$SLURM_EFA_CLUSTER/out"
 

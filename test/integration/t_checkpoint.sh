@@ -251,5 +251,63 @@ else
 	ok 1 "test/standins/hangfs and fusermount3 are there (scripts/install-deps installs fuse3 and libfuse3-dev)"
 fi
 
+# ---- Time to save before the time limit: CheckpointSignal= -----------------
+# sbatch's cli_filter (lua/cli_filter.lua, CliFilterPlugins=cli_filter/lua)
+# gives EFA batch jobs without a --signal their partition's. Each script
+# says which signal reached it; Slurm sends the warning from its periodic
+# pass (every 30 s), so with 50 s before a 1-minute limit it comes within
+# the first 30 s, and a job that gets none ends at its limit (TERM).
+write_efa_conf "PartitionName=gpu CheckpointSignal=USR1@50" \
+	"PartitionName=cpu EFA=optional CheckpointSignal=USR2@50"
+sigout=$SLURM_EFA_CLUSTER/out/signal
+mkdir -p "$sigout"
+cat >"$sigout/job.sh" <<'SCRIPT'
+#!/bin/bash
+for sig in USR1 USR2 TERM; do
+	trap "echo got $sig; exit 0" "$sig"
+done
+echo started
+for i in $(seq 90); do sleep 1; done
+SCRIPT
+sig_jobs=()
+sig_submit() {	# sig_submit NAME SBATCH-OPTION...: the job's id in $jobid
+	local name=$1
+	shift
+	jobid=$(SLURM_EFA_CONF=$EFA_CONF sbatch --parsable -t 1 -N1 -J "sig-$name" \
+		-o "$sigout/$name.out" "$@" "$sigout/job.sh" 2>"$sigout/$name.err") || true
+	sig_jobs+=("$jobid")
+}
+sig_submit efa -p gpu --efa=auto
+sig_submit own -p gpu --efa=auto --signal=B:USR2@50
+sig_submit plain -p gpu
+sig_submit default -v --efa=auto
+sig_submit cpu -p cpu
+sig_submit off -p cpu --efa=off
+for jobid in "${sig_jobs[@]}"; do
+	[ -n "$jobid" ] && wait_job "$jobid"
+done
+# The script's own lines (slurmstepd adds its time-limit message).
+sig_got() { grep -E '^(started|got)' "$sigout/$1.out" 2>/dev/null | tr '\n' ' '; }
+is "$(sig_got efa)" "started got USR1 " \
+	"an --efa batch job in a partition with CheckpointSignal=USR1@50 gets USR1 before its time limit"
+is "$(sig_got own)" "started got USR2 " "  a job's own --signal=B:USR2@50 is kept"
+is "$(sig_got plain)" "started got TERM " "  a job without --efa in a partition without EFA= gets none (TERM at its limit)"
+is "$(sig_got default)" "started got USR1 " "  a job naming no partition gets its default partition's (asked of slurmctld)"
+like "$(cat "$sigout/default.err")" "efa: --signal=B:USR1@50 \\(the partition's CheckpointSignal= in efa.conf\\)" \
+	"  and sbatch -v says so"
+is "$(sig_got cpu)" "started got USR2 " "  a job without --efa in an EFA=optional partition gets that partition's USR2"
+is "$(sig_got off)" "started got TERM " "  one with --efa=off gets none"
+is "$(cat "$sigout/efa.err" "$sigout/own.err" "$sigout/plain.err" "$sigout/cpu.err" "$sigout/off.err")" "" \
+	"  sbatch prints nothing else"
+
+# The bridge gone from the submit host's Lua path: a job with --efa still
+# goes (a default, not a policy), and sbatch says why it has no signal.
+jobid=$(SLURM_EFA_CONF=$EFA_CONF LUA_PATH="$sigout/?.lua" sbatch --parsable -t 1 -N1 -p gpu --efa=auto \
+	-J sig-nobridge -o /dev/null "$sigout/job.sh" 2>"$sigout/nobridge.err") || true
+ok $([ -n "$jobid" ]; echo $?) "sbatch --efa without the bridge on its Lua path still submits"
+like "$(cat "$sigout/nobridge.err")" "efa: cannot load slurm_efa_bridge .*: no checkpoint signal set for this job" \
+	"  and says why no checkpoint signal is set"
+[ -n "$jobid" ] && scancel "$jobid" && wait_job "$jobid"
+
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"

@@ -37,6 +37,7 @@ slurm = {
 	SUCCESS = 0,
 	ERROR = -1,
 	log_info = function(fmt, ...) logs[#logs + 1] = string.format(fmt, ...) end,
+	log_verbose = function(fmt, ...) logs[#logs + 1] = "verbose: " .. string.format(fmt, ...) end,
 	log_error = function(fmt, ...) logs[#logs + 1] = "error: " .. string.format(fmt, ...) end,
 	log_user = function(fmt, ...) user_msgs[#user_msgs + 1] = string.format(fmt, ...) end,
 }
@@ -216,6 +217,79 @@ j = job({ partition = "train", bitflags = EXPEDITED + 1 })
 is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a job that asked --requeue=expedite itself")
 is(j.bitflags, EXPEDITED + 1, "  keeps its flags as they are")
 efa_conf("accept")
+
+-- sbatch's cli_filter: a partition's CheckpointSignal= for EFA batch jobs
+-- without a --signal. options as cli_filter/lua gives them: an unset
+-- --signal reads "0@0", SPANK options under options.spank[plugin].
+local function cli(fields, efa_value)
+	local o = fields
+	o.type = o.type or "sbatch"
+	o.signal = o.signal or "0@0"
+	o.spank = { efa = { efa = efa_value } }
+	return o
+end
+local asked = dir .. "/scontrol-asked"
+local function scontrol_asked()
+	local f = io.open(asked, "r")
+	if not f then
+		return 0
+	end
+	local text = f:read("*a")
+	f:close()
+	os.remove(asked)
+	return select(2, text:gsub("\n", ""))
+end
+efa_conf("accept", table.concat({
+	"PartitionName=free CheckpointSignal=TERM@120",
+	"PartitionName=train EFA=optional CheckpointSignal=SIGusr2",
+}, "\n"))
+local o = cli({ partition = "train" })
+is(bridge.cli_pre_submit(o, 0), slurm.SUCCESS, "cli_filter: sbatch -p train (EFA=optional) goes on")
+is(o.signal, "B:USR2@60", "  with --signal=B:USR2@60 (no @: Slurm's 60 s)")
+like(logs[#logs], "^verbose: efa: %-%-signal=B:USR2@60", "  said at sbatch -v")
+o = cli({ partition = "train", signal = "B:USR1@30" })
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "B:USR1@30", "  a job's own --signal is kept")
+o = cli({ partition = "train", signal = "USR1" })
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "USR1", "  also one without B: or time")
+o = cli({ partition = "train", type = "srun" })
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "0@0", "  srun and salloc get none (there is no batch shell)")
+o = cli({ partition = "train" })
+bridge.cli_pre_submit(o, 1)
+is(o.signal, "0@0", "  nor a heterogeneous job's later components")
+o = cli({ partition = "train" }, "off")
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "0@0", "  nor a job with --efa=off")
+o = cli({ partition = "free" })
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "0@0", "a partition without EFA=: a job without --efa gets none")
+o = cli({ partition = "free" }, "set")
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "B:TERM@120", "  one with a bare --efa gets TERM@120")
+o = cli({ partition = "cpu,free" }, "auto")
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "B:TERM@120", "-p cpu,free --efa=auto: free's (cpu gives none)")
+is(scontrol_asked(), 0, "  slurmctld is not asked when the job names its partition")
+o = cli({}, "set")
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "B:TERM@120", "no -p: the default partition's (free), asked of slurmctld")
+is(scontrol_asked(), 1, "  once")
+write(dir .. "/scontrol-fails", "")
+local before = #logs
+o = cli({}, "set")
+is(bridge.cli_pre_submit(o, 0), slurm.SUCCESS, "slurmctld away: the job still goes")
+is(o.signal, "0@0", "  without a signal")
+like(logs[#logs], "^error: efa: no checkpoint signal set for this job %(cannot ask slurmctld for the default partition: slurm_load_partitions: Unable to contact", "  saying why")
+is(#logs, before + 1, "  in one line")
+os.remove(dir .. "/scontrol-fails")
+scontrol_asked()
+efa_conf("accept")
+o = cli({}, "set")
+bridge.cli_pre_submit(o, 0)
+is(o.signal, "0@0", "no CheckpointSignal= anywhere: nothing set")
+is(scontrol_asked(), 0, "  and slurmctld is not asked")
 
 -- run.sh adds its own checks and prints the plan.
 os.exit(failed == 0 and 0 or 1)

@@ -15,8 +15,24 @@ trap 'rm -rf "$tmp"' EXIT
 export TEST_DIR=$tmp SLURM_EFA_CONF=$tmp/efa.conf
 export LUA_PATH="$top_srcdir/lua/?.lua;;"
 export LUA_CPATH="$top_builddir/.libs/?.so;;"
+# The cli_filter asks slurmctld for its default partition: a stand-in
+# scontrol printing as "scontrol -o show partition" does, or failing as it
+# does with slurmctld away; each call is noted.
+mkdir "$tmp/bin"
+cat >"$tmp/bin/scontrol" <<'SCONTROL'
+#!/bin/sh
+echo "$*" >>"$TEST_DIR/scontrol-asked"
+if [ -e "$TEST_DIR/scontrol-fails" ]; then
+	echo "slurm_load_partitions: Unable to contact slurm controller (connect failure)" >&2
+	exit 1
+fi
+[ "$*" = "-o show partition" ] || exit 2
+echo "PartitionName=train AllowGroups=ALL Default=NO QoS=N/A DefaultTime=NONE Nodes=t[1-2]"
+echo "PartitionName=free AllowGroups=ALL Default=YES QoS=N/A DefaultTime=NONE Nodes=t[1-4]"
+SCONTROL
+chmod +x "$tmp/bin/scontrol"
 status=0
-out=$("$lua" "$top_srcdir/test/lua/bridge.lua") || status=1
+out=$(PATH="$tmp/bin:$PATH" "$lua" "$top_srcdir/test/lua/bridge.lua") || status=1
 echo "$out"
 n=$(grep -c '^\(not \)\{0,1\}ok ' <<<"$out")
 

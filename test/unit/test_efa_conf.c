@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,7 +95,8 @@ static void test_full(void)
 		"CheckpointMode=0750 CheckpointEnv=CKPT_DIR_2\n"
 		"PartitionName=DEFAULT SingleZone=yes\n"
 		"ResumeExpedite=yes FallbackAfter=2m\n"
-		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3 Resume=2\n"
+		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3 Resume=2 "
+		"CheckpointSignal=SIGusr1@300\n"
 		"PartitionName=cpu EFA=off SingleZone=no\n"
 		"PartitionName=dev EFA=optional CheckpointRoot=/scratch CheckpointFS=any\n";
 	struct efa_error err = { 0 };
@@ -127,6 +129,8 @@ static void test_full(void)
 	is_int(p->checkpoint_fs, EFA_CKPT_FS_LUSTRE, "CheckpointFS defaults to lustre with a root");
 	is_int(p->checkpoint_keep, 3, "CheckpointKeep");
 	is_int(p->resume, 2, "Resume");
+	is_int(p->checkpoint_signal.number, SIGUSR1, "CheckpointSignal: SIGusr1 is USR1");
+	is_int(p->checkpoint_signal.seconds, 300, "  300 s before the limit");
 	is_int(cfg->resume_expedite, EFA_YES, "ResumeExpedite=yes");
 
 	p = efa_config_partition(cfg, "cpu");
@@ -136,6 +140,7 @@ static void test_full(void)
 	ok(p->checkpoint_root == NULL, "no checkpoint root");
 	is_int(p->checkpoint_keep, -1, "keep everything by default");
 	is_int(p->resume, EFA_RESUME_UNSET, "no Resume= by default");
+	is_int(p->checkpoint_signal.number, 0, "no CheckpointSignal= by default");
 
 	p = efa_config_partition(cfg, "dev");
 	require(ok(p != NULL, "dev partition found"));
@@ -178,6 +183,18 @@ static void test_errors(void)
 	rejects("PartitionName=gpu Resume=-1\n", "invalid Resume=-1: use a whole number");
 	rejects("PartitionName=gpu Resume=two\n", "invalid Resume=two");
 	rejects("Resume=2\n", "Resume is a partition key");
+	rejects("\nPartitionName=gpu CheckpointSignal=USR3@300\n",
+		"efa.conf:2: invalid CheckpointSignal=USR3@300: unknown signal 'USR3'");
+	rejects("PartitionName=gpu CheckpointSignal=KILL@300\n",
+		"invalid CheckpointSignal=KILL@300: signal 'KILL' cannot be caught");
+	rejects("PartitionName=gpu CheckpointSignal=19\n", "signal '19' cannot be caught");
+	rejects("PartitionName=gpu CheckpointSignal=USR1@65536\n",
+		"invalid time '65536' after '@': use whole seconds before the time limit, 0 to 65535");
+	rejects("PartitionName=gpu CheckpointSignal=USR1@5m\n", "invalid time '5m'");
+	rejects("PartitionName=gpu CheckpointSignal=USR1@\n", "invalid time ''");
+	rejects("PartitionName=gpu CheckpointSignal=@300\n", "unknown signal ''");
+	rejects("PartitionName=gpu CheckpointSignal=0\n", "unknown signal '0'");
+	rejects("CheckpointSignal=USR1\n", "CheckpointSignal is a partition key");
 	rejects("ResumeExpedite=maybe\n", "invalid ResumeExpedite=maybe: use yes|no");
 	rejects("HealthReturnPasses=10001\n", "invalid HealthReturnPasses=10001: at most 10000");
 	rejects("\nHealthRetransTimeouts=1000000001\n",

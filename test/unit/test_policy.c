@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/cluster/constraint.h"
+#include "common/cluster/partition_default.h"
 #include "common/cluster/policy.h"
 #include "common/cluster/resume.h"
 #include "tap.h"
@@ -346,11 +347,73 @@ static void test_resume(void)
 	efa_config_free(fast);
 }
 
+/* CheckpointSignal=: the --signal sbatch adds to EFA batch jobs. */
+static void test_checkpoint_signal(void)
+{
+	struct efa_config *cfg = config(
+		"PartitionName=train EFA=required CheckpointSignal=USR1@300\n"
+		"PartitionName=free CheckpointSignal=35@0\n"
+		"PartitionName=cpu EFA=off CheckpointSignal=TERM\n"
+		"PartitionName=plain EFA=required\n");
+	struct efa_config *none = config("PartitionName=train EFA=required\n");
+	char sig[64], tiny[8];
+
+	ok(efa_policy_any_checkpoint_signal(cfg), "a partition has CheckpointSignal=");
+	ok(!efa_policy_any_checkpoint_signal(none), "none has");
+	is_int(efa_policy_checkpoint_signal(cfg, "train", NULL, sig, sizeof(sig)), 1,
+	       "EFA=required partition, no --efa: signalled");
+	is_str(sig, "B:USR1@300", "  sbatch's --signal for the batch shell");
+	is_int(efa_policy_checkpoint_signal(cfg, "train", "off", sig, sizeof(sig)), 0,
+	       "  --efa=off there: not an EFA job (the bridge refuses it anyway)");
+	is_int(efa_policy_checkpoint_signal(cfg, "free", NULL, sig, sizeof(sig)), 0,
+	       "partition without EFA=, no --efa: none");
+	is_int(efa_policy_checkpoint_signal(cfg, "free", "(null)", sig, sizeof(sig)), 1,
+	       "  bare --efa: signalled");
+	is_str(sig, "B:35@0", "  a signal Slurm has no name for goes by number, @0 kept");
+	is_int(efa_policy_checkpoint_signal(cfg, "free", "sometimes", sig, sizeof(sig)), 0,
+	       "  an --efa value the bridge refuses: none");
+	is_int(efa_policy_checkpoint_signal(cfg, "cpu", "auto", sig, sizeof(sig)), 0,
+	       "EFA=off partition: none");
+	is_int(efa_policy_checkpoint_signal(cfg, "plain,cpu,train", "auto", sig, sizeof(sig)), 1,
+	       "-p plain,cpu,train --efa=auto: the first that gives one");
+	is_str(sig, "B:USR1@300", "  train's");
+	is_int(efa_policy_checkpoint_signal(cfg, "other", "auto", sig, sizeof(sig)), 0,
+	       "a partition efa.conf does not name: none");
+	is_int(efa_policy_checkpoint_signal(cfg, NULL, "auto", sig, sizeof(sig)), 0, "no partition: none");
+	is_int(efa_policy_checkpoint_signal(cfg, "train", NULL, tiny, sizeof(tiny)), -1,
+	       "a buffer too small: -1");
+	efa_config_free(cfg);
+	efa_config_free(none);
+}
+
+/* The default partition, from "scontrol -o show partition". */
+static void test_default_partition(void)
+{
+	char name[16];
+
+	is_int(efa_default_partition_parse(
+		       "PartitionName=cpu AllowGroups=ALL Default=NO Nodes=c[1-2]\n"
+		       "PartitionName=gpu AllowGroups=ALL Default=YES Nodes=g[1-4]\n", name, sizeof(name)),
+	       0, "the Default=YES line");
+	is_str(name, "gpu", "  its name");
+	is_int(efa_default_partition_parse("PartitionName=a Default=NO\nPartitionName=b Default=NO", name,
+					   sizeof(name)), 1, "none is the default: 1");
+	is_int(efa_default_partition_parse("PartitionName=b NotDefault=YES\n", name, sizeof(name)), 1,
+	       "  a key that ends in Default= is not Default=");
+	is_int(efa_default_partition_parse("", name, sizeof(name)), 1, "  no partitions: 1");
+	is_int(efa_default_partition_parse("PartitionName=averyveryverylongname Default=YES\n", name,
+					   sizeof(name)), -1, "a name past the buffer: -1");
+	is_int(efa_default_partition_parse("Default=YES\nPartitionName=x Default=NO\n", name,
+					   sizeof(name)), 1, "a line without a name is skipped");
+}
+
 int main(void)
 {
 	test_constraints();
 	test_policy();
 	test_partition_lists();
 	test_resume();
+	test_checkpoint_signal();
+	test_default_partition();
 	return done_testing();
 }

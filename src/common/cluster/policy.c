@@ -208,6 +208,19 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 
 #define PARTITIONS_MAX 32
 
+/* The next of a job's comma-separated partitions, as efa.conf describes
+ * it (NULL when it says nothing about it); *list moves past it. */
+static const struct efa_partition *next_partition(const struct efa_config *cfg, const char **list)
+{
+	const char *p = *list;
+	size_t len = strcspn(p, ",");
+	char name[256];
+
+	snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
+	*list = p + len + (p[len] ? 1 : 0);
+	return efa_config_partition(cfg, name);
+}
+
 int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *snapshot,
 		      const char *snapshot_problem, int64_t now,
 		      const struct efa_job_request *req, struct efa_decision *d)
@@ -221,13 +234,8 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 	memset(d, 0, sizeof(*d));
 	/* A job may run in any partition it lists: each one's policy holds. */
 	for (const char *p = req->partition; p && *p;) {
-		size_t len = strcspn(p, ",");
-		char name[256];
-		const struct efa_partition *part;
+		const struct efa_partition *part = next_partition(cfg, &p);
 
-		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
-		p += len + (p[len] ? 1 : 0);
-		part = efa_config_partition(cfg, name);
 		if (!part)
 			continue;	/* efa.conf says nothing about this partition */
 		if (check_efa(part, req, d))
@@ -262,5 +270,38 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 	}
 	if (d->features || d->checkpoint_dir || d->requeue)
 		d->verdict = EFA_VERDICT_CHANGE;
+	return 0;
+}
+
+bool efa_policy_any_checkpoint_signal(const struct efa_config *cfg)
+{
+	for (size_t i = 0; i < cfg->npartitions; i++)
+		if (cfg->partitions[i].checkpoint_signal.number)
+			return true;
+	return false;
+}
+
+int efa_policy_checkpoint_signal(const struct efa_config *cfg, const char *partitions,
+				 const char *efa, char *out, size_t size)
+{
+	enum efa_mode mode = EFA_MODE_UNSET;
+	struct efa_error err;
+
+	if (efa && efa_mode_parse(efa, &mode, &err))
+		return 0;	/* refused at submission, with the reason */
+	for (const char *p = partitions; p && *p;) {
+		const struct efa_partition *part = next_partition(cfg, &p);
+		enum efa_mode used;
+
+		if (!part || !part->checkpoint_signal.number)
+			continue;
+		/* The user's --efa, else what the partition gives every job;
+		 * no job uses EFA where the partition has none. */
+		used = part->efa == EFA_MODE_OFF ? EFA_MODE_OFF :
+		       mode != EFA_MODE_UNSET ? mode : part->efa;
+		if (used != EFA_MODE_AUTO && used != EFA_MODE_REQUIRED)
+			continue;
+		return efa_signal_batch_option(&part->checkpoint_signal, out, size) ? -1 : 1;
+	}
 	return 0;
 }

@@ -60,4 +60,22 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 
 void efa_decision_clear(struct efa_decision *d);
 
+/*
+ * Time to save before the time limit: the --signal (sbatch's
+ * "B:SIG@SECONDS", in out) for a batch job of these partitions
+ * (comma-separated, the job's order) that gives no --signal of its own.
+ * The first of them whose CheckpointSignal= is set and in which the job
+ * uses EFA (efa: its --efa as carried, NULL when absent; else the
+ * partition's EFA=) gives it. Returns 1 with out, 0 when none applies
+ * (also for an --efa value the bridge refuses), -1 when out is too small.
+ * sbatch applies it (the cli_filter bridge): Slurm's job_submit/lua
+ * cannot set a job's signal.
+ */
+int efa_policy_checkpoint_signal(const struct efa_config *cfg, const char *partitions,
+				 const char *efa, char *out, size_t size);
+
+/* Whether any partition of efa.conf has a CheckpointSignal=: when none
+ * does, a submission need not learn its default partition. */
+bool efa_policy_any_checkpoint_signal(const struct efa_config *cfg);
+
 #endif

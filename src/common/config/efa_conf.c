@@ -15,6 +15,7 @@
 #include "common/checkpoint/checkpoint.h"
 #include "common/config/efa_conf.h"
 #include "common/config/kvline.h"
+#include "common/config/signal.h"
 
 #define DEFAULT_CHECKPOINT_TIMEOUT 30
 /* A minute: long past a framework's start-up, short of any training run. */
@@ -40,6 +41,7 @@ enum value_type {
 	V_ENV_NAME,	/* an environment variable's name */
 	V_API_VERSION,	/* an OpenAPI version of slurmrestd, "v0.0.45" */
 	V_BYTES,	/* bytes, with K/M/G/T (1024s), or "unlimited" */
+	V_SIGNAL,	/* SIG[@SECONDS], as sbatch --signal takes them */
 };
 
 struct choice {
@@ -171,6 +173,7 @@ static const struct key partition_keys[] = {
 	PCOUNT("CheckpointKeep", checkpoint_keep, EFA_CKPT_KEEP_MAX),
 	PCOUNT("Resume", resume, EFA_RESUME_MAX),
 	PKEY("RankOrder", V_CHOICE, rank_order, rank_order_choices),
+	PKEY("CheckpointSignal", V_SIGNAL, checkpoint_signal, NULL),
 	{ NULL, 0, 0, NULL, 0 },
 };
 
@@ -459,6 +462,13 @@ static int set_value(struct parser *ps, const struct key *k, void *base,
 			return parse_error(ps, "invalid %s=%s: use a size in bytes (or with K, M, G, T) or unlimited",
 					   k->name, value);
 		return 0;
+	case V_SIGNAL: {
+		struct efa_error why;
+
+		if (efa_signal_parse(value, (struct efa_signal *)field, &why))
+			return parse_error(ps, "invalid %s=%s: %s", k->name, value, why.msg);
+		return 0;
+	}
 	case V_MODE: {
 		unsigned long mode;
 		char *end;

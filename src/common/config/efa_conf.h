@@ -14,6 +14,7 @@
 
 #include "common/base/error.h"
 #include "common/config/mode.h"
+#include "common/config/signal.h"
 
 #define EFA_CONFIG_MAX_SIZE (1024 * 1024)
 
@@ -78,6 +79,9 @@ struct efa_partition {
 	long resume;			/* Resume=: --efa-resume's default;
 					 * EFA_RESUME_UNSET when not given */
 	enum efa_rank_order rank_order;	/* --efa-rank-order's default; UNSET: slurm */
+	struct efa_signal checkpoint_signal;	/* sent to EFA jobs' batch shells
+						 * before their time limit;
+						 * number 0: none */
 };
 
 struct efa_config {
