@@ -19,39 +19,15 @@ touch -d '-2 min' "$ck/checkpoint-10"
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF")"
 
-# What a dead node leaves: nothing. Its slurmd, its slurmstepds and the
-# job's tasks on it are killed; slurmd's command line and environment are
-# kept in $resume/NODE.* for node_revive.
+# A node dies (its slurmd, and the job's slurmstepds and tasks on it,
+# killed) and comes back: test/cluster/node.
 node_die() {	# node_die NODE JOBID
-	local pid p env_of
-	pid=$(cat "$SLURM_EFA_CLUSTER/run/slurmd-$1.pid")
-	cp "/proc/$pid/cmdline" "$resume/$1.cmdline"
-	grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ" >"$resume/$1.environ"
-	kill -9 "$pid"
-	for p in /proc/[0-9]*; do
-		env_of=$( (tr '\0' '\n' <"$p/environ") 2>/dev/null) || continue
-		grep -qx "SLURMD_NODENAME=$1" <<<"$env_of" || continue
-		grep -qx -e "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" -e "SLURM_JOB_ID=$2" <<<"$env_of" &&
-			kill -9 "${p#/proc/}" 2>/dev/null
-	done
-	return 0
+	local said
+	said=$("$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" kill "$1" "$2" 2>&1) || diag "$said"
 }
 node_revive() {	# node_revive NODE: slurmd started again as it was
-	local cmd=() envv=() tries=0
-	mapfile -d '' -t cmd <"$resume/$1.cmdline"
-	mapfile -d '' -t envv <"$resume/$1.environ"
-	# A slurmd that cannot start yet (what the dead one left, on a
-	# loaded machine) is tried again, not the end of the test.
-	until env -i "${envv[@]}" "${cmd[@]}" </dev/null >>"$resume/$1.revive" 2>&1; do
-		if ((++tries >= 10)); then
-			diag "slurmd $1 does not start again: $(tail -n 5 "$resume/$1.revive" \
-				"$SLURM_EFA_CLUSTER/log/slurmd-$1.log" 2>&1)"
-			return 0
-		fi
-		sleep 1
-	done
-	until_up 60 sh -c "sinfo -h -n '$1' -o %t | grep -q '^idle'" ||
-		diag "node $1 is not back: $(sinfo -h -n "$1" -o '%t %E' 2>&1)"
+	local said
+	said=$("$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" revive "$1" 2>&1) || diag "$said"
 }
 running_with_restarts() {	# running_with_restarts JOBID N
 	[ "$(job_field "$1" JobState)/$(job_field "$1" Restarts)" = "RUNNING/$2" ]
