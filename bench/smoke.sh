@@ -35,6 +35,8 @@ like "$text" "^\| 5 \| any \| node health check \(slurm-efa check --node\), p5\.
 	"node health check: a row, against running the program at all"
 like "$text" "^\| 3 \| [0-9]+\.[0-9]+\.[0-9]+ \| submission throughput.*(\| $number \[.*\] jobs/s|skipped: )" \
 	"submission throughput: a row, naming the Slurm"
+like "$text" "^\| 8 \| [0-9]+\.[0-9]+\.[0-9]+ \| failure → restart \| +\| (not measured with --quick|skipped: )" \
+	"failure to restart: a row, saying why --quick does not measure it"
 # bench/run --quick measures the oldest and the newest API version it speaks.
 for v in 38 45; do
 	like "$text" "^\| v0\.0\.$v \| [0-9,]+ \| .* ms \| .* MiB \| .* KiB \| .* µs \($number\) \|$" \
