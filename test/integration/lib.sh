@@ -54,6 +54,15 @@ write_efa_conf() {
 	} >"$EFA_CONF"
 }
 
+# set_root NODE DIR: the node's hardware tree (plugstack's root=$ROOTS/%n),
+# swapped in one rename. The epilog of the job before may still be reading
+# it: it sees the old tree or the new one, never none, which would be a
+# node whose EFA devices are all gone (and the gate drains such a node).
+set_root() {
+	ln -sfn "$2" "$ROOTS/.$1.new"
+	mv -Tf "$ROOTS/.$1.new" "$ROOTS/$1"
+}
+
 # Waits (bounded) until a job has ended.
 wait_job() {
 	local _ state

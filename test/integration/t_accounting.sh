@@ -28,8 +28,7 @@ for n in n1 n2; do
 		mkdir -p "$acct/$n/sys/class/infiniband/$dev/ports/1/hw_counters"
 		echo 1000 >"$acct/$n/sys/class/infiniband/$dev/ports/1/hw_counters/tx_bytes"
 	done
-	rm "$ROOTS/$n"
-	ln -s "$acct/$n" "$ROOTS/$n"
+	set_root "$n" "$acct/$n"
 done
 write_efa_conf "FallbackAfter=1" "JobRecord=yes"
 run sbatch --parsable --wait -N2 -w 'n[1-2]' --efa -o /dev/null --wrap 'srun sleep 2'
@@ -86,6 +85,5 @@ like "$out" '^0 +n\[1-2\] +2/2 +[0-9]+ +3000000 +3000000 +0 +0 +4 +0 +0 +no +no$
 	"a step whose tasks sent 1 MB and 2 MB: slurmdbd's record sums both nodes, and their retransmit timeouts" ||
 	diag "$out"
 write_efa_conf
-rm "$ROOTS/n1" "$ROOTS/n2"
-ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
-ln -s "$FIXTURES/p4d.24xlarge" "$ROOTS/n2"
+set_root n1 "$FIXTURES/p5.48xlarge"
+set_root n2 "$FIXTURES/p4d.24xlarge"

@@ -77,7 +77,7 @@ is "$(sort <<<"$out")" "0: 0-7 rdmap16s25,rdmap16s26 127.0.0.1
 
 # trn2: NEURON_RT_VISIBLE_CORES counts the runtime's logical cores (two
 # physical per logical by default on Trainium2: 64 on a trn2.48xlarge).
-ln -sfn "$FIXTURES/trn2.48xlarge" "$ROOTS/n4"
+set_root n4 "$FIXTURES/trn2.48xlarge"
 run srun -N1 -w n4 -n16 --efa --efa-bind=closest -l bash -c 'echo "$NEURON_RT_VISIBLE_CORES $FI_EFA_IFACE"'
 is "$(sed 's/^ *//' <<<"$out" | sort -n | sed -n '1p;16p')" "0: 0-3 rdmap86s0
 15: 60-63 rdmap246s0" "trn2, 16 tasks: 4 logical NeuronCores each, the last ending at 63 (not 127); one NIC each"
@@ -88,7 +88,7 @@ run env NEURON_LOGICAL_NC_CONFIG=3 srun -N1 -w n4 -n2 --efa --efa-bind=closest -
 	bash -c 'echo "$NEURON_RT_VISIBLE_CORES"'
 is "$(grep -E '^[0-9]+: [0-9]' <<<"$out" | sort -n)" $'0: 0-31\n1: 32-63' "trn2 with NEURON_LOGICAL_NC_CONFIG=3: the default's numbering"
 like "$out" "NEURON_LOGICAL_NC_CONFIG=3 is not 1 or 2" "  and the job is told why"
-ln -sfn "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
+set_root n4 "$FIXTURES/trn1.32xlarge"
 
 write_efa_conf "DistributedEnv=no"
 run srun -N1 -w n1 -n1 --efa bash -c 'echo "[${RANK-}] [${MASTER_ADDR-}]"'

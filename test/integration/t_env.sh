@@ -92,12 +92,12 @@ variant() {	# variant FIXTURE NAME -> the copy's path
 	echo "$d"
 }
 srun_on_variants() {	# srun_on_variants N1_ROOT N4_ROOT COMMAND: sorted lines in $out
-	ln -sfn "$1" "$ROOTS/n1"
-	ln -sfn "$2" "$ROOTS/n4"
+	set_root n1 "$1"
+	set_root n4 "$2"
 	run srun -N2 -w n1,n4 --efa -l bash -c "$3"
 	out=$(sort <<<"$out")
-	ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
-	ln -sfn "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
+	set_root n1 "$FIXTURES/p5.48xlarge"
+	set_root n4 "$FIXTURES/trn1.32xlarge"
 }
 
 # Instance types no profile names: the node's accelerators choose the
@@ -135,12 +135,12 @@ rm -rf "$p5_noplugin/opt/amazon/ofi-nccl"
 srun_on_variants "$p5_noplugin" "$FIXTURES/trn1.32xlarge" 'echo "$SLURM_EFA_PROFILE"'
 like "$out" "efa: --efa=required but node n1 cannot use EFA: no aws-ofi-nccl .*Install aws-ofi-nccl" \
 	"--efa=required on a p5 whose aws-ofi-nccl is missing fails, naming the fix"
-ln -sfn "$p5_noplugin" "$ROOTS/n1"
+set_root n1 "$p5_noplugin"
 run srun -N1 -w n1 --efa=auto bash -c 'echo "[${NCCL_NET-}] [${SLURM_EFA_PROFILE-}]"'
 is "$out" "[] []" "  --efa=auto there sets nothing EFA-specific"
 run env LD_LIBRARY_PATH="$own_ofi" srun -N1 -w n1 --efa bash -c 'echo "$NCCL_NET"'
 is "$out" "AWS Libfabric" "  a job that brings its own aws-ofi-nccl on LD_LIBRARY_PATH runs there, pinned"
-ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+set_root n1 "$FIXTURES/p5.48xlarge"
 
 # n3 has no EFA.
 run srun -N1 -w n3 --efa=required true

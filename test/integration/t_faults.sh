@@ -52,7 +52,7 @@ set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 salloc --no-shell -w n2 -J faults-3nics >/dev/null 2>&1
 alloc=$(squeue -h -n faults-3nics -o %i | head -n 1)
 run srun --jobid="$alloc" -w n2 true	# its prolog, on the whole p4d
-ln -sfn "$FIXTURES/p4d-3nics" "$ROOTS/n2"
+set_root n2 "$FIXTURES/p4d-3nics"
 run srun --jobid="$alloc" -w n2 --efa=required true
 is "$((rc != 0))" 1 "--efa=required on a p4d with 3 of its 4 EFA devices fails the step"
 like "$out" "efa: --efa=required but node n2 has 3 of the 4 EFA devices a p4d\.24xlarge has \(1 missing: PCI 0000:a0:1b\.0 without the efa driver\)\. The node needs repair" \
@@ -64,7 +64,7 @@ like "$out" "^ifname=\^docker,lo,veth$" "  with the EFA environment of the devic
 scancel "$alloc"
 wait_job "$alloc"
 is "$(node_states | grep '^n2 ')" "n2 idle" "  the node is not drained"
-ln -sfn "$FIXTURES/p4d.24xlarge" "$ROOTS/n2"
+set_root n2 "$FIXTURES/p4d.24xlarge"
 
 # slurmctld restarted while jobs run: it comes back with the same
 # environment and arguments (its job_submit.lua loads the bridge again).

@@ -14,8 +14,7 @@ chmod 755 "$mdir"
 for n in n1 n2; do
 	fixture=$(readlink "$ROOTS/$n")
 	cp -a "$fixture/." "$metrics/$n"
-	rm "$ROOTS/$n"
-	ln -s "$metrics/$n" "$ROOTS/$n"
+	set_root "$n" "$metrics/$n"
 	for dev in $(ls "$metrics/$n/sys/class/infiniband"); do
 		hw=$metrics/$n/sys/class/infiniband/$dev/ports/1/hw_counters
 		mkdir -p "$hw"
@@ -189,9 +188,6 @@ is "$(sed -n 2p <<<"$steps")" "1 n[1-2,4] 3 7 0 True True" \
 	"  step 1: all three nodes' parts, though they ended at once; a fall-back, as its stderr said"
 like "$(cat "$metrics/rec.out")" "efa: step $rjob\.1 ran [0-9]+ s on 3 nodes" "  (which it did)"
 
-for n in n1 n2; do
-	rm "$ROOTS/$n"
-done
-ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
-ln -s "$FIXTURES/p4d.24xlarge" "$ROOTS/n2"
+set_root n1 "$FIXTURES/p5.48xlarge"
+set_root n2 "$FIXTURES/p4d.24xlarge"
 write_efa_conf

@@ -14,8 +14,7 @@ gconf=$gate/efa.conf
 printf '%s\n' "ProfileDir=$top_srcdir/etc/profiles" "NodeCacheDir=$gate/state" >"$gconf"
 # n1's hardware, a p5 whose first EFA device's port can go down.
 cp -a "$FIXTURES/p5.48xlarge/." "$gate/n1"
-rm "$ROOTS/n1"
-ln -s "$gate/n1" "$ROOTS/n1"
+set_root n1 "$gate/n1"
 dev=$(ls "$gate/n1/sys/class/infiniband" | head -n 1)
 port=$gate/n1/sys/class/infiniband/$dev/ports/1/state
 reason="efa: EFA device $dev: port 1 is 1: DOWN, not ACTIVE"
@@ -136,5 +135,4 @@ batch -w n1 --efa=auto 'echo started'
 like "$(state_of n1)" "^(idle|mixed) none$" "a broken efa.conf: the gate drains nothing"
 
 echo "4: ACTIVE" >"$port"
-rm "$ROOTS/n1"
-ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+set_root n1 "$FIXTURES/p5.48xlarge"

@@ -118,8 +118,7 @@ wait_nodes_idle || diag "nodes not idle after t_resume: $(node_states | paste -s
 if ((10#${SLURM_RELEASE%%.*} >= 26)); then
 	write_efa_conf "ResumeExpedite=yes"
 	cp -a "$FIXTURES/p5.48xlarge/." "$resume/n1"
-	rm "$ROOTS/n1"
-	ln -s "$resume/n1" "$ROOTS/n1"
+	set_root n1 "$resume/n1"
 	set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 	port=$resume/n1/sys/class/infiniband/$(ls "$resume/n1/sys/class/infiniband" | head -n 1)/ports/1/state
 	cat >"$resume/expedite.sh" <<EOS
@@ -165,8 +164,7 @@ EOS
 	scancel "$job"
 	echo "4: ACTIVE" >"$port"
 	scontrol update NodeName=n1 State=RESUME
-	rm "$ROOTS/n1"
-	ln -s "$FIXTURES/p5.48xlarge" "$ROOTS/n1"
+	set_root n1 "$FIXTURES/p5.48xlarge"
 	write_efa_conf
 	wait_nodes_idle || diag "nodes not idle after the expedited requeue: $(node_states | paste -sd ' ')"
 fi

@@ -35,7 +35,7 @@ chmod 600 "$slinky/etc/slurm.key"
 nodeset_port=$((SLURM_EFA_CLUSTER_BASE_PORT + 20))
 
 pod_up() {	# pod_up NAME INDEX: a NodeSet pod's slurmd, with p5 hardware
-	ln -sfn "$FIXTURES/p5.48xlarge" "$ROOTS/$1"
+	set_root "$1" "$FIXTURES/p5.48xlarge"
 	env -i PATH="$PATH" LANG=C SLURM_CONF="$slinky/etc/slurm.conf" \
 		SLURM_EFA_CLUSTER_DAEMON="$SLURM_EFA_CLUSTER" \
 		slurmd -Z --conf-server "127.0.0.1:$ctld_port" -N "$1" \
