@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/base/strutil.h"
+#include "common/cluster/partition_default.h"
 #include "common/config/mode.h"
 #include "common/env/spank_env.h"
 #include "cli.h"
@@ -31,7 +32,8 @@ static const char usage[] =
 	"                        [--container-workdir=DIR] [--container-name=NAME]\n"
 	"                        [-p PARTITION] [-N NODES] [-n TASKS] [--ntasks-per-node=N]\n"
 	"                        [--gpus-per-node=G] [-J NAME] [-t TIME] [-o FILE] [-e FILE]\n"
-	"                        [-D DIR] [-C CONSTRAINT] [--exclusive] [--field KEY=JSON]\n"
+	"                        [-D DIR] [-C CONSTRAINT] [--exclusive] [--signal=[B:]SIG[@SECONDS]]\n"
+	"                        [--field KEY=JSON]\n"
 	"                        [--json] [--config FILE] [--url URL] [--user U]\n"
 	"                        [--token-file F] [--timeout MS] [--api-version vX.Y.Z]\n"
 	"                        script.sh\n";
@@ -54,6 +56,7 @@ static const struct {
 	{ "--error", 'e', "standard_error", STR },
 	{ "--chdir", 'D', "current_working_directory", STR },
 	{ "--constraint", 'C', "constraints", STR },
+	{ "--signal", 0, "signal", STR },
 };
 
 /* SPANK options: carried in the environment, checked here as sbatch would. */
@@ -326,6 +329,55 @@ static bool given(const struct submit *s, const char *entry)
 	return false;
 }
 
+/* The value given to a SPANK option (its name without "--"), or NULL. */
+static const char *spank_value(const struct submit *s, const char *option)
+{
+	char name[128];
+	size_t len;
+
+	if (efa_spank_env_name(option, name, sizeof(name)))
+		return NULL;
+	len = strlen(name);
+	for (size_t i = 0; i < s->nextra; i++)
+		if (!strncmp(s->env_extra[i], name, len) && s->env_extra[i][len] == '=')
+			return s->env_extra[i] + len + 1;
+	return NULL;
+}
+
+/*
+ * The partition's CheckpointSignal= for a job that gives no --signal, as
+ * sbatch's cli_filter adds it: a job through slurmrestd does not pass
+ * sbatch. A default: when it cannot tell, one line says so and the job
+ * goes as given. -1 only when memory ran out.
+ */
+static int add_checkpoint_signal(struct submit *s, const struct efa_config *cfg, slurmrest_t *rest)
+{
+	const char *api;
+	char option[64];
+	struct efa_error err;
+	slurmrest_error rerr;
+	int rc;
+
+	if (json_object_get(s->fields, "signal"))
+		return 0;
+	rc = efa_submit_checkpoint_signal(cfg, json_string_value(json_object_get(s->fields, "partition")),
+					  spank_value(s, "efa"), option, sizeof(option), &err);
+	if (rc < 0)
+		fprintf(stderr, "slurm-efa submit: efa: no checkpoint signal set for this job (%s): give --signal yourself if the script saves on one\n",
+			err.msg);
+	if (rc <= 0)
+		return 0;
+	/* Slurm 22.05's slurmrestd cannot signal the batch script alone:
+	 * which version answers is known once it has answered. */
+	api = slurmrest_ping(rest, &rerr) ? NULL : slurmrest_api_version(rest);
+	if (api && !strcmp(api, "v0.0.38")) {
+		fprintf(stderr, "slurm-efa submit: efa: no checkpoint signal set for this job: slurmrestd %s (Slurm 22.05) cannot signal the batch script alone (%s); give --signal=SIG@SECONDS to signal its steps\n",
+			api, option);
+		return 0;
+	}
+	return json_object_set_new(s->fields, "signal", json_string(option));
+}
+
 /* The submitting environment, as sbatch exports it, without the token. */
 static char **job_environment(const struct submit *s)
 {
@@ -405,9 +457,9 @@ int cmd_submit(int argc, char **argv, const struct cli_common *common)
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
-	if (!(env = job_environment(&s)))
-		goto out;
 	if (!(rest = cli_rest_open(cfg, &rest_opts)))
+		goto out;
+	if (add_checkpoint_signal(&s, cfg, rest) || !(env = job_environment(&s)))
 		goto out;
 	desc.script = script;
 	desc.fields = s.fields;

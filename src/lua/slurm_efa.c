@@ -36,8 +36,6 @@
 #include "common/config/efa_conf.h"
 
 #define BRIDGE_META "slurm_efa.bridge"
-/* sbatch waits this long at most to learn its default partition. */
-#define DEFAULT_PARTITION_TIMEOUT_MS 10000
 
 #if LUA_VERSION_NUM < 502
 #define efa_setfuncs(L, l) luaL_register(L, NULL, l)
@@ -242,34 +240,21 @@ static int bridge_decide(lua_State *L)
 static int bridge_checkpoint_signal(lua_State *L)
 {
 	struct bridge *b = luaL_checkudata(L, 1, BRIDGE_META);
-	const char *partition, *efa;
-	char fallback[256], option[64];
+	char option[64];
 	struct efa_error err;
 	int rc;
 
 	luaL_checktype(L, 2, LUA_TTABLE);
-	if (load_config(b, &err)) {
+	rc = load_config(b, &err);
+	if (!rc)
+		rc = efa_submit_checkpoint_signal(b->cfg, opt_field(L, 2, "partition"),
+						  opt_field(L, 2, "efa"), option, sizeof(option), &err);
+	if (rc < 0) {
 		lua_pushnil(L);
 		lua_pushstring(L, err.msg);
 		return 2;
 	}
-	partition = opt_field(L, 2, "partition");
-	efa = opt_field(L, 2, "efa");
-	if (!partition) {
-		if (!efa_policy_any_checkpoint_signal(b->cfg))
-			return 0;
-		rc = efa_default_partition(DEFAULT_PARTITION_TIMEOUT_MS, fallback,
-					   sizeof(fallback), &err);
-		if (rc < 0) {
-			lua_pushnil(L);
-			lua_pushstring(L, err.msg);
-			return 2;
-		}
-		if (rc)
-			return 0;	/* no default: slurmctld refuses the job itself */
-		partition = fallback;
-	}
-	if (efa_policy_checkpoint_signal(b->cfg, partition, efa, option, sizeof(option)) <= 0)
+	if (!rc)
 		return 0;
 	lua_pushstring(L, option);
 	return 1;

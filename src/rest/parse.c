@@ -16,6 +16,7 @@
  */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -596,12 +597,77 @@ static int older_job_fields(json_t *job)
 	return 0;
 }
 
+/* sbatch's --signal, "[R|B...:]SIG[@SECONDS]", taken apart. */
+struct job_signal {
+	bool batch, reservation;
+	char name[16];
+	long seconds;		/* 60 when not given, as sbatch */
+};
+
+static bool parse_signal(const char *text, struct job_signal *sig)
+{
+	const char *name = text, *at;
+	size_t len;
+	char *end;
+
+	memset(sig, 0, sizeof(*sig));
+	sig->seconds = 60;
+	if (strchr(text, ':')) {
+		for (; *name != ':'; name++) {
+			if (*name == 'B' || *name == 'b')
+				sig->batch = true;
+			else if (*name == 'R' || *name == 'r')
+				sig->reservation = true;
+			else
+				return false;
+		}
+		name++;
+	}
+	at = strchr(name, '@');
+	len = at ? (size_t)(at - name) : strlen(name);
+	if (!len || len >= sizeof(sig->name))
+		return false;
+	memcpy(sig->name, name, len);
+	sig->name[len] = '\0';
+	if (at) {
+		sig->seconds = strtol(at + 1, &end, 10);
+		if (!isdigit((unsigned char)at[1]) || *end || sig->seconds > 65535)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The signal as v0.0.40 and later take it: kill_warning_flags (B:
+ * BATCH_JOB, R: RESERVATION_JOB), kill_warning_signal and
+ * kill_warning_delay (a NO_VAL number).
+ */
+static int newer_signal(json_t *job, const struct job_signal *sig)
+{
+	json_t *flags = json_array();
+
+	if (!flags)
+		return -1;
+	if ((sig->batch && json_array_append_new(flags, json_string("BATCH_JOB"))) ||
+	    (sig->reservation && json_array_append_new(flags, json_string("RESERVATION_JOB")))) {
+		json_decref(flags);
+		return -1;
+	}
+	/* Each _new takes its value, also when it fails. */
+	if (json_object_set_new(job, "kill_warning_flags", flags) ||
+	    json_object_set_new(job, "kill_warning_signal", json_string(sig->name)) ||
+	    json_object_set_new(job, "kill_warning_delay", no_val_number(sig->seconds)) ||
+	    json_object_del(job, "signal"))
+		return -1;
+	return 0;
+}
+
 /*
  * v0.0.38's spelling of job fields in v0.0.40's and later: the node count
  * is a string ("2", "2-4"); GPUs per node are a TRES ("gres/gpu:2");
  * --exclusive[=user|mcs] is "shared": ["none"] (or ["user"], ["mcs"]); and
  * a time limit is a NO_VAL number (24.11's v0.0.42 warns about a plain
- * one). slurmrestd ignores gpus_per_node and exclusive there, with only a
+ * one); a signal before the time limit is three fields (newer_signal). slurmrestd ignores gpus_per_node and exclusive there, with only a
  * warning: the job would get no GPU, or share its nodes.
  */
 static int newer_job_fields(json_t *job)
@@ -610,7 +676,11 @@ static int newer_job_fields(json_t *job)
 	json_t *gpus = json_object_get(job, "gpus_per_node");
 	json_t *exclusive = json_object_get(job, "exclusive");
 	json_t *time_limit = json_object_get(job, "time_limit");
+	json_t *signal = json_object_get(job, "signal");
+	struct job_signal sig;
 
+	if (signal && (!parse_signal(json_string_value(signal), &sig) || newer_signal(job, &sig)))
+		return -1;
 	if (exclusive) {
 		const char *how = json_is_true(exclusive) ? "exclusive" : json_string_value(exclusive);
 
@@ -652,6 +722,23 @@ json_t *rest_build_submit(const slurmrest_job_desc *desc, int api, slurmrest_err
 	if (fields && !json_is_object(fields)) {
 		rest_set_error(err, SLURMREST_E_USAGE, "job fields must be a JSON object");
 		return NULL;
+	}
+	if (fields && json_object_get(fields, "signal")) {
+		const char *text = json_string_value(json_object_get(fields, "signal"));
+		struct job_signal sig;
+
+		if (!text || !parse_signal(text, &sig)) {
+			rest_set_error(err, SLURMREST_E_USAGE,
+				       "signal: use sbatch's --signal form, [B:]SIG[@SECONDS], e.g. \"B:USR1@300\"");
+			return NULL;
+		}
+		/* 22.05 answers "Invalid SIGNAL specification" to any flag. */
+		if (api < 40 && (sig.batch || sig.reservation)) {
+			rest_set_error(err, SLURMREST_E_USAGE,
+				       "signal \"%.32s\": v0.0.38 (Slurm 22.05) takes no B: or R:, only SIG[@SECONDS], which signals the job's steps",
+				       text);
+			return NULL;
+		}
 	}
 	job = fields ? json_deep_copy(fields) : json_object();
 	env = api >= 40 ? json_array() : json_object();

@@ -185,7 +185,11 @@ void slurmrest_partitions_free(slurmrest_partitions *partitions);
  * From v0.0.40 on the fields are sent as that version spells them: "nodes"
  * as a string, "gpus_per_node": G as "tres_per_node": "gres/gpu:G",
  * "exclusive": "exclusive" (or "user", "mcs") as "shared": ["none"] (or
- * ["user"], ["mcs"]), "time_limit": M as {"set": true, "number": M};
+ * ["user"], ["mcs"]), "time_limit": M as {"set": true, "number": M},
+ * "signal": "B:USR1@300" (sbatch's --signal; refused with
+ * SLURMREST_E_USAGE when it is not of that form, or when it has B: or R:
+ * on v0.0.38, whose Slurm refuses them) as kill_warning_flags,
+ * kill_warning_signal and kill_warning_delay;
  * other fields go as given (a
  * field the version does not know is ignored with a warning, see
  * slurmrest_warnings; v0.0.38 refuses the job instead).

@@ -129,6 +129,49 @@ like "$(cat "$out_file" 2>/dev/null)" "^batch: required \^docker,lo,veth $rest_c
 	"slurm-efa submit --efa --checkpoint-dir: the batch script itself gets the EFA environment and CHECKPOINT_DIR"
 is "$(ls "$rest_ckpt/run")" "checkpoint-3" "  and --checkpoint-keep=1 trims the directory when the batch step ends"
 
+# A partition's CheckpointSignal=: a job through slurmrestd does not pass
+# sbatch's cli_filter, so slurm-efa submit adds the --signal itself; a
+# job's own --signal is kept. Each script says which signal reached it
+# before its 1-minute limit (slurmctld sends it from a pass every 30 s).
+cp "$rest_conf" "$rest_home/efa.conf.plain"
+echo "PartitionName=cpu CheckpointSignal=USR1@50" >>"$rest_conf"
+cat >"$rest_home/sig.sh" <<'JOB'
+#!/bin/bash
+for sig in USR1 USR2 TERM; do trap "echo got $sig; exit 0" "$sig"; done
+for i in $(seq 90); do sleep 1; done
+JOB
+if [ "$SLURMRESTD_API" = v0.0.38 ]; then
+	# Slurm 22.05's slurmrestd refuses B: (the batch script alone).
+	run "$efa" submit --config "$rest_conf" "${jwt[@]}" --efa=auto -p cpu -N1 -t 1 -o /dev/null "$rest_home/sig.sh"
+	is "$rc" 0 "slurm-efa submit --efa=auto -p cpu on 22.05's v0.0.38: the job goes"
+	like "$out" "efa: no checkpoint signal set for this job: slurmrestd v0\.0\.38 \(Slurm 22\.05\) cannot signal the batch script alone \(B:USR1@50\)" \
+		"  without the partition's signal, saying why"
+	scancel "$(grep -o '[0-9]*$' <<<"$out" || echo 0)" 2>/dev/null || true
+	run "$efa" submit --config "$rest_conf" "${jwt[@]}" --signal=B:USR2@50 -p cpu -N1 -t 1 -o /dev/null "$rest_home/sig.sh"
+	is "$rc" 1 "  --signal=B:USR2@50 there is refused before it is sent"
+	like "$out" "v0\.0\.38 \(Slurm 22\.05\) takes no B: or R:" "  saying why"
+else
+	sig_jobs=()
+	for how in default own; do
+		opts=()
+		[ "$how" = own ] && opts=(--signal=B:USR2@50)
+		run "$efa" submit --config "$rest_conf" "${jwt[@]}" --efa=auto -p cpu -N1 -t 1 "${opts[@]}" \
+			-o "$SLURM_EFA_CLUSTER/out/sig-$how.out" "$rest_home/sig.sh"
+		is "$rc/$(grep -c 'slurmrestd warns' <<<"$out")" "0/0" \
+			"slurm-efa submit --efa=auto -p cpu ${opts[*]}: accepted, no field unknown to $SLURMRESTD_API"
+		sig_jobs+=("$(grep -o '[0-9]*$' <<<"$out" || echo 0)")
+	done
+	for job in "${sig_jobs[@]}"; do wait_job "$job"; done
+	is "$(grep -E '^got' "$SLURM_EFA_CLUSTER/out/sig-default.out" 2>/dev/null)" "got USR1" \
+		"  the partition's CheckpointSignal=USR1@50 reaches the batch script before its time limit"
+	is "$(grep -E '^got' "$SLURM_EFA_CLUSTER/out/sig-own.out" 2>/dev/null)" "got USR2" \
+		"  a job's own --signal=B:USR2@50 is kept"
+fi
+run "$efa" submit --config "$rest_conf" "${jwt[@]}" --signal=B:USR1@99999 -p cpu "$rest_home/sig.sh"
+is "$rc" 1 "--signal=B:USR1@99999 is refused"
+like "$out" "signal: use sbatch's --signal form, \[B:\]SIG\[@SECONDS\]" "  saying the form"
+cp "$rest_home/efa.conf.plain" "$rest_conf"
+
 run "$efa" submit --config "$rest_conf" "${jwt[@]}" -p nosuch "$rest_home/job.sh"
 is "$rc" 1 "a refused submission exits 1"
 # 26.05: "Batch job submission failed (Invalid partition name specified, error 2000)".
@@ -175,9 +218,12 @@ for api in $SLURMRESTD_APIS; do
 		"  with conditional requests"
 	ckpt=$rest_ckpt/$api
 	out_file=$SLURM_EFA_CLUSTER/out/submit-$api.out
+	# A signal for the batch script, in the fields of the version.
+	sig_opt=()
+	[ "$api" = v0.0.38 ] || sig_opt=(--signal=B:USR2@60)
 	run "$efa" submit --config "$rest_conf" "${jwt[@]}" --api-version "$api" --efa --efa-bind=closest \
 		--checkpoint-dir="$ckpt" -p cpu -N2 --gpus-per-node=2 -t 0:05:00 --exclusive \
-		-J "rest-$api" -o "$out_file" "$rest_home/versions.sh"
+		"${sig_opt[@]}" -J "rest-$api" -o "$out_file" "$rest_home/versions.sh"
 	is "$rc" 0 "  submit over JWT"
 	unlike "$out" "slurmrestd warns" "  every field is one the version knows"
 	job=$(grep -o '[0-9]*$' <<<"$out" || true)

@@ -283,6 +283,42 @@ static void test_build_submit(void)
 	json_decref(body);
 	json_object_del(fields, "exclusive");
 	json_object_del(fields, "time_limit");
+	json_object_set_new(fields, "signal", json_string("USR1@300"));
+	body = rest_build_submit(&job, 38, &err);
+	is_str(json_string_value(json_object_get(json_object_get(body, "job"), "signal")), "USR1@300",
+	       "v0.0.38: --signal in sbatch's form");
+	json_decref(body);
+	json_object_set_new(fields, "signal", json_string("B:USR1@300"));
+	ok(!rest_build_submit(&job, 38, &err) && err.code == SLURMREST_E_USAGE,
+	   "v0.0.38: B: is refused before sending (22.05 refuses it)");
+	has_str(err.message, "v0.0.38 (Slurm 22.05) takes no B: or R:", "  saying so");
+	body = rest_build_submit(&job, 40, &err);
+	{
+		json_t *j = json_object_get(body, "job");
+
+		is_str(json_string_value(json_object_get(j, "kill_warning_signal")), "USR1",
+		       "v0.0.40: the signal as kill_warning_signal");
+		is_int(json_integer_value(json_object_get(json_object_get(j, "kill_warning_delay"), "number")), 300,
+		       "  the time as kill_warning_delay, a NO_VAL number");
+		is_str(json_string_value(json_array_get(json_object_get(j, "kill_warning_flags"), 0)), "BATCH_JOB",
+		       "  B: as kill_warning_flags [BATCH_JOB]");
+		is_int(json_array_size(json_object_get(j, "kill_warning_flags")), 1, "  alone");
+		ok(!json_object_get(j, "signal"), "  and no signal field");
+	}
+	json_decref(body);
+	json_object_set_new(fields, "signal", json_string("10"));
+	body = rest_build_submit(&job, 45, &err);
+	is_int(json_integer_value(json_object_get(json_object_get(json_object_get(body, "job"), "kill_warning_delay"),
+						  "number")), 60, "v0.0.45: a signal without @: 60 s, as sbatch");
+	is_int(json_array_size(json_object_get(json_object_get(body, "job"), "kill_warning_flags")), 0,
+	       "  no B: no flags");
+	json_decref(body);
+	json_object_set_new(fields, "signal", json_string("X:USR1@5"));
+	ok(!rest_build_submit(&job, 45, &err) && err.code == SLURMREST_E_USAGE, "a signal \"X:USR1@5\" is refused");
+	has_str(err.message, "[B:]SIG[@SECONDS]", "  with the form to use");
+	json_object_set_new(fields, "signal", json_string("USR1@70000"));
+	ok(!rest_build_submit(&job, 38, &err) && err.code == SLURMREST_E_USAGE, "  so is a time past 65535, on v0.0.38 too");
+	json_object_del(fields, "signal");
 	ok(json_integer_value(json_object_get(fields, "nodes")) == 2, "the caller's fields are not changed");
 	job.environment = bad_env;
 	ok(!rest_build_submit(&job, 38, &err) && err.code == SLURMREST_E_USAGE, "an entry without '=' is refused");

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/cluster/partition_default.h"
+#include "common/cluster/policy.h"
 #include "common/cluster/scontrol.h"
 
 /* A partition is a line of " Key=Value" fields: a few hundred bytes each. */
@@ -65,4 +66,22 @@ int efa_default_partition(long timeout_ms, char *name, size_t size, struct efa_e
 out:
 	free(out);
 	return rc;
+}
+
+int efa_submit_checkpoint_signal(const struct efa_config *cfg, const char *partition,
+				 const char *efa, char *out, size_t size, struct efa_error *err)
+{
+	char fallback[256];
+	int rc;
+
+	if (!partition) {
+		if (!efa_policy_any_checkpoint_signal(cfg))
+			return 0;
+		rc = efa_default_partition(EFA_DEFAULT_PARTITION_TIMEOUT_MS, fallback,
+					   sizeof(fallback), err);
+		if (rc)
+			return rc < 0 ? -1 : 0;	/* no default: slurmctld refuses the job */
+		partition = fallback;
+	}
+	return efa_policy_checkpoint_signal(cfg, partition, efa, out, size) > 0;
 }
