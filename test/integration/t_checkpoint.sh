@@ -256,7 +256,9 @@ fi
 # gives EFA batch jobs without a --signal their partition's. Each script
 # says which signal reached it; Slurm sends the warning from its periodic
 # pass (every 30 s), so with 50 s before a 1-minute limit it comes within
-# the first 30 s, and a job that gets none ends at its limit (TERM).
+# the first 30 s, to every job in that window. The jobs that must get
+# none start first: once the others have theirs, a pass has gone by them
+# too, and they are cancelled (TERM).
 write_efa_conf "PartitionName=gpu CheckpointSignal=USR1@50" \
 	"PartitionName=cpu EFA=optional CheckpointSignal=USR2@50"
 sigout=$SLURM_EFA_CLUSTER/out/signal
@@ -266,7 +268,7 @@ cat >"$sigout/job.sh" <<'SCRIPT'
 for sig in USR1 USR2 TERM; do
 	trap "echo got $sig; exit 0" "$sig"
 done
-echo started
+echo "started $(date +%s.%N)"
 for i in $(seq 90); do sleep 1; done
 SCRIPT
 sig_jobs=()
@@ -277,21 +279,32 @@ sig_submit() {	# sig_submit NAME SBATCH-OPTION...: the job's id in $jobid
 		-o "$sigout/$name.out" "$@" "$sigout/job.sh" 2>"$sigout/$name.err") || true
 	sig_jobs+=("$jobid")
 }
+sig_submit plain -p gpu
+sig_submit off -p cpu --efa=off
+sig_started() { sed -n 's/^started //p' "$sigout/$1.out" 2>/dev/null; }
+until_up 60 sh -c "grep -q ^started '$sigout/plain.out' && grep -q ^started '$sigout/off.out'" ||
+	diag "the jobs to get no signal did not start: $(squeue -h -o '%i %T %R' 2>&1 | paste -sd ';')"
 sig_submit efa -p gpu --efa=auto
 sig_submit own -p gpu --efa=auto --signal=B:USR2@50
-sig_submit plain -p gpu
 sig_submit default -v --efa=auto
 sig_submit cpu -p cpu
-sig_submit off -p cpu --efa=off
+for name in efa own default cpu; do
+	until_up 90 grep -q '^got' "$sigout/$name.out" || diag "sig-$name: no signal: $(tail -n 3 "$sigout/$name.out" 2>&1)"
+done
+# (Started after plain and off: the pass that signalled them passed those.)
+ok "$(awk -v a="$(sig_started plain)" -v b="$(sig_started off)" -v c="$(sig_started efa)" \
+	'BEGIN { print (a != "" && b != "" && c != "" && a <= c && b <= c) ? 0 : 1 }')" \
+	"the jobs that must get no signal started before the others"
+scancel "${sig_jobs[0]}" "${sig_jobs[1]}" 2>/dev/null || true
 for jobid in "${sig_jobs[@]}"; do
 	[ -n "$jobid" ] && wait_job "$jobid"
 done
-# The script's own lines (slurmstepd adds its time-limit message).
-sig_got() { grep -E '^(started|got)' "$sigout/$1.out" 2>/dev/null | tr '\n' ' '; }
+# The script's own lines (slurmstepd adds its messages).
+sig_got() { grep -E '^(started|got)' "$sigout/$1.out" 2>/dev/null | sed 's/^started .*/started/' | tr '\n' ' '; }
 is "$(sig_got efa)" "started got USR1 " \
 	"an --efa batch job in a partition with CheckpointSignal=USR1@50 gets USR1 before its time limit"
 is "$(sig_got own)" "started got USR2 " "  a job's own --signal=B:USR2@50 is kept"
-is "$(sig_got plain)" "started got TERM " "  a job without --efa in a partition without EFA= gets none (TERM at its limit)"
+is "$(sig_got plain)" "started got TERM " "  a job without --efa in a partition without EFA= gets none (TERM when cancelled)"
 is "$(sig_got default)" "started got USR1 " "  a job naming no partition gets its default partition's (asked of slurmctld)"
 like "$(cat "$sigout/default.err")" "efa: --signal=B:USR1@50 \\(the partition's CheckpointSignal= in efa.conf\\)" \
 	"  and sbatch -v says so"
