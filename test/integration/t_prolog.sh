@@ -38,7 +38,8 @@ until_up 60 sh -c "sinfo -h -n n1 -o %T | grep -q ^drain" ||
 	diag "n1 not drained: $(state_of n1); job: $(job_state "$job")"
 like "$(state_of n1)" "^drain(ed|ing) $reason$" \
 	"an --efa job on it: its prolog drains the node, the reason naming the device and the port"
-until_up 60 sh -c "[ \"\$(scontrol -o show job $job | grep -o 'Restarts=[0-9]*')\" = Restarts=1 ]" ||
+# (Restarts=1 shows while the job is still COMPLETING: wait for both.)
+until_up 60 sh -c "scontrol -o show job $job | grep -q 'JobState=PENDING .*Restarts=1 '" ||
 	diag "job $job: $(job_state "$job") $(job_field "$job" Restarts)"
 is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "PENDING/1" \
 	"  the job is back in the queue, requeued once"
