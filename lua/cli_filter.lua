@@ -14,16 +14,24 @@ instead. It only ever adds a default: when the bridge cannot load, jobs
 go as their users wrote them, with one line saying why.
 --]]
 
-local ok, efa = pcall(require, "slurm_efa_bridge")
+-- Loaded by the first sbatch that needs it: every srun and salloc runs
+-- this file too, and gets no signal.
+local ok, efa
 
 function slurm_cli_setup_defaults(options, early)
 	return slurm.SUCCESS
 end
 
 function slurm_cli_pre_submit(options, offset)
+	if options.type ~= "sbatch" then
+		return slurm.SUCCESS
+	end
+	if ok == nil then
+		ok, efa = pcall(require, "slurm_efa_bridge")
+	end
 	if not ok then
 		local spank = options.spank
-		if options.type == "sbatch" and spank and spank.efa and spank.efa.efa then
+		if spank and spank.efa and spank.efa.efa then
 			slurm.log_error("efa: cannot load slurm_efa_bridge (%s): no checkpoint signal set for this job",
 				tostring(efa):gsub("\n%s*", "; "))
 		end
