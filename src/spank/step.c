@@ -104,6 +104,7 @@ void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *arg
 void efa_step_close(struct efa_step *step)
 {
 	free(step->bind_groups);
+	efa_hw_reading_clear(&step->counters.start);
 	efa_node_free(step->node);
 	efa_env_plan_free(step->plan);
 	efa_profiles_free(step->profiles);

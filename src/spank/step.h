@@ -22,6 +22,7 @@
 #include "common/config/mode.h"
 #include "common/config/plugin_args.h"
 #include "common/env/env.h"
+#include "common/node/hw_counters.h"
 #include "common/env/profile.h"
 #include "common/node/node.h"
 #include "options.h"
@@ -71,6 +72,7 @@ struct efa_step_counters {
 	char nodes[EFA_STEP_LIST_MAX];	/* SLURM_STEP_NODELIST */
 	char nccl_net[64];		/* the step's NCCL_NET, "" when unset */
 	char store[EFA_STEP_PATH_MAX];	/* the node's usage store */
+	struct efa_hw_reading start;	/* what the end reads again */
 };
 
 /* slurmstepd's own mount namespace, to tell a container's from it. */

@@ -84,6 +84,8 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 		goto out;
 	}
 	sc->active = true;
+	sc->start = now;	/* the end reads only what it has */
+	memset(&now, 0, sizeof(now));
 	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", sc->nodes, sizeof(sc->nodes)))
 		snprintf(sc->nodes, sizeof(sc->nodes), "?");
 	if (!efa_step_job_env(sp, EFA_ENV_NCCL_NET_VAR, sc->nccl_net, sizeof(sc->nccl_net)))
@@ -130,7 +132,7 @@ static void end_step(struct efa_step *step, bool tell)
 	uint64_t tx, rx;
 
 	sc->active = false;
-	if (efa_hw_read(step->node, step->root, &now, &err)) {
+	if (efa_hw_read_again(&sc->start, step->root, &now, &err)) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
 			    sc->job_id, sc->step_id, err.msg);
 		return;

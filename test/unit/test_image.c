@@ -162,6 +162,38 @@ static void test_confined(void)
 	   "a binary installer record is read without harm");
 	efa_stack_clear(&image);
 	free(big);
+
+	/* One directory's entries: a file, never a link out, and in the
+	 * image never a FIFO (it would block the reader). */
+	{
+		char buf[64];
+		int dir;
+
+		tmp_setup(write_file(tmp_at("img/real/value"), "42\n", 3) ||
+			  mkfifo(tmp_at("img/real/fifo"), 0600) ||
+			  symlink(tmp_at("outside/opt/amazon/efa_installed_packages"),
+				  tmp_at("img/real/link")),
+			  "a directory with a file, a FIFO and a link");
+		dir = efa_sysfs_open_dir(&confined, "/real");
+		require(ok(dir >= 0, "a directory of the image is opened"));
+		ok(!efa_sysfs_read_in(&confined, dir, "value", buf, sizeof(buf)) && !strcmp(buf, "42"),
+		   "  its file is read, without the newline");
+		ok(efa_sysfs_read_in(&confined, dir, "fifo", buf, sizeof(buf)) && !buf[0],
+		   "  a FIFO is not opened");
+		ok(efa_sysfs_read_in(&confined, dir, "link", buf, sizeof(buf)) && !buf[0],
+		   "  a link is not followed");
+		ok(efa_sysfs_read_in(&confined, dir, "../real/value", buf, sizeof(buf)) &&
+		   efa_sysfs_read_in(&confined, dir, "..", buf, sizeof(buf)),
+		   "  a name with a slash, or \"..\", is refused");
+		close(dir);
+		dir = efa_sysfs_open_dir(&open_fs, "/real");
+		ok(!efa_sysfs_read_in(&open_fs, dir, "value", buf, sizeof(buf)) && !strcmp(buf, "42") &&
+		   efa_sysfs_read_in(&open_fs, dir, "link", buf, sizeof(buf)),
+		   "a node's root: the file is read, the link is not followed either");
+		close(dir);
+		ok(efa_sysfs_open_dir(&open_fs, "/real/value") < 0 &&
+		   efa_sysfs_open_dir(&open_fs, "/no/such") < 0, "a file or nothing is no directory");
+	}
 	efa_sysfs_close(&open_fs);
 	efa_sysfs_close(&confined);
 }

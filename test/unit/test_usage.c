@@ -30,6 +30,14 @@ static void counter(const char *dev, const char *name, const char *text)
 	tmp_put(tmp_base, rel, text);
 }
 
+static void gone(const char *rel)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_at(rel));
+	require(system(cmd) == 0);
+}
+
 static uint64_t sum(const struct efa_hw_reading *r, enum efa_hw_counter c)
 {
 	uint64_t s = 0;
@@ -96,6 +104,28 @@ static void test_read(void)
 	efa_hw_reading_clear(&d);
 	efa_hw_reading_clear(&back);
 	efa_hw_reading_clear(&r);
+
+	/* A step's end reads again only what its start had. */
+	base_counters();
+	ok(!efa_hw_read(&node, tmp_at("root"), &r, &err), "a step's start");
+	counter("efa_0", "rdma_read_bytes", "77\n");	/* appeared since */
+	counter("rdmap16s27", "tx_bytes", "1500\n");
+	gone("root/sys/class/infiniband/rdmap16s27/ports/1/hw_counters/rx_bytes");
+	ok(!efa_hw_read_again(&r, tmp_at("root"), &back, &err), "its end reads the same counters again");
+	is_int(back.nports, 2, "  both ports");
+	is_int((int)sum(&back, EFA_HW_TX_BYTES), 1510, "  their values now");
+	ok(!(back.ports[0].have & (1u << EFA_HW_RX_BYTES)), "  a counter gone since is left out");
+	is_int((int)sum(&back, EFA_HW_RX_BYTES), 20, "  the other device's is read");
+	ok(!(back.ports[1].have & (1u << EFA_HW_RDMA_READ_BYTES)),
+	   "  a counter the start did not have is not read");
+	efa_hw_reading_clear(&back);
+	gone("root/sys/class/infiniband/efa_0/ports/1/hw_counters");
+	ok(!efa_hw_read_again(&r, tmp_at("root"), &back, &err), "a device gone since");
+	ok(!back.ports[1].have && sum(&back, EFA_HW_TX_BYTES) == 1500, "  reads nothing of it, the rest as before");
+	efa_hw_reading_clear(&back);
+	ok(efa_hw_read_again(&r, tmp_at("no such root"), &back, &err), "a root that is gone is an error");
+	efa_hw_reading_clear(&r);
+	base_counters();
 
 	ok(!efa_hw_parse("garbage\nrdmap0 1 tx_bytes -5\nrdmap0 1 no_such 4\nrdmap0 1 rx_bytes 9\n", &back),
 	   "a kept reading with bad lines");

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/base/fields.h"
 #include "common/base/strutil.h"
 #include "common/node/hw_counters.h"
 #include "common/node/sysfs.h"
@@ -74,23 +76,33 @@ static bool parse_value(const char *text, uint64_t *value)
 	return !errno;
 }
 
-static void read_port(const struct efa_sysfs *fs, const char *device, struct efa_port_counters *p,
+/* The counters of want a port has; its hw_counters directory is looked
+ * up once, and a port without one costs one lookup. */
+static void read_port(const struct efa_sysfs *fs, uint32_t want, struct efa_port_counters *p,
 		      struct efa_hw_reading *r)
 {
 	char text[64];
+	int dir;
 
+	dir = efa_sysfs_open_dir(fs, "/sys/class/infiniband/%s/ports/%s/hw_counters", p->device,
+				 p->port);
+	if (dir < 0)
+		return;	/* a driver without statistics */
 	for (int c = 0; c < EFA_HW_NCOUNTERS; c++) {
-		if (efa_sysfs_read(fs, text, sizeof(text), "/sys/class/infiniband/%s/ports/%s/hw_counters/%s",
-				   device, p->port, efa_hw_counter_info[c].file))
+		if (!(want & (1u << c)) ||
+		    efa_sysfs_read_in(fs, dir, efa_hw_counter_info[c].file, text, sizeof(text)))
 			continue;	/* this device has no such counter */
 		if (parse_value(text, &p->value[c]))
 			p->have |= 1u << c;
 		else
 			efa_strlcatf(r->problems, sizeof(r->problems), "%s%s port %s: %s holds \"%.20s\", not a count",
-				     r->problems[0] ? "; " : "", device, p->port,
+				     r->problems[0] ? "; " : "", p->device, p->port,
 				     efa_hw_counter_info[c].file, text);
 	}
+	close(dir);
 }
+
+#define ALL_COUNTERS ((1u << EFA_HW_NCOUNTERS) - 1)
 
 int efa_hw_read(const struct efa_node *node, const char *root, struct efa_hw_reading *r,
 		struct efa_error *err)
@@ -114,7 +126,7 @@ int efa_hw_read(const struct efa_node *node, const char *root, struct efa_hw_rea
 				efa_strv_free(ports);
 				goto fail;
 			}
-			read_port(&fs, device, p, r);
+			read_port(&fs, ALL_COUNTERS, p, r);
 		}
 		efa_strv_free(ports);
 	}
@@ -126,6 +138,33 @@ fail:
 out:
 	efa_sysfs_close(&fs);
 	return rc;
+}
+
+int efa_hw_read_again(const struct efa_hw_reading *before, const char *root,
+		      struct efa_hw_reading *r, struct efa_error *err)
+{
+	struct efa_sysfs fs;
+
+	memset(r, 0, sizeof(*r));
+	if (efa_sysfs_open(&fs, root))
+		return efa_error_set(err, "cannot open root %s: %s", root, strerror(errno));
+	for (size_t i = 0; i < before->nports; i++) {
+		const struct efa_port_counters *was = &before->ports[i];
+		struct efa_port_counters *p;
+
+		if (!was->have)
+			continue;	/* nothing to take a difference of */
+		p = add_port(r, was->device, was->port);
+		if (!p) {
+			efa_error_set(err, "cannot read the EFA counters: %s", strerror(errno));
+			efa_hw_reading_clear(r);
+			efa_sysfs_close(&fs);
+			return -1;
+		}
+		read_port(&fs, was->have, p, r);
+	}
+	efa_sysfs_close(&fs);
+	return 0;
 }
 
 static const struct efa_port_counters *find_port(const struct efa_hw_reading *r,
@@ -196,15 +235,23 @@ char *efa_hw_format(const struct efa_hw_reading *r)
 	if (!text)
 		return NULL;
 	at = text;
-	*at = '\0';
 	for (size_t i = 0; i < r->nports; i++) {
 		const struct efa_port_counters *p = &r->ports[i];
 
-		for (int c = 0; c < EFA_HW_NCOUNTERS; c++)
-			if (p->have & (1u << c))
-				at += sprintf(at, "%s %s %s %" PRIu64 "\n", p->device, p->port,
-					      efa_hw_counter_info[c].file, p->value[c]);
+		for (int c = 0; c < EFA_HW_NCOUNTERS; c++) {
+			if (!(p->have & (1u << c)))
+				continue;
+			at = efa_field_put(at, p->device);
+			*at++ = ' ';
+			at = efa_field_put(at, p->port);
+			*at++ = ' ';
+			at = efa_field_put(at, efa_hw_counter_info[c].file);
+			*at++ = ' ';
+			at = efa_field_put_u64(at, p->value[c]);
+			*at++ = '\n';
+		}
 	}
+	*at = '\0';
 	return text;
 }
 
@@ -220,18 +267,22 @@ int efa_hw_parse(const char *text, struct efa_hw_reading *r)
 {
 	memset(r, 0, sizeof(*r));
 	for (const char *line = text; line && *line;) {
-		const char *end = strchr(line, '\n');
-		char device[64], port[16], file[64], value[32];
+		const char *at = line, *end = strchr(line, '\n');
 		struct efa_port_counters like, *p;
+		char file[64];
 		uint64_t v;
 		int c;
 
-		if (sscanf(line, "%63s %15s %63s %31s", device, port, file, value) == 4 &&
-		    (c = counter_by_file(file)) >= 0 && parse_value(value, &v)) {
-			snprintf(like.device, sizeof(like.device), "%s", device);
-			snprintf(like.port, sizeof(like.port), "%s", port);
-			p = (struct efa_port_counters *)find_port(r, &like);
-			if (!p && !(p = add_port(r, device, port))) {
+		if (efa_field_word(&at, like.device, sizeof(like.device)) &&
+		    efa_field_word(&at, like.port, sizeof(like.port)) &&
+		    efa_field_word(&at, file, sizeof(file)) && (c = counter_by_file(file)) >= 0 &&
+		    efa_field_u64(&at, &v)) {
+			/* A port's lines come together: its port is the last one. */
+			p = r->nports && !strcmp(r->ports[r->nports - 1].device, like.device) &&
+					    !strcmp(r->ports[r->nports - 1].port, like.port)
+				    ? &r->ports[r->nports - 1]
+				    : (struct efa_port_counters *)find_port(r, &like);
+			if (!p && !(p = add_port(r, like.device, like.port))) {
 				efa_hw_reading_clear(r);
 				return -1;
 			}

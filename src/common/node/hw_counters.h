@@ -70,6 +70,15 @@ struct efa_hw_reading {
 int efa_hw_read(const struct efa_node *node, const char *root, struct efa_hw_reading *r,
 		struct efa_error *err);
 
+/*
+ * The ports and counters before has, read again (a step's end, against
+ * its start): no directory is listed, and ports without counters cost
+ * nothing. A counter or port gone since is left out, as efa_hw_read
+ * leaves out what is missing.
+ */
+int efa_hw_read_again(const struct efa_hw_reading *before, const char *root,
+		      struct efa_hw_reading *r, struct efa_error *err);
+
 void efa_hw_reading_clear(struct efa_hw_reading *r);
 
 /*

@@ -129,13 +129,13 @@ static int fs_open(const struct efa_sysfs *fs, const char *rel, int flags)
 	return efa_reopen_regular(fd, flags);
 }
 
-static int read_small(const struct efa_sysfs *fs, const char *rel, char *buf, size_t size)
+/* Reads an opened attribute into buf and closes it. */
+static int read_small_fd(int fd, char *buf, size_t size)
 {
 	size_t got = 0;
-	int fd;
 
 	buf[0] = '\0';
-	if ((fd = fs_open(fs, rel, O_RDONLY)) < 0)
+	if (fd < 0)
 		return -1;
 	/* sysfs and small regular files come whole in one read; a short read
 	 * is the end. */
@@ -159,6 +159,12 @@ static int read_small(const struct efa_sysfs *fs, const char *rel, char *buf, si
 	return 0;
 }
 
+static int read_small(const struct efa_sysfs *fs, const char *rel, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	return read_small_fd(fs_open(fs, rel, O_RDONLY), buf, size);
+}
+
 int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
 		   const char *fmt, ...)
 {
@@ -172,6 +178,36 @@ int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
 	rc = read_small(fs, rel, buf, size);
 	free(rel);
 	return rc;
+}
+
+int efa_sysfs_open_dir(const struct efa_sysfs *fs, const char *fmt, ...)
+{
+	va_list ap;
+	char *rel;
+	int fd;
+
+	va_start(ap, fmt);
+	rel = vrel(fmt, ap);
+	va_end(ap);
+	fd = fs_open(fs, rel, O_RDONLY | O_DIRECTORY);
+	free(rel);
+	return fd;
+}
+
+int efa_sysfs_read_in(const struct efa_sysfs *fs, int dir, const char *name, char *buf,
+		      size_t size)
+{
+	int fd;
+
+	buf[0] = '\0';
+	if (dir < 0 || !name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -1;
+	/* One component, not followed if a link: nothing outside dir. In
+	 * someone else's tree, only a regular file is opened for reading. */
+	if (!fs->confined)
+		return read_small_fd(openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), buf, size);
+	fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return read_small_fd(fd < 0 ? -1 : efa_reopen_regular(fd, O_RDONLY), buf, size);
 }
 
 int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,

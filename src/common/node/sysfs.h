@@ -41,6 +41,19 @@ char *efa_sysfs_path(const struct efa_sysfs *fs, const char *fmt, ...)
 int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * A directory under the root, opened for efa_sysfs_read_in (close it
+ * after), or -1. For many attributes of one directory: each is then one
+ * lookup, not a walk from the root.
+ */
+int efa_sysfs_open_dir(const struct efa_sysfs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* efa_sysfs_read of the entry name (one component, never followed as a
+ * link) of a directory from efa_sysfs_open_dir. */
+int efa_sysfs_read_in(const struct efa_sysfs *fs, int dir, const char *name, char *buf,
+		      size_t size);
+
 /* An attribute as an integer (base 0: "0x10de" and "-1" both work). */
 int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
 			const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/base/atomic_write.h"
+#include "common/base/fields.h"
 #include "common/base/strutil.h"
 #include "common/usage/usage.h"
 
@@ -87,26 +89,25 @@ static void word(char *dst, size_t size, const char *src)
 
 static bool parse_job(const char *line, struct efa_job_usage *j)
 {
-	long long start, end;
-	unsigned shared, steps;
-	int used;
+	uint64_t id, shared, steps, have;
+	int64_t start, end;
 
 	memset(j, 0, sizeof(*j));
-	if (sscanf(line, "%" SCNu32 " %lld %lld %u %u %" SCNx32 " %63s %63s%n", &j->job_id, &start,
-		   &end, &shared, &steps, &j->have, j->user, j->partition, &used) != 8)
+	if (!efa_field_u64(&line, &id) || id > UINT32_MAX || !efa_field_i64(&line, &start) ||
+	    !efa_field_i64(&line, &end) || !efa_field_u64(&line, &shared) || shared > 1 ||
+	    !efa_field_u64(&line, &steps) || steps > UINT_MAX || !efa_field_hex(&line, &have) ||
+	    have > UINT32_MAX || !efa_field_word(&line, j->user, sizeof(j->user)) ||
+	    !efa_field_word(&line, j->partition, sizeof(j->partition)))
 		return false;
+	j->job_id = (uint32_t)id;
 	j->start = (time_t)start;
 	j->end = (time_t)end;
 	j->shared = shared;
-	j->steps = steps;
-	line += used;
-	for (int c = 0; c < EFA_HW_NCOUNTERS; c++) {
-		int n;
-
-		if (sscanf(line, " %" SCNu64 "%n", &j->total[c], &n) != 1)
+	j->steps = (unsigned)steps;
+	j->have = (uint32_t)have;
+	for (int c = 0; c < EFA_HW_NCOUNTERS; c++)
+		if (!efa_field_u64(&line, &j->total[c]))
 			return false;
-		line += n;
-	}
 	return true;
 }
 
@@ -154,6 +155,17 @@ static int job_order(const void *a, const void *b)
 	return (x->end < y->end) - (x->end > y->end);
 }
 
+/* " TIME", a time as the table keeps it: seconds, signed. */
+static char *put_time(char *at, time_t when)
+{
+	*at++ = ' ';
+	if (when < 0) {
+		*at++ = '-';
+		return efa_field_put_u64(at, 0 - (uint64_t)when);
+	}
+	return efa_field_put_u64(at, (uint64_t)when);
+}
+
 static int save_table(const char *dir, struct table *t, struct efa_error *err)
 {
 	size_t running = 0, ended = 0, size;
@@ -165,17 +177,29 @@ static int save_table(const char *dir, struct table *t, struct efa_error *err)
 	text = malloc(size);
 	if (!text)
 		return efa_error_set(err, "out of memory");
-	at = text + sprintf(text, "%s", TABLE_HEADER);
+	at = efa_field_put(text, TABLE_HEADER);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct efa_job_usage *j = &t->jobs[i];
 
 		if (j->end ? ended++ >= EFA_USAGE_RECENT : running++ >= EFA_USAGE_RUNNING_MAX)
 			continue;
-		at += sprintf(at, "%" PRIu32 " %lld %lld %u %u %" PRIx32 " %s %s", j->job_id,
-			      (long long)j->start, (long long)j->end, j->shared ? 1u : 0u, j->steps,
-			      j->have, j->user, j->partition);
-		for (int c = 0; c < EFA_HW_NCOUNTERS; c++)
-			at += sprintf(at, " %" PRIu64, j->total[c]);
+		at = efa_field_put_u64(at, j->job_id);
+		at = put_time(at, j->start);
+		at = put_time(at, j->end);
+		*at++ = ' ';
+		*at++ = j->shared ? '1' : '0';
+		*at++ = ' ';
+		at = efa_field_put_u64(at, j->steps);
+		*at++ = ' ';
+		at = efa_field_put_hex(at, j->have);
+		*at++ = ' ';
+		at = efa_field_put(at, j->user);
+		*at++ = ' ';
+		at = efa_field_put(at, j->partition);
+		for (int c = 0; c < EFA_HW_NCOUNTERS; c++) {
+			*at++ = ' ';
+			at = efa_field_put_u64(at, j->total[c]);
+		}
 		*at++ = '\n';
 	}
 	*at = '\0';
