@@ -413,8 +413,8 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 	int rc = EXIT_USAGE;
 	json_t *doc;
 
-	if (efa_node_check(common->root, cfg, req->partition, node_gres(cfg, req, gres, sizeof(gres)),
-			   true, &c, &err)) {
+	if (efa_node_check(common->root, cfg, NULL, req->partition,
+			   node_gres(cfg, req, gres, sizeof(gres)), true, &c, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}

@@ -45,6 +45,7 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	const char *when = epilog ? "epilog" : "prolog";
 	const char *node = getenv("SLURMD_NODENAME");
 	const char *job = getenv("SLURM_JOB_ID");
+	struct efa_node_cache cache = { .settle = EFA_NODE_CACHE_SETTLE };
 	struct efa_node_check check = { 0 };
 	struct efa_config *cfg = NULL;
 	char root[PATH_MAX], msg[EFA_DRAIN_MESSAGE_MAX], gres[1024];
@@ -90,8 +91,9 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 		else
 			judged_gres = gres;
 	}
-	if (efa_node_check(root, cfg, getenv("SLURM_JOB_PARTITION"), judged_gres, true, &check,
-			   &err)) {
+	cache.dir = cfg->node_cache_dir;
+	if (efa_node_check(root, cfg, &cache, getenv("SLURM_JOB_PARTITION"), judged_gres, true,
+			   &check, &err)) {
 		slurm_error("efa: %s: %s: node %s is not checked", when, err.msg, node);
 		goto out;
 	}

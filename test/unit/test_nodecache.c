@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/config/efa_conf.h"
+#include "common/health/node_check.h"
 #include "common/nodecache/nodecache.h"
 #include "common/nodecache/nodedesc.h"
 #include "tap.h"
@@ -119,6 +120,40 @@ static void test_hit_and_changes(const char *root)
 	free(cfg->instance_type);
 	cfg->instance_type = strdup("p5e.48xlarge");
 	expect_rebuild(root, "InstanceType= changed", "efa.conf's InstanceType= changed");
+}
+
+/* The health check with the cache (the job prolog's gate): the node's
+ * description may come from it, its faults never do. */
+static void test_health_check(void)
+{
+	char root[4096];
+	struct efa_node_check c;
+	struct efa_error err;
+
+	snprintf(root, sizeof(root), "%s", tmp_at("checked"));
+	tmp_setup(sh("cp -a %s %s && mkdir -p %s/proc/sys/kernel/random && "
+		     "echo 33333333-3333-3333-3333-333333333333 >%s/proc/sys/kernel/random/boot_id",
+		     FIXTURES "/p5.48xlarge", root, root, root), "another p5.48xlarge node");
+	later();
+	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, &c, &err) && !c.problem[0] &&
+	   c.node->nnics == 32, "a healthy node passes, read once");
+	efa_node_check_clear(&c);
+	is_int(step(root, NULL), EFA_NODE_CACHE_HIT, "  and its description is kept");
+	later();
+	sh("echo '1: DOWN' >%s/sys/class/infiniband/rdmap114s0/ports/1/state", root);
+	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, &c, &err), "a port gone down");
+	has_str(c.problem, "rdmap114s0", "  fails the check, the description kept or not");
+	efa_node_check_clear(&c);
+	sh("echo '4: ACTIVE' >%s/sys/class/infiniband/rdmap114s0/ports/1/state", root);
+	later();
+	sh("rm %s/sys/class/infiniband/rdmap115s0", root);
+	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, &c, &err) && c.node->nnics == 31,
+	   "an EFA device gone: the check reads the node again");
+	has_str(c.problem, "31", "  and fails it, naming the count");
+	efa_node_check_clear(&c);
+	ok(!efa_node_check(root, cfg, NULL, NULL, NULL, false, &c, &err) && c.node->nnics == 31 &&
+	   c.problem[0], "the same verdict without the cache");
+	efa_node_check_clear(&c);
 }
 
 /* root= is a link the tests point at one fixture, then another. */
@@ -256,6 +291,7 @@ int main(void)
 	test_untrusted(root);
 	test_settle(root);
 	test_decode_damage(root);
+	test_health_check();
 	is_int(step(tmp_at("missing"), NULL), -1, "a root= that does not exist is an error");
 
 	efa_config_free(cfg);

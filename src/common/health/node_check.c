@@ -8,6 +8,7 @@
 #include "common/health/node_check.h"
 #include "common/health/slurmd_limits.h"
 #include "common/node/health.h"
+#include "common/nodecache/nodecache.h"
 
 /* How often a node still short of EFA devices is counted again. */
 #define RECOUNT_INTERVAL 5
@@ -30,15 +31,42 @@ static int recount(const char *root, const struct efa_config *cfg, int wait,
 	return 0;
 }
 
-int efa_node_check(const char *root, const struct efa_config *cfg, const char *partition,
-		   const char *gres, bool wait, struct efa_node_check *out, struct efa_error *err)
+/* The node and its profiles: afresh, or from the node's description in
+ * the cache, which is read again whenever what it was read from changed. */
+static int read_node(const char *root, const struct efa_config *cfg,
+		     const struct efa_node_cache *cache, struct efa_node_check *out,
+		     struct efa_error *err)
+{
+	struct efa_nodedesc desc = { 0 };
+	char note[512];
+
+	if (!cache)
+		return efa_node_discover(root, cfg->instance_type, &out->node, err) ||
+		       efa_profiles_load(cfg->profile_dir, &out->profiles, err) ? -1 : 0;
+	if (efa_node_describe(root, cfg, cache, &desc, note, sizeof(note), err) < 0)
+		return -1;
+	if (!desc.profiles) {
+		efa_error_set(err, "%s", desc.profiles_error ? desc.profiles_error : "no profiles");
+		efa_nodedesc_clear(&desc);
+		return -1;
+	}
+	out->node = desc.node;
+	out->profiles = desc.profiles;
+	desc.node = NULL;
+	desc.profiles = NULL;
+	efa_nodedesc_clear(&desc);
+	return 0;
+}
+
+int efa_node_check(const char *root, const struct efa_config *cfg,
+		   const struct efa_node_cache *cache, const char *partition, const char *gres,
+		   bool wait, struct efa_node_check *out, struct efa_error *err)
 {
 	char missing[512], ports[EFA_NODE_PROBLEM_MAX] = "";
 	int settle = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (efa_node_discover(root, cfg->instance_type, &out->node, err) ||
-	    efa_profiles_load(cfg->profile_dir, &out->profiles, err))
+	if (read_node(root, cfg, cache, out, err))
 		return -1;
 	out->profile = efa_profiles_match(out->profiles, out->node->instance_type,
 					  efa_node_accel_kinds(out->node));

@@ -18,6 +18,7 @@
 #include "common/config/efa_conf.h"
 #include "common/env/profile.h"
 #include "common/node/node.h"
+#include "common/nodecache/nodecache.h"
 
 #define EFA_NODE_PROBLEM_MAX 2048
 
@@ -38,11 +39,15 @@ struct efa_node_check {
  * EFADevicesWait= seconds first (devices still attaching after boot).
  * Returns -1 with err when the node or the profiles cannot be read at all
  * (a broken efa.conf or profile directory: bad input, never a fault of the
- * node); 0 otherwise, the verdict in out. Clear out with
+ * node); 0 otherwise, the verdict in out. With cache, the node's
+ * description comes from the cache (nodecache.h) while nothing it was read
+ * from changed; what can fail while the node runs (devices present, ports'
+ * states, counters, limits, answers) is read afresh either way. Clear out with
  * efa_node_check_clear in both cases.
  */
-int efa_node_check(const char *root, const struct efa_config *cfg, const char *partition,
-		   const char *gres, bool wait, struct efa_node_check *out, struct efa_error *err);
+int efa_node_check(const char *root, const struct efa_config *cfg,
+		   const struct efa_node_cache *cache, const char *partition, const char *gres,
+		   bool wait, struct efa_node_check *out, struct efa_error *err);
 
 void efa_node_check_clear(struct efa_node_check *c);
 
