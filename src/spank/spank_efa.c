@@ -106,6 +106,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	(void)av;
 	efa_ckpt_create(&step, sp);
 	efa_container_host_mounts(&step, sp);
+	efa_task_step_env(&step, sp);
 	return 0;
 }
 

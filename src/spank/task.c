@@ -22,10 +22,12 @@
 #define LIBPATH_MAX 65536
 
 /* A task being set up: its step and its SPANK handle (the environment
- * functions' context). */
+ * functions' context); or, shared, what all the step's tasks get, set up
+ * in the step's environment before they start. */
 struct task {
 	struct efa_step *step;
 	spank_t sp;
+	bool shared;
 };
 
 static uint32_t item_u32(spank_t sp, spank_item_t item)
@@ -56,6 +58,26 @@ static int get_task_env(void *ctx, const char *name, char *buf, size_t size)
 	return rc == ESPANK_NOSPACE ? -1 : 0;
 }
 
+/*
+ * Whether the environment holds exactly name=value already. slurmstepd's
+ * spank_setenv allocates and clears 256 KiB for every call (setenvf,
+ * ENV_BUFSIZE in Slurm's env.c), and a task finds most of its variables
+ * already set for the step (efa_task_step_env).
+ */
+static bool holds(spank_t sp, const char *name, const char *value)
+{
+	size_t len = strlen(value);
+	char small[512], *buf = len + 2 <= sizeof(small) ? small : malloc(len + 2);
+	bool same;
+
+	if (!buf)
+		return false;
+	same = spank_getenv(sp, name, buf, (int)(len + 2)) == ESPANK_SUCCESS && !strcmp(buf, value);
+	if (buf != small)
+		free(buf);
+	return same;
+}
+
 static int put_task_env(void *ctx, const char *name, const char *value,
 			enum efa_env_decision decision, const char *reason)
 {
@@ -73,6 +95,8 @@ static int put_task_env(void *ctx, const char *name, const char *value,
 	}
 	if (decision != EFA_ENV_SET && decision != EFA_ENV_FORCED &&
 	    decision != EFA_ENV_PREPENDED)
+		return 0;
+	if (holds(t->sp, name, value))
 		return 0;
 	rc = spank_setenv(t->sp, name, value, 1);
 	if (rc != ESPANK_SUCCESS) {
@@ -203,6 +227,7 @@ static int launch_entries(const struct task *t, struct efa_env_entry *e, size_t 
 	spank_t sp = t->sp;
 	unsigned local_rank = (unsigned)task_id(sp);
 	struct efa_launch l = {
+		.node_shared = t->shared,
 		.rank = step->ranked ? step->rank_base + local_rank :
 				       item_u32(sp, S_TASK_GLOBAL_ID),
 		.local_rank = local_rank,
@@ -249,7 +274,10 @@ static int apply_task(const struct task *t)
 	if (!step->plan && !ckpt_dir && !launch)
 		return 0;
 	memset(task, 0, sizeof(task));
-	if (step->plan && rank && step->bind == EFA_BIND_CLOSEST && binding_entries(t, task, &n))
+	/* Bindings are each task's own; of the launch variables, RANK and
+	 * LOCAL_RANK are. */
+	if (!t->shared && step->plan && rank && step->bind == EFA_BIND_CLOSEST &&
+	    binding_entries(t, task, &n))
 		goto out;
 	if (launch && launch_entries(t, task, &n))
 		goto out;
@@ -263,7 +291,8 @@ static int apply_task(const struct task *t)
 	    add_entry(task, &n, EFA_CKPT_RESUME_VAR, efa_ckpt_resume_dir(step),
 		      "the newest complete checkpoint in the job's checkpoint directory", false))
 		goto out;
-	rc = efa_env_apply(step->plan, task, n, step->cfg, get_task_env, put_task_env, (void *)t);
+	rc = (t->shared ? efa_env_apply_shared : efa_env_apply)(step->plan, task, n, step->cfg,
+							       get_task_env, put_task_env, (void *)t);
 out:
 	efa_launch_entries_free(task, n);
 	return rc;
@@ -347,16 +376,51 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 	return 0;
 }
 
+/* A step without EFA, checkpoints or anything to say costs its tasks
+ * nothing: every task of every job on the node comes through here. */
+static bool nothing_to_do(const struct efa_step *step)
+{
+	return !step->plan && !efa_ckpt_dir(step) && !step->failure[0] && !step->warning[0] &&
+	       step->mode == EFA_MODE_UNSET;
+}
+
+static int set_mode(const struct task *t)
+{
+	const struct efa_step *step = t->step;
+
+	if (step->mode == EFA_MODE_UNSET)
+		return 0;
+	if (set_own(t, "SLURM_EFA_MODE", efa_mode_name(step->mode)) ||
+	    (step->bind != EFA_BIND_UNSET && set_own(t, "SLURM_EFA_BIND", efa_bind_name(step->bind))))
+		return -1;
+	return 0;
+}
+
+void efa_task_step_env(struct efa_step *step, spank_t sp)
+{
+	const struct task t = { .step = step, .sp = sp, .shared = true };
+	char image[sizeof(step->image)];
+	struct efa_sysfs fs;
+
+	/* A task in a container gets the image's environment from pyxis in
+	 * its own task_init: only the task can decide there. A step that
+	 * fails is told so by its tasks. */
+	if (nothing_to_do(step) || step->failure[0] || efa_container_image(sp, image, sizeof(image)))
+		return;
+	if (efa_sysfs_open(&fs, "/"))
+		return;
+	if (!settle_task_plan(step, sp, &fs) && !set_mode(&t))
+		apply_task(&t);
+	efa_sysfs_close(&fs);
+}
+
 int efa_task_init(struct efa_step *step, spank_t sp)
 {
 	const struct task t = { .step = step, .sp = sp };
 	struct efa_sysfs fs;
 	int rc;
 
-	/* A step without EFA, checkpoints or anything to say costs its tasks
-	 * nothing: every task of every job on the node comes through here. */
-	if (!step->plan && !efa_ckpt_dir(step) && !step->failure[0] && !step->warning[0] &&
-	    step->mode == EFA_MODE_UNSET)
+	if (nothing_to_do(step))
 		return 0;
 	if (!efa_container_image(sp, step->image, sizeof(step->image)))
 		step->image[0] = '\0';
@@ -377,13 +441,9 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 		slurm_error("%s", step->warning);
 	if (step->rank_warning[0] && item_u32(sp, S_TASK_GLOBAL_ID) == 0)
 		slurm_error("%s", step->rank_warning);
-	if (step->mode != EFA_MODE_UNSET) {
-		if (set_own(&t, "SLURM_EFA_MODE", efa_mode_name(step->mode)) ||
-		    (step->bind != EFA_BIND_UNSET &&
-		     set_own(&t, "SLURM_EFA_BIND", efa_bind_name(step->bind)))) {
-			efa_sysfs_close(&fs);
-			return -1;
-		}
+	if (set_mode(&t)) {
+		efa_sysfs_close(&fs);
+		return -1;
 	}
 	rc = apply_task(&t);
 	efa_sysfs_close(&fs);

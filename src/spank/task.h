@@ -12,6 +12,15 @@
 
 #include "step.h"
 
+/*
+ * user_init, in slurmstepd before the tasks fork: what every task of the
+ * step gets alike (the plan's variables, the checkpoint directory, the
+ * mode), set once in the step's environment. Each task then finds those
+ * set and sets only its own: the environment it ends with is the same.
+ * Steps in a container, and steps that fail, are left to their tasks.
+ */
+void efa_task_step_env(struct efa_step *step, spank_t sp);
+
 /* 0, or -1 to fail the task (with the step's failure, logged here). */
 int efa_task_init(struct efa_step *step, spank_t sp);
 

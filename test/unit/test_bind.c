@@ -368,6 +368,14 @@ static void test_launch(void)
 	is_str(entry_value(e, n, "NEURON_RT_ROOT_COMM_ID"), "10.1.2.3:29735",
 	       "NEURON_RT_ROOT_COMM_ID at the same address, the next port");
 	efa_launch_entries_free(e, (size_t)n);
+	l.node_shared = true;
+	n = efa_launch_entries(&l, e, &err);
+	require(is_int(n, 6, "what the node's tasks share: all but two"));
+	ok(!entry_value(e, n, "RANK") && !entry_value(e, n, "LOCAL_RANK"),
+	   "  not RANK nor LOCAL_RANK, each task's own");
+	is_str(entry_value(e, n, "WORLD_SIZE"), "4", "  WORLD_SIZE");
+	is_str(entry_value(e, n, "MASTER_PORT"), "29734", "  MASTER_PORT");
+	efa_launch_entries_free(e, (size_t)n);
 }
 
 /*

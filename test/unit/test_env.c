@@ -211,6 +211,98 @@ static void test_apply(void)
 }
 
 /* A job that brings its own aws-ofi-nccl or libfabric keeps its path. */
+static void setvar(struct fake_env *e, const char *name, const char *value)
+{
+	snprintf(e->names[e->n], sizeof(e->names[0]), "%s", name);
+	snprintf(e->values[e->n++], sizeof(e->values[0]), "%s", value);
+}
+
+/* The environment a task ends with is the same whether the step's shared
+ * part was applied first (efa_env_apply_shared, before the tasks fork) or
+ * not; both start from start. The last nshared of the task's entries are
+ * the same for every task, and in the shared part too. Returns the number of variables that
+ * differ, each named in a diagnostic. */
+static int differences(const struct fake_env *start, const struct efa_env_plan *plan,
+		       const struct efa_env_entry *task, size_t ntask, size_t nshared,
+		       const struct efa_config *cfg, struct fake_env *alone)
+{
+	struct fake_env shared = *start;
+	int differ = 0;
+
+	*alone = *start;
+	if (efa_env_apply(plan, task, ntask, cfg, fake_get, fake_put, alone) ||
+	    efa_env_apply_shared(plan, task + ntask - nshared, nshared, cfg, fake_get, fake_put,
+				 &shared) ||
+	    efa_env_apply(plan, task, ntask, cfg, fake_get, fake_put, &shared))
+		return -1;
+	for (int i = 0; i < alone->n; i++) {
+		const char *other = fake_value(&shared, alone->names[i]);
+
+		if (strcmp(alone->values[i], other ? other : "")) {
+			printf("# %s: %s alone, %s after the shared part\n", alone->names[i],
+			       alone->values[i], other ? other : "(unset)");
+			differ++;
+		}
+	}
+	for (int i = 0; i < shared.n; i++)
+		if (!fake_value(alone, shared.names[i]) && shared.values[i][0]) {
+			printf("# %s: unset alone, %s after the shared part\n", shared.names[i],
+			       shared.values[i]);
+			differ++;
+		}
+	return differ;
+}
+
+static void test_apply_shared(void)
+{
+	struct efa_env_entry vars[] = {
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
+		{ "FI_PROVIDER", "efa", "p.profile:2", false },
+		{ "NCCL_ALGO", "Ring", "p.profile:3", false },
+		{ "FORCED_ONE", "site", "p.profile:4", false },
+	};
+	struct efa_env_entry task[] = {
+		{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true },
+		{ "FI_EFA_IFACE", "rdmap16s27", "binding", false },
+		{ "RANK", "5", "launch", false },
+		{ "WORLD_SIZE", "16", "launch", false },
+	};
+	struct efa_env_plan plan = { .profile = "p5", .v = vars, .n = 4,
+				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };
+	struct efa_env_plan fewer = { .profile = "p4d", .v = vars, .n = 2 };
+	char *force[] = { "FORCED_ONE", NULL };
+	struct efa_config cfg = { .force_env = force };
+	struct fake_env start = { 0 }, alone, earlier;
+
+	is_int(differences(&start, &plan, task, 4, 1, &cfg, &alone), 0,
+	       "shared part first or not: a task's environment is the same (nothing set before)");
+	is_str(fake_value(&alone, "RANK"), "5", "  (the task's own variables set)");
+
+	/* The job's values, an earlier step's records (a binding and a rank
+	 * among them), one the job changed and one it unset since. */
+	start.n = 0;
+	setvar(&start, "NCCL_ALGO", "Tree");
+	setvar(&start, "FORCED_ONE", "user");
+	setvar(&start, "LD_LIBRARY_PATH", "/opt/other-node/lib:/usr/local/lib:/opt/ofi");
+	setvar(&start, "SLURM_EFA_LIBDIRS", "/opt/other-node/lib");
+	is_int(differences(&start, &plan, task, 4, 1, &cfg, &earlier), 0,
+	       "  with the job's own values and an earlier step's libraries");
+	start = earlier;	/* what a first step left, for a step it starts */
+	for (int i = 0; i < start.n; i++)
+		if (!strcmp(start.names[i], "RANK"))
+			strcpy(start.names[i], "UNSET_BY_JOB");	/* the job unset RANK */
+		else if (!strcmp(start.names[i], "NCCL_SOCKET_IFNAME"))
+			strcpy(start.values[i], "ens5");		/* and changed this */
+	is_int(differences(&start, &fewer, task, 4, 1, &cfg, &alone), 0,
+	       "  a later step with fewer variables, after the job changed and unset some");
+	ok(!strcmp(fake_value(&alone, "RANK"), "") && !strcmp(fake_decision(&alone, "RANK"), "user"),
+	   "  (the rank the job unset stays unset)");
+	is_str(fake_value(&alone, "NCCL_SOCKET_IFNAME"), "ens5", "  (the job's change is kept)");
+	is_str(fake_value(&alone, "FORCED_ONE"), "", "  (what the plan no longer sets is removed)");
+	is_int(differences(&start, NULL, task + 2, 2, 1, &cfg, &alone), 0,
+	       "  a step without EFA, its launch variables only");
+}
+
 static void test_own_libraries(void)
 {
 	struct efa_env_plan plan = { .profile = "p5", .libdirs = "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib" };
@@ -435,6 +527,7 @@ int main(void)
 		return done_testing();
 	}
 	test_apply();
+	test_apply_shared();
 	test_own_libraries();
 	test_long_library_path();
 	test_warnings();

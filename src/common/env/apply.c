@@ -303,9 +303,34 @@ static int remove_stale(struct apply *a)
 	return 0;
 }
 
-int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,
-		  size_t ntask, const struct efa_config *cfg,
-		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
+/* Keeps the records of owned_before that this apply made no decision on:
+ * a task decides those after the step's shared part. */
+static void keep_other_records(struct apply *a)
+{
+	for (const char *p = a->owned_before; *p;) {
+		const char *end = strchr(p, ',');
+		size_t entry = end ? (size_t)(end - p) : strlen(p);
+		size_t len = strcspn(p, ",:");
+		char unused[DIGEST_LEN + 1];
+		size_t sep = a->owned_len ? 1 : 0;
+
+		if (len && record_find(a->owned_now, p, len, unused) == NOT_RECORDED &&
+		    a->owned_len + sep + entry < sizeof(a->owned_now)) {
+			if (sep)
+				a->owned_now[a->owned_len++] = ',';
+			memcpy(a->owned_now + a->owned_len, p, entry);
+			a->owned_len += entry;
+			a->owned_now[a->owned_len] = '\0';
+		}
+		if (!end)
+			break;
+		p = end + 1;
+	}
+}
+
+static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *task, size_t ntask,
+		 const struct efa_config *cfg, efa_env_get_fn get, efa_env_put_fn put, void *ctx,
+		 bool shared)
 {
 	struct apply a;
 	int rc;
@@ -326,7 +351,9 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 	for (size_t i = 0; i < ntask; i++)
 		if ((rc = apply_entry(&a, &task[i])))
 			return rc;
-	if ((rc = remove_stale(&a)))
+	if (shared)
+		keep_other_records(&a);
+	else if ((rc = remove_stale(&a)))
 		return rc;
 	if (plan && plan->libdirs && (rc = apply_libdirs(plan, get, put, ctx)))
 		return rc;
@@ -337,4 +364,18 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 		return 0;	/* EFA is off for this step: no profile to name */
 	return put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
 		   EFA_ENV_SET, "the profile this node matched");
+}
+
+int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+		  size_t ntask, const struct efa_config *cfg,
+		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
+{
+	return apply(plan, task, ntask, cfg, get, put, ctx, false);
+}
+
+int efa_env_apply_shared(const struct efa_env_plan *plan, const struct efa_env_entry *entries,
+			 size_t n, const struct efa_config *cfg,
+			 efa_env_get_fn get, efa_env_put_fn put, void *ctx)
+{
+	return apply(plan, entries, n, cfg, get, put, ctx, true);
 }

@@ -135,4 +135,16 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 		  size_t ntask, const struct efa_config *cfg,
 		  efa_env_get_fn get, efa_env_put_fn put, void *ctx);
 
+/*
+ * The part every task of a step shares (the plan, and entries the same for
+ * all of them), applied once to the step's environment before its tasks
+ * start, with the same decisions efa_env_apply makes: each task's
+ * efa_env_apply then finds those made and ends with the same environment
+ * as without it. It keeps SLURM_EFA_SET's records of the variables it does
+ * not decide, for the tasks to decide, and removes nothing (the tasks do).
+ */
+int efa_env_apply_shared(const struct efa_env_plan *plan, const struct efa_env_entry *entries,
+			 size_t n, const struct efa_config *cfg,
+			 efa_env_get_fn get, efa_env_put_fn put, void *ctx);
+
 #endif

@@ -96,8 +96,8 @@ int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 		return efa_error_set(err, "the step's first node is not known");
 	}
 	port = efa_master_port(l->job_id, l->step_id, l->port_lo, l->port_hi);
-	if (add(e, &n, "RANK", why, "%u", l->rank) ||
-	    add(e, &n, "LOCAL_RANK", why, "%u", l->local_rank) ||
+	if ((!l->node_shared && (add(e, &n, "RANK", why, "%u", l->rank) ||
+				 add(e, &n, "LOCAL_RANK", why, "%u", l->local_rank))) ||
 	    add(e, &n, "WORLD_SIZE", why, "%u", l->world_size) ||
 	    add(e, &n, "LOCAL_WORLD_SIZE", why, "%u", l->local_world_size) ||
 	    add(e, &n, "NODE_RANK", why, "%u", l->node_rank) ||

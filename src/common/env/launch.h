@@ -26,6 +26,9 @@ struct efa_launch {
 	unsigned job_id, step_id;
 	long port_lo, port_hi;	/* MasterPortRange= */
 	bool neuron;		/* also NEURON_RT_ROOT_COMM_ID */
+	bool node_shared;	/* only what all the node's tasks share: no
+				 * RANK or LOCAL_RANK (rank and local_rank
+				 * unused) */
 	/* The first node's address as Slurm reaches it (its NodeAddr, also
 	 * for dynamic and cloud nodes), the same on every node of the step;
 	 * NULL: first_node. master_from says where it came from. */
