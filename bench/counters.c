@@ -81,12 +81,12 @@ static int step(const struct efa_node *node, const char *root, const char *store
 	int rc = 0;
 
 	if (efa_hw_read(node, root, &r, &err) ||
-	    efa_usage_step_begin(store, 1, step_id, "alice", "p5", &r, time(NULL), &err))
+	    efa_usage_step_begin(store, 1, step_id, true, "alice", "p5", &r, time(NULL), &err))
 		rc = -1;
 	efa_hw_reading_clear(&r);
 	if (rc || efa_hw_read(node, root, &r, &err))
 		goto fail;
-	if (efa_usage_step_end(store, 1, step_id, &r, time(NULL), &used, NULL, 0, &err) ||
+	if (efa_usage_step_end(store, 1, step_id, true, &r, time(NULL), &used, NULL, 0, &err) ||
 	    efa_metrics_update(metrics, store, "n1", &r, time(NULL), &err))
 		rc = -1;
 	else

@@ -74,11 +74,15 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 	}
 	if (now.problems[0])
 		slurm_info("efa: node %s: %s", step->node_name, now.problems);
-	user_name(sp, user, sizeof(user));
-	if (!efa_step_job_env(sp, "SLURM_JOB_PARTITION", partition, sizeof(partition)))
-		partition[0] = '\0';
-	if (efa_usage_step_begin(sc->store, sc->job_id, sc->step_id, user, partition, &now,
-				 time(NULL), &err)) {
+	/* The jobs table, and its labels, are for the node's metrics file. */
+	user[0] = partition[0] = '\0';
+	if (step->cfg->metrics_dir) {
+		user_name(sp, user, sizeof(user));
+		if (!efa_step_job_env(sp, "SLURM_JOB_PARTITION", partition, sizeof(partition)))
+			partition[0] = '\0';
+	}
+	if (efa_usage_step_begin(sc->store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL,
+				 user, partition, &now, time(NULL), &err)) {
 		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
 			    err.msg);
 		goto out;
@@ -137,8 +141,8 @@ static void end_step(struct efa_step *step, bool tell)
 			    sc->job_id, sc->step_id, err.msg);
 		return;
 	}
-	if (efa_usage_step_end(sc->store, sc->job_id, sc->step_id, &now, time(NULL), &used, notes,
-			       sizeof(notes), &err)) {
+	if (efa_usage_step_end(sc->store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL, &now,
+			       time(NULL), &used, notes, sizeof(notes), &err)) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
 			    sc->job_id, sc->step_id, err.msg);
 	} else {

@@ -167,7 +167,7 @@ static void test_store(void)
 	reading(&r0, 100, 1);
 	reading(&r1, 600, 1);
 	reading(&r2, 1600, 5);
-	ok(!efa_usage_step_begin(dir, 7, 0, "alice", "gpu", &r0, 1000, &err), "step 7.0 starts");
+	ok(!efa_usage_step_begin(dir, 7, 0, true, "alice", "gpu", &r0, 1000, &err), "step 7.0 starts");
 	ok(!efa_usage_jobs(dir, &r1, &jobs, &n, &err) && n == 1, "a running job is listed");
 	j = job(jobs, n, 7);
 	ok(j && !j->end && j->total[EFA_HW_TX_BYTES] == 500 && !j->steps,
@@ -177,13 +177,13 @@ static void test_store(void)
 	ok(j && !j->shared, "  alone on the node");
 	free(jobs);
 
-	ok(!efa_usage_step_begin(dir, 8, 0, "bob smith", "", &r1, 1001, &err), "another job's step starts beside it");
-	ok(!efa_usage_step_end(dir, 7, 0, &r2, 1010, &used, notes, sizeof(notes), &err), "step 7.0 ends");
+	ok(!efa_usage_step_begin(dir, 8, 0, true, "bob smith", "", &r1, 1001, &err), "another job's step starts beside it");
+	ok(!efa_usage_step_end(dir, 7, 0, true, &r2, 1010, &used, notes, sizeof(notes), &err), "step 7.0 ends");
 	is_int((int)sum(&used.delta, EFA_HW_TX_BYTES), 1500, "  it moved 1500 bytes");
 	is_int((int)sum(&used.delta, EFA_HW_RETRANS_TIMEOUT_EVENTS), 4, "  with 4 retransmit timeouts");
 	ok(used.shared && used.end - used.start == 10, "  shared, and it ran 10 s");
 	efa_step_usage_clear(&used);
-	ok(efa_usage_step_end(dir, 7, 0, &r2, 1011, &used, notes, sizeof(notes), &err) < 0,
+	ok(efa_usage_step_end(dir, 7, 0, true, &r2, 1011, &used, notes, sizeof(notes), &err) < 0,
 	   "a step cannot end twice");
 	has_str(err.msg, "step-7.0", "  the message names its reading");
 	is_int(efa_usage_job_end(dir, 7, 1020, &err), 1, "job 7 ends on the node");
@@ -199,21 +199,21 @@ static void test_store(void)
 	free(jobs);
 
 	/* A job between steps (or whose epilog never ran) shares nothing. */
-	require(!efa_usage_step_begin(dir, 50, 0, "u", "p", &r0, 1100, &err));
-	require(!efa_usage_step_end(dir, 50, 0, &r1, 1101, &used, NULL, 0, &err));
+	require(!efa_usage_step_begin(dir, 50, 0, true, "u", "p", &r0, 1100, &err));
+	require(!efa_usage_step_end(dir, 50, 0, true, &r1, 1101, &used, NULL, 0, &err));
 	efa_step_usage_clear(&used);
 	require(efa_usage_job_end(dir, 8, 1102, &err) == 1);
-	require(!efa_usage_step_begin(dir, 51, 0, "u", "p", &r1, 1103, &err));
-	ok(!efa_usage_step_end(dir, 51, 0, &r2, 1104, &used, NULL, 0, &err) && !used.shared,
+	require(!efa_usage_step_begin(dir, 51, 0, true, "u", "p", &r1, 1103, &err));
+	ok(!efa_usage_step_end(dir, 51, 0, true, &r2, 1104, &used, NULL, 0, &err) && !used.shared,
 	   "a job still running but with no step on the node: not shared");
 	efa_step_usage_clear(&used);
 	require(efa_usage_job_end(dir, 50, 1105, &err) == 1 && efa_usage_job_end(dir, 51, 1105, &err) == 1);
 
 	/* Only the most recent ended jobs are kept, and every running one. */
-	require(!efa_usage_step_begin(dir, 60, 0, "u", "p", &r0, 1200, &err));
+	require(!efa_usage_step_begin(dir, 60, 0, true, "u", "p", &r0, 1200, &err));
 	for (uint32_t id = 100; id < 100 + EFA_USAGE_RECENT + 5; id++) {
-		require(!efa_usage_step_begin(dir, id, 0, "u", "p", &r0, 2000 + id, &err));
-		require(!efa_usage_step_end(dir, id, 0, &r1, 2000 + id, &used, NULL, 0, &err));
+		require(!efa_usage_step_begin(dir, id, 0, true, "u", "p", &r0, 2000 + id, &err));
+		require(!efa_usage_step_end(dir, id, 0, true, &r1, 2000 + id, &used, NULL, 0, &err));
 		efa_step_usage_clear(&used);
 		require(efa_usage_job_end(dir, id, 3000 + id, &err) == 1);
 	}
@@ -224,9 +224,28 @@ static void test_store(void)
 	free(jobs);
 
 	/* A job whose slurmstepd died: its step's reading goes with the job. */
-	require(!efa_usage_step_begin(dir, 9, 3, "u", "p", &r0, 5000, &err));
+	require(!efa_usage_step_begin(dir, 9, 3, true, "u", "p", &r0, 5000, &err));
 	is_int(efa_usage_job_end(dir, 9, 5001, &err), 1, "a job ends with a step that never did");
 	ok(access(tmp_at("cache/usage-n1/step-9.3"), F_OK) != 0, "  its stale reading is removed");
+
+	/* Without MetricsDir=: the steps' own files, no jobs table. */
+	{
+		char bare[4096];
+
+		require(!efa_usage_dir(tmp_at("bare"), "n2", bare, sizeof(bare), &err));
+		ok(!efa_usage_step_begin(bare, 20, 0, false, NULL, NULL, &r0, 6000, &err) &&
+		   !efa_usage_step_begin(bare, 21, 0, false, NULL, NULL, &r1, 6001, &err),
+		   "without the jobs table: two jobs' steps start");
+		ok(!efa_usage_step_end(bare, 20, 0, false, &r2, 6005, &used, NULL, 0, &err) &&
+		   sum(&used.delta, EFA_HW_TX_BYTES) == 1500 && used.shared && used.end - used.start == 5,
+		   "  a step's end has what it moved, for how long, and that it was not alone");
+		efa_step_usage_clear(&used);
+		ok(access(tmp_at("bare/usage-n2/jobs"), F_OK) != 0, "  and no jobs table is written");
+		ok(!efa_usage_jobs(bare, NULL, &jobs, &n, &err) && n == 0, "  nor listed");
+		free(jobs);
+		is_int(efa_usage_job_end(bare, 21, 6010, &err), 0, "  the other job ends: nothing to mark");
+		ok(access(tmp_at("bare/usage-n2/step-21.0"), F_OK) != 0, "  its step's reading is removed");
+	}
 
 	require(!chmod(tmp_at("cache/usage-n1"), 0755));
 	ok(efa_usage_dir(tmp_at("cache"), "n1", dir, sizeof(dir), &err) < 0, "a store others can read is refused");

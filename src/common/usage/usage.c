@@ -310,11 +310,11 @@ static void step_path(char *buf, size_t size, const char *dir, uint32_t job, uin
 	snprintf(buf, size, "%s/" STEP_PREFIX "%" PRIu32 ".%" PRIu32, dir, job, step);
 }
 
-int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, const char *user,
-			 const char *partition, const struct efa_hw_reading *now, time_t when,
-			 struct efa_error *err)
+int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, bool table,
+			 const char *user, const char *partition, const struct efa_hw_reading *now,
+			 time_t when, struct efa_error *err)
 {
-	struct table t;
+	struct table t = { 0 };
 	struct efa_job_usage *j;
 	char path[4096], *reading = NULL, *text = NULL;
 	bool shared;
@@ -323,20 +323,22 @@ int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, const cha
 	lock = lock_store(dir, LOCK_EX, err);
 	if (lock < 0)
 		return -1;
-	if (load_table(dir, &t, err))
+	if (table && load_table(dir, &t, err))
 		goto out;
-	j = find_job(&t, job);
-	if (!j && !(j = add_job(&t, job, when))) {
-		efa_error_set(err, "out of memory");
-		goto out;
-	}
-	word(j->user, sizeof(j->user), user);
-	word(j->partition, sizeof(j->partition), partition);
-	j->end = 0;	/* a requeued job runs again under its ID */
 	shared = others_running(dir, &t, job);
-	j->shared |= shared;
-	if (save_table(dir, &t, err))
-		goto out;
+	if (table) {
+		j = find_job(&t, job);
+		if (!j && !(j = add_job(&t, job, when))) {
+			efa_error_set(err, "out of memory");
+			goto out;
+		}
+		word(j->user, sizeof(j->user), user);
+		word(j->partition, sizeof(j->partition), partition);
+		j->end = 0;	/* a requeued job runs again under its ID */
+		j->shared |= shared;
+		if (save_table(dir, &t, err))
+			goto out;
+	}
 	reading = efa_hw_format(now);
 	if (!reading || asprintf(&text, "# %lld %d\n%s", (long long)when, shared ? 1 : 0, reading) < 0) {
 		text = NULL;
@@ -379,7 +381,7 @@ void efa_step_usage_clear(struct efa_step_usage *u)
 	efa_hw_reading_clear(&u->delta);
 }
 
-int efa_usage_step_end(const char *dir, uint32_t job, uint32_t step,
+int efa_usage_step_end(const char *dir, uint32_t job, uint32_t step, bool table,
 		       const struct efa_hw_reading *now, time_t when, struct efa_step_usage *out,
 		       char *notes, size_t size, struct efa_error *err)
 {
@@ -401,19 +403,21 @@ int efa_usage_step_end(const char *dir, uint32_t job, uint32_t step,
 		efa_error_set(err, "out of memory");
 		goto out;
 	}
-	if (load_table(dir, &t, err))
+	if (table && load_table(dir, &t, err))
 		goto out;
-	j = find_job(&t, job);
-	if (!j && !(j = add_job(&t, job, out->start))) {
-		efa_error_set(err, "out of memory");
-		goto out;
-	}
 	out->shared |= others_running(dir, &t, job);
-	j->shared |= out->shared;
-	j->steps++;
-	add_delta(j, &out->delta);
-	if (save_table(dir, &t, err))
-		goto out;
+	if (table) {
+		j = find_job(&t, job);
+		if (!j && !(j = add_job(&t, job, out->start))) {
+			efa_error_set(err, "out of memory");
+			goto out;
+		}
+		j->shared |= out->shared;
+		j->steps++;
+		add_delta(j, &out->delta);
+		if (save_table(dir, &t, err))
+			goto out;
+	}
 	unlink(path);
 	rc = 0;
 out:

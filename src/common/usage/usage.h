@@ -60,19 +60,24 @@ struct efa_step_usage {
 int efa_usage_dir(const char *cache_dir, const char *node, char *path, size_t size,
 		  struct efa_error *err);
 
-/* A step starts with reading now. user and partition label the job. */
-int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, const char *user,
-			 const char *partition, const struct efa_hw_reading *now, time_t when,
-			 struct efa_error *err);
+/*
+ * A step starts with reading now. With table, its job is in the jobs table
+ * (for the node's metrics file, MetricsDir=), labelled with user and
+ * partition; without, only the step's own file is written (what the step's
+ * end and other jobs' steps read).
+ */
+int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, bool table,
+			 const char *user, const char *partition, const struct efa_hw_reading *now,
+			 time_t when, struct efa_error *err);
 
 /*
- * The step ends with reading now: what moved since its start is added to
- * its job's totals and returned in out (clear it with
- * efa_step_usage_clear). Counters that went back are named in notes.
+ * The step ends with reading now: what moved since its start is returned
+ * in out (clear it with efa_step_usage_clear) and, with table, added to its
+ * job's totals. Counters that went back are named in notes.
  * -1 with err when the step has no start (it started before MetricsDir=
  * was set, or the node rebooted) or the store cannot be changed.
  */
-int efa_usage_step_end(const char *dir, uint32_t job, uint32_t step,
+int efa_usage_step_end(const char *dir, uint32_t job, uint32_t step, bool table,
 		       const struct efa_hw_reading *now, time_t when, struct efa_step_usage *out,
 		       char *notes, size_t size, struct efa_error *err);
 
