@@ -172,7 +172,8 @@ static int save_table(const char *dir, struct table *t, struct efa_error *err)
 	char path[4096], *text, *at;
 	int rc;
 
-	qsort(t->jobs, t->n, sizeof(*t->jobs), job_order);
+	if (t->n)
+		qsort(t->jobs, t->n, sizeof(*t->jobs), job_order);
 	size = sizeof(TABLE_HEADER) + t->n * TABLE_LINE_MAX;
 	text = malloc(size);
 	if (!text)
@@ -506,7 +507,8 @@ int efa_usage_jobs(const char *dir, const struct efa_hw_reading *now,
 		each_step(dir, add_running_step, &live);
 	}
 	unlock_store(lock);
-	qsort(t.jobs, t.n, sizeof(*t.jobs), job_order);
+	if (t.n)	/* none: t.jobs is NULL, which qsort must not get */
+		qsort(t.jobs, t.n, sizeof(*t.jobs), job_order);
 	*jobs = t.jobs;
 	*njobs = t.n;
 	return 0;
