@@ -10,11 +10,13 @@
  * ROOT is a node tree whose EFA ports have hw_counters files; DIR an
  * empty directory for the store and the metrics file. Prints R rounds of
  * alternating samples (microseconds):
- *   read US     one reading of every port's counters
+ *   read US     one reading of every port's counters (a step's start)
+ *   again US    the same counters read again (a step's end)
  *   raw US      the baseline: open, read and close the same files, in a
  *               loop with nothing else
  *   step US     a step's whole part: at its start a reading and the
- *               store; at its end a reading, the store and the file
+ *               store; at its end the same counters read again, the store
+ *               and the file
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -75,17 +77,20 @@ static void raw_read(char **paths, size_t n)
 static int step(const struct efa_node *node, const char *root, const char *store,
 		const char *metrics, uint32_t step_id)
 {
-	struct efa_hw_reading r;
+	struct efa_hw_reading start, r = { 0 };
 	struct efa_step_usage used;
 	struct efa_error err;
 	int rc = 0;
 
-	if (efa_hw_read(node, root, &r, &err) ||
-	    efa_usage_step_begin(store, 1, step_id, true, "alice", "p5", &r, time(NULL), &err))
+	/* As the plugin: the end reads again what the start found. */
+	if (efa_hw_read(node, root, &start, &err) ||
+	    efa_usage_step_begin(store, 1, step_id, true, "alice", "p5", &start, time(NULL), &err))
 		rc = -1;
-	efa_hw_reading_clear(&r);
-	if (rc || efa_hw_read(node, root, &r, &err))
+	if (rc || efa_hw_read_again(&start, root, &r, &err)) {
+		efa_hw_reading_clear(&start);
 		goto fail;
+	}
+	efa_hw_reading_clear(&start);
 	if (efa_usage_step_end(store, 1, step_id, true, &r, time(NULL), &used, NULL, 0, &err) ||
 	    efa_metrics_update(metrics, store, "n1", &r, time(NULL), &err))
 		rc = -1;
@@ -130,19 +135,25 @@ int main(int argc, char **argv)
 	if (!paths || !npaths)
 		return 1;
 	for (long i = 0; i < WARMUP + rounds; i++) {
-		double t0 = now_us(), t1, t2, t3;
+		struct efa_hw_reading again;
+		double t0 = now_us(), t1, t2, t3, t4;
 
 		if (efa_hw_read(node, root, &r, &err))
 			return 1;
 		t1 = now_us();
+		if (efa_hw_read_again(&r, root, &again, &err))
+			return 1;
+		t2 = now_us();
+		efa_hw_reading_clear(&again);
 		efa_hw_reading_clear(&r);
 		raw_read(paths, npaths);
-		t2 = now_us();
+		t3 = now_us();
 		if (step(node, root, store, metrics, (uint32_t)(i + 1)))
 			return 1;
-		t3 = now_us();
+		t4 = now_us();
 		if (i >= WARMUP)
-			printf("read %.1f\nraw %.1f\nstep %.1f\n", t1 - t0, t2 - t1, t3 - t2);
+			printf("read %.1f\nagain %.1f\nraw %.1f\nstep %.1f\n", t1 - t0, t2 - t1, t3 - t2,
+			       t4 - t3);
 	}
 	for (size_t i = 0; i < npaths; i++)
 		free(paths[i]);

@@ -33,6 +33,9 @@ like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same step without .--efa.:
 like "$text" "^\| 2 \| any \| plugin work per step per node, p5\.48xlarge.* \| $number \[" "plugin work per step: a row"
 like "$text" "^\| 5 \| any \| node health check \(slurm-efa check --node\), p5\.48xlarge \| $number \[.*\] ms \| slurm-efa --version: $number " \
 	"node health check: a row, against running the program at all"
+like "$text" "^\| 7 \| any \| reading the EFA counters at a step's start, p5\.48xlarge.* \| $number \[.*\] µs \| open\+read\+close" \
+	"EFA counters: a row for a step's start"
+like "$text" "^\| 7 \| any \| reading them again at the step's end.* \| $number \[.*\] µs \|" "  and one for its end"
 like "$text" "^\| 3 \| [0-9]+\.[0-9]+\.[0-9]+ \| submission throughput.*(\| $number \[.*\] jobs/s|skipped: )" \
 	"submission throughput: a row, naming the Slurm"
 like "$text" "^\| 8 \| [0-9]+\.[0-9]+\.[0-9]+ \| failure → restart \| +\| (not measured with --quick|skipped: )" \

@@ -4,10 +4,12 @@
  * node for an 8-task step with --efa --efa-bind=closest (read efa.conf,
  * the node and its profiles as kept in NodeCacheDir= (read afresh when
  * anything they came from changed), build the step's plan and its tasks'
- * closest NICs; then per
- * task its binding, its launch variables and applying them to its
- * environment), against the cheapest possible TaskProlog: a fork and exec
- * of /bin/true for each of the 8 tasks.
+ * closest NICs; what every task gets alike applied once to the step's
+ * environment (user_init); then per task its binding, its launch
+ * variables and applying them to its copy of that environment), against
+ * the cheapest possible TaskProlog: a fork and exec of /bin/true for each
+ * of the 8 tasks. Setting a variable costs what slurmstepd's spank_setenv
+ * does: setenvf in Slurm's env.c formats into a cleared 256 KiB buffer.
  *
  *   step_cost [--rounds N] CONF ROOT     prints "step US" and "baseline US",
  *                                        alternating, one pair per round
@@ -65,12 +67,15 @@ static int env_get(void *ctx, const char *name, char *buf, size_t size)
 	return 0;
 }
 
+/* Slurm's setenvf (env.c): xmalloc(ENV_BUFSIZE), zeroed, per call. */
+#define SLURM_ENV_BUFSIZE (256 * 1024)
+
 static int env_put(void *ctx, const char *name, const char *value,
 		   enum efa_env_decision decision, const char *reason)
 {
 	struct task_env *env = ctx;
 	size_t len = strlen(name), i;
-	char *var;
+	char *var, *formatted;
 
 	(void)reason;
 	if (decision != EFA_ENV_SET && decision != EFA_ENV_FORCED &&
@@ -86,8 +91,18 @@ static int env_put(void *ctx, const char *name, const char *value,
 		}
 		return 0;
 	}
-	if (i == ENV_MAX || asprintf(&var, "%s=%s", name, value) < 0)
+	/* As the plugin does: a variable that holds the value is not set. */
+	if (i < env->n && !strcmp(env->vars[i] + len + 1, value))
+		return 0;
+	formatted = calloc(1, SLURM_ENV_BUFSIZE);
+	if (!formatted)
 		return -1;
+	snprintf(formatted, SLURM_ENV_BUFSIZE, "%s", value);
+	if (i == ENV_MAX || asprintf(&var, "%s=%s", name, formatted) < 0) {
+		free(formatted);
+		return -1;
+	}
+	free(formatted);
 	if (i < env->n)
 		free(env->vars[i]);
 	else
@@ -96,13 +111,26 @@ static int env_put(void *ctx, const char *name, const char *value,
 	return 0;
 }
 
-static void env_reset(struct task_env *env)
+static void env_clear(struct task_env *env)
 {
 	for (size_t i = 0; i < env->n; i++)
 		free(env->vars[i]);
 	env->n = 0;
+}
+
+static void env_reset(struct task_env *env)
+{
+	env_clear(env);
 	for (size_t i = 0; i < sizeof(slurm_task_env) / sizeof(slurm_task_env[0]); i++)
 		env->vars[env->n++] = strdup(slurm_task_env[i]);
+}
+
+/* A task's environment starts as the step's (the fork copies it). */
+static void env_copy(struct task_env *to, const struct task_env *from)
+{
+	env_clear(to);
+	for (size_t i = 0; i < from->n; i++)
+		to->vars[to->n++] = strdup(from->vars[i]);
 }
 
 static int binding_entry(struct efa_env_entry *e, const char *name, const char *value)
@@ -113,9 +141,33 @@ static int binding_entry(struct efa_env_entry *e, const char *name, const char *
 	return e->name && e->value && e->reason ? 0 : -1;
 }
 
+/* What every task gets alike, once in the step's environment (user_init). */
+static int step_apply(const struct efa_config *cfg, const struct efa_env_plan *plan,
+		      struct task_env *step_env)
+{
+	struct efa_launch launch = {
+		.node_shared = true, .world_size = 2 * TASKS, .local_world_size = TASKS,
+		.first_node = "n1", .job_id = 1234,
+		.port_lo = cfg->master_ports.lo, .port_hi = cfg->master_ports.hi,
+	};
+	struct efa_env_entry entries[EFA_LAUNCH_VARS];
+	struct efa_error err;
+	int n, rc;
+
+	memset(entries, 0, sizeof(entries));
+	n = efa_launch_entries(&launch, entries, &err);
+	if (n < 0)
+		return -1;
+	env_reset(step_env);
+	rc = efa_env_apply_shared(plan, entries, (size_t)n, cfg, env_get, env_put, step_env);
+	efa_launch_entries_free(entries, (size_t)n);
+	return rc;
+}
+
 static int task_apply(const struct efa_config *cfg, const struct efa_node *node,
 		      const struct efa_env_plan *plan, const int *gpus, size_t ngpus,
-		      const bool *groups, unsigned task, struct task_env *env)
+		      const bool *groups, unsigned task, const struct task_env *step_env,
+		      struct task_env *env)
 {
 	struct efa_bind_request req = { .gpus = gpus, .ngpus = ngpus, .task = task,
 					.ntasks = TASKS, .groups = groups };
@@ -140,7 +192,7 @@ static int task_apply(const struct efa_config *cfg, const struct efa_node *node,
 	if (added < 0)
 		goto out;
 	n += (size_t)added;
-	env_reset(env);
+	env_copy(env, step_env);
 	rc = efa_env_apply(plan, entries, n, cfg, env_get, env_put, env);
 out:
 	efa_launch_entries_free(entries, n);
@@ -150,9 +202,11 @@ out:
 static long hits;	/* steps that found the node's description kept */
 
 /* One step on one node, as the plugin does it. Not inlined: callgrind counts it by name. */
-__attribute__((noinline)) int bench_step(const char *conf, const char *root, struct task_env *env);
+__attribute__((noinline)) int bench_step(const char *conf, const char *root, struct task_env *step_env,
+	       struct task_env *env);
 
-int bench_step(const char *conf, const char *root, struct task_env *env)
+int bench_step(const char *conf, const char *root, struct task_env *step_env,
+	       struct task_env *env)
 {
 	struct efa_nodedesc desc = { 0 };
 	struct efa_node_cache cache = { .settle = EFA_NODE_CACHE_SETTLE };
@@ -202,8 +256,12 @@ int bench_step(const char *conf, const char *root, struct task_env *env)
 		fprintf(stderr, "step_cost: out of memory\n");
 		goto out;
 	}
+	if (step_apply(cfg, plan, step_env)) {
+		fprintf(stderr, "step_cost: the step's shared part failed\n");
+		goto out;
+	}
 	for (unsigned t = 0; t < TASKS; t++)
-		if (task_apply(cfg, node, plan, gpus, ngpus, groups, t, env)) {
+		if (task_apply(cfg, node, plan, gpus, ngpus, groups, t, step_env, env)) {
 			fprintf(stderr, "step_cost: task %u failed\n", t);
 			goto out;
 		}
@@ -248,7 +306,7 @@ static double now_us(void)
 
 int main(int argc, char **argv)
 {
-	struct task_env env = { .n = 0 };
+	struct task_env step_env = { .n = 0 }, env = { .n = 0 };
 	long rounds = 200, steps = 0;
 	const char *conf, *root;
 	double t0;
@@ -266,14 +324,14 @@ int main(int argc, char **argv)
 	root = argv[argc - 1];
 	if (steps) {
 		for (long i = 0; i < steps && !rc; i++)
-			rc = bench_step(conf, root, &env);
+			rc = bench_step(conf, root, &step_env, &env);
 		return rc ? 1 : 0;
 	}
 	for (int i = 0; i < WARMUP && !rc; i++)
-		rc = bench_step(conf, root, &env) || baseline();
+		rc = bench_step(conf, root, &step_env, &env) || baseline();
 	for (long i = 0; i < rounds && !rc; i++) {
 		t0 = now_us();
-		rc = bench_step(conf, root, &env);
+		rc = bench_step(conf, root, &step_env, &env);
 		printf("step %.2f\n", now_us() - t0);
 		t0 = now_us();
 		rc = rc || baseline();
