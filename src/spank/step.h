@@ -107,6 +107,9 @@ struct efa_step {
 	bool *bind_groups;
 	unsigned bind_ntasks;
 	bool refuse_memlock;			/* drop SLURM_RLIMIT_MEMLOCK in each task */
+	/* user_init checked the plan against the node's own files, as the
+	 * job's user: a task outside a container sees the same. */
+	bool host_settled;
 	/* --efa-rank-order (or the partition's RankOrder=); ranked: the step's
 	 * nodes are in topology order, this node's tasks numbered from
 	 * rank_base and the node itself node_rank (prepare.c). */

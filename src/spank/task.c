@@ -335,7 +335,7 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 			      efa_ckpt_dir(step), step->node_name, step->image, efa_ckpt_dir(step));
 	if (step->failure[0])
 		return -1;
-	if (!step->plan)
+	if (!step->plan || (!container && step->host_settled))
 		return 0;
 	if (!container && step->image[0] && task_id(sp) == 0)
 		slurm_info("efa: node %s: spank_efa runs before pyxis in plugstack.conf, so container image %s gets the node's EFA settings and its own variables override them: list spank_efa after pyxis (the shipped plugstack.conf.d/slurm-efa.conf sorts after pyxis.conf)",
@@ -409,8 +409,11 @@ void efa_task_step_env(struct efa_step *step, spank_t sp)
 		return;
 	if (efa_sysfs_open(&fs, "/"))
 		return;
-	if (!settle_task_plan(step, sp, &fs) && !set_mode(&t))
-		apply_task(&t);
+	if (!settle_task_plan(step, sp, &fs)) {
+		step->host_settled = true;
+		if (!set_mode(&t))
+			apply_task(&t);
+	}
 	efa_sysfs_close(&fs);
 }
 
