@@ -180,17 +180,27 @@ int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
 	return rc;
 }
 
+/* fs_open of a node path given as a format. */
+static int vopen(const struct efa_sysfs *fs, int flags, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static int vopen(const struct efa_sysfs *fs, int flags, const char *fmt, va_list ap)
+{
+	char *rel = vrel(fmt, ap);
+	int fd = fs_open(fs, rel, flags);
+
+	free(rel);
+	return fd;
+}
+
 int efa_sysfs_open_dir(const struct efa_sysfs *fs, const char *fmt, ...)
 {
 	va_list ap;
-	char *rel;
 	int fd;
 
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	fd = vopen(fs, O_RDONLY | O_DIRECTORY, fmt, ap);
 	va_end(ap);
-	fd = fs_open(fs, rel, O_RDONLY | O_DIRECTORY);
-	free(rel);
 	return fd;
 }
 
@@ -259,14 +269,11 @@ int efa_sysfs_open_regular(const struct efa_sysfs *fs, const char *fmt, ...)
 {
 	struct stat st;
 	va_list ap;
-	char *rel;
 	int fd;
 
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	fd = vopen(fs, O_RDONLY | O_NONBLOCK, fmt, ap);
 	va_end(ap);
-	fd = fs_open(fs, rel, O_RDONLY | O_NONBLOCK);
-	free(rel);
 	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
 		close(fd);
 		fd = -1;
