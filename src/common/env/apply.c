@@ -270,35 +270,53 @@ static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 	return 0;
 }
 
+/*
+ * The next entry of owned_before, from *p on, that owned_now does not
+ * record (a variable this apply made no decision on): its start, its
+ * length and its name's; NULL at the end. *p moves past it.
+ */
+static const char *next_undecided(const struct apply *a, const char **p, size_t *entry,
+				  size_t *len)
+{
+	char unused[DIGEST_LEN + 1];
+
+	while (**p) {
+		const char *at = *p, *end = strchr(at, ',');
+
+		*entry = end ? (size_t)(end - at) : strlen(at);
+		*len = strcspn(at, ",:");
+		*p = end ? end + 1 : at + *entry;
+		if (*len && record_find(a->owned_now, at, *len, unused) == NOT_RECORDED)
+			return at;
+	}
+	return NULL;
+}
+
 /* Removes what an earlier step set that this one does not, unless the job
  * changed it since. */
 static int remove_stale(struct apply *a)
 {
-	char current[ENV_VALUE_MAX], digest[DIGEST_LEN + 1], unused[DIGEST_LEN + 1];
+	char current[ENV_VALUE_MAX], digest[DIGEST_LEN + 1], name[256];
+	const char *p = a->owned_before, *at;
+	size_t entry, len;
 
-	for (const char *p = a->owned_before; *p;) {
-		const char *end = strchr(p, ',');
-		size_t entry = end ? (size_t)(end - p) : strlen(p);
-		size_t len = strcspn(p, ",:");
-		char name[256];
+	while ((at = next_undecided(a, &p, &entry, &len))) {
 		enum recorded r;
 		int rc;
 
-		if (len && len < sizeof(name) &&
-		    record_find(a->owned_now, p, len, unused) == NOT_RECORDED) {
-			memcpy(name, p, len);
-			name[len] = '\0';
-			r = record_find(p, name, len, digest);	/* this entry */
-			/* The record is in the user's hands: never let it remove
-			 * what slurm-efa could not have set. */
-			if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
-			    a->get(a->ctx, name, current, sizeof(current)) == 1 &&
-			    still_ours(r, digest, current) &&
-			    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
-					 "set by slurm-efa for an earlier step; not wanted here")))
-				return rc;
-		}
-		p += entry + (end ? 1 : 0);
+		if (len >= sizeof(name))
+			continue;
+		memcpy(name, at, len);
+		name[len] = '\0';
+		r = record_find(at, name, len, digest);	/* this entry */
+		/* The record is in the user's hands: never let it remove
+		 * what slurm-efa could not have set. */
+		if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
+		    a->get(a->ctx, name, current, sizeof(current)) == 1 &&
+		    still_ours(r, digest, current) &&
+		    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
+				 "set by slurm-efa for an earlier step; not wanted here")))
+			return rc;
 	}
 	return 0;
 }
@@ -307,24 +325,19 @@ static int remove_stale(struct apply *a)
  * a task decides those after the step's shared part. */
 static void keep_other_records(struct apply *a)
 {
-	for (const char *p = a->owned_before; *p;) {
-		const char *end = strchr(p, ',');
-		size_t entry = end ? (size_t)(end - p) : strlen(p);
-		size_t len = strcspn(p, ",:");
-		char unused[DIGEST_LEN + 1];
+	const char *p = a->owned_before, *at;
+	size_t entry, len;
+
+	while ((at = next_undecided(a, &p, &entry, &len))) {
 		size_t sep = a->owned_len ? 1 : 0;
 
-		if (len && record_find(a->owned_now, p, len, unused) == NOT_RECORDED &&
-		    a->owned_len + sep + entry < sizeof(a->owned_now)) {
-			if (sep)
-				a->owned_now[a->owned_len++] = ',';
-			memcpy(a->owned_now + a->owned_len, p, entry);
-			a->owned_len += entry;
-			a->owned_now[a->owned_len] = '\0';
-		}
-		if (!end)
-			break;
-		p = end + 1;
+		if (a->owned_len + sep + entry >= sizeof(a->owned_now))
+			continue;
+		if (sep)
+			a->owned_now[a->owned_len++] = ',';
+		memcpy(a->owned_now + a->owned_len, at, entry);
+		a->owned_len += entry;
+		a->owned_now[a->owned_len] = '\0';
 	}
 }
 
