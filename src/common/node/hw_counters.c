@@ -167,10 +167,12 @@ int efa_hw_read_again(const struct efa_hw_reading *before, const char *root,
 	return 0;
 }
 
+/* Newest first: a kept reading's lines come port by port, so its parse
+ * finds each line's port at once. */
 static const struct efa_port_counters *find_port(const struct efa_hw_reading *r,
 						 const struct efa_port_counters *like)
 {
-	for (size_t i = 0; i < r->nports; i++)
+	for (size_t i = r->nports; i-- > 0;)
 		if (!strcmp(r->ports[i].device, like->device) && !strcmp(r->ports[i].port, like->port))
 			return &r->ports[i];
 	return NULL;
@@ -277,11 +279,7 @@ int efa_hw_parse(const char *text, struct efa_hw_reading *r)
 		    efa_field_word(&at, like.port, sizeof(like.port)) &&
 		    efa_field_word(&at, file, sizeof(file)) && (c = counter_by_file(file)) >= 0 &&
 		    efa_field_u64(&at, &v)) {
-			/* A port's lines come together: its port is the last one. */
-			p = r->nports && !strcmp(r->ports[r->nports - 1].device, like.device) &&
-					    !strcmp(r->ports[r->nports - 1].port, like.port)
-				    ? &r->ports[r->nports - 1]
-				    : (struct efa_port_counters *)find_port(r, &like);
+			p = (struct efa_port_counters *)find_port(r, &like);
 			if (!p && !(p = add_port(r, like.device, like.port))) {
 				efa_hw_reading_clear(r);
 				return -1;
