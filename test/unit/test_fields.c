@@ -71,6 +71,20 @@ static void test_put(void)
 		snprintf(want, sizeof(want), "%" PRIx64, values[n]);
 		is_str(buf, want, "  %s in hexadecimal", want);
 	}
+	{
+		const int64_t signed_values[] = { 0, -1, 42, INT64_MIN, INT64_MAX };
+
+		for (size_t n = 0; n < sizeof(signed_values) / sizeof(signed_values[0]); n++) {
+			char want[32];
+			const char *at = buf;
+			int64_t back;
+
+			*efa_field_put_i64(buf, signed_values[n]) = '\0';
+			snprintf(want, sizeof(want), "%" PRId64, signed_values[n]);
+			is_str(buf, want, "%s, signed", want);
+			ok(efa_field_i64(&at, &back) && back == signed_values[n], "  reads back");
+		}
+	}
 	*efa_field_put(efa_field_put(buf, "ab"), "") = '\0';
 	is_str(buf, "ab", "strings");
 }

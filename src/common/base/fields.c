@@ -113,6 +113,14 @@ char *efa_field_put_u64(char *at, uint64_t value)
 	return at;
 }
 
+char *efa_field_put_i64(char *at, int64_t value)
+{
+	if (value >= 0)
+		return efa_field_put_u64(at, (uint64_t)value);
+	*at++ = '-';
+	return efa_field_put_u64(at, 0 - (uint64_t)value);
+}
+
 char *efa_field_put_hex(char *at, uint64_t value)
 {
 	char digit[16];

@@ -42,6 +42,9 @@ char *efa_field_put_u64(char *at, uint64_t value);
  * end. At most 16 characters. */
 char *efa_field_put_hex(char *at, uint64_t value);
 
+/* The same, signed. At most 20 characters. */
+char *efa_field_put_i64(char *at, int64_t value);
+
 /* Writes the string at at (no NUL); returns the end. */
 char *efa_field_put(char *at, const char *s);
 

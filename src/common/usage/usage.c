@@ -155,17 +155,6 @@ static int job_order(const void *a, const void *b)
 	return (x->end < y->end) - (x->end > y->end);
 }
 
-/* " TIME", a time as the table keeps it: seconds, signed. */
-static char *put_time(char *at, time_t when)
-{
-	*at++ = ' ';
-	if (when < 0) {
-		*at++ = '-';
-		return efa_field_put_u64(at, 0 - (uint64_t)when);
-	}
-	return efa_field_put_u64(at, (uint64_t)when);
-}
-
 static int save_table(const char *dir, struct table *t, struct efa_error *err)
 {
 	size_t running = 0, ended = 0, size;
@@ -185,8 +174,10 @@ static int save_table(const char *dir, struct table *t, struct efa_error *err)
 		if (j->end ? ended++ >= EFA_USAGE_RECENT : running++ >= EFA_USAGE_RUNNING_MAX)
 			continue;
 		at = efa_field_put_u64(at, j->job_id);
-		at = put_time(at, j->start);
-		at = put_time(at, j->end);
+		*at++ = ' ';
+		at = efa_field_put_i64(at, j->start);
+		*at++ = ' ';
+		at = efa_field_put_i64(at, j->end);
 		*at++ = ' ';
 		*at++ = j->shared ? '1' : '0';
 		*at++ = ' ';
