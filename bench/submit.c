@@ -5,10 +5,13 @@
  * sbatch carries it, so slurmctld and its job_submit.lua do all their work
  * and nothing runs.
  *
- *   submit COUNT PARTITION SECONDS
+ *   submit COUNT PARTITION SECONDS [NAME]...
  *
  * Submits up to COUNT jobs, one after the other, starting none after
- * SECONDS; prints "ok MS" or "fail MS error text" for each.
+ * SECONDS; prints "ok MS NAME" or "fail MS NAME error text" for each. The
+ * jobs take the NAMEs in turn ("bench" when none is given): a job_submit.lua
+ * that tells variants apart by the job's name then measures them side by
+ * side, job after job, in the same state of slurmctld.
  */
 #include <errno.h>
 #include <slurm/slurm.h>
@@ -30,12 +33,19 @@ int main(int argc, char **argv)
 {
 	char *environment[] = { "PATH=/usr/bin:/bin", NULL };
 	char *spank_env[] = { "_SLURM_SPANK_OPTION_efa_efa=(null)", NULL };
+	char *default_name[] = { "bench" };
+	char **names = default_name;
 	double start, t0, seconds;
+	int name_count = 1;
 	long count;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: submit COUNT PARTITION SECONDS\n");
+	if (argc < 4) {
+		fprintf(stderr, "usage: submit COUNT PARTITION SECONDS [NAME]...\n");
 		return 2;
+	}
+	if (argc > 4) {
+		names = argv + 4;
+		name_count = argc - 4;
 	}
 	count = strtol(argv[1], NULL, 10);
 	seconds = strtod(argv[3], NULL);
@@ -47,7 +57,7 @@ int main(int argc, char **argv)
 		int rc;
 
 		slurm_init_job_desc_msg(&job);
-		job.name = "bench";
+		job.name = names[i % name_count];
 		job.script = "#!/bin/sh\ntrue\n";
 		job.partition = argv[2];
 		job.min_nodes = 2;
@@ -62,9 +72,9 @@ int main(int argc, char **argv)
 		t0 = now_ms();
 		rc = slurm_submit_batch_job(&job, &resp);
 		if (rc)
-			printf("fail %.3f %s\n", now_ms() - t0, slurm_strerror(errno));
+			printf("fail %.3f %s %s\n", now_ms() - t0, job.name, slurm_strerror(errno));
 		else
-			printf("ok %.3f\n", now_ms() - t0);
+			printf("ok %.3f %s\n", now_ms() - t0, job.name);
 		fflush(stdout);
 		slurm_free_submit_response_response_msg(resp);
 	}
