@@ -37,6 +37,17 @@ local function log_error(fmt, ...)
 	slurm.log_error("efa: " .. fmt, ...)
 end
 
+-- Routine lines, one for every job the bridge changes: Slurm's own
+-- slurm.log(level, text) at debug, which drops them unless SlurmctldDebug
+-- asks for them, without the string.format of every slurm.log_debug call.
+local function log_debug_text(text)
+	if slurm.log then
+		slurm.log(2, "efa: " .. text)
+	else
+		slurm.log_debug("efa: %s", text)
+	end
+end
+
 -- OnSnapshotMissing= read without the C module, for when it cannot load.
 local function on_missing_fallback()
 	local path = os.getenv("SLURM_EFA_CONF") or "/etc/slurm/efa.conf"
@@ -65,29 +76,45 @@ local function on_missing()
 	return on_missing_fallback()
 end
 
--- A SPANK option of ours, as sbatch or slurmrestd carried it.
-local function spank_option(job_desc, name)
+-- The SPANK options of ours a job gives, by name, as sbatch carried them
+-- (spank_job_env: the lowest index wins) or else slurmrestd (the job's
+-- environment). Each field of job_desc is read once: every read is a
+-- lookup by name in job_submit/lua, and spank_job_env and environment
+-- build a table each time.
+local OPTION_NAMES = { "efa", "checkpoint_dir", "efa_resume" }
+local OPTION_PATTERN = "^" .. OPTION_PREFIX .. "([%w_]+)=(.*)$"
+
+local function index_env(environment, name)
+	return environment[name]
+end
+
+local function spank_options(job_desc)
+	local found, at = {}, {}
 	local env = job_desc.spank_job_env
-	local size = job_desc.spank_job_env_size or 0
 	if type(env) == "table" then
-		for i = 0, size - 1 do
-			local entry = env[i]
-			if entry then
-				local value = entry:match("^" .. OPTION_PREFIX .. name .. "=(.*)$")
-				if value then
-					return value
-				end
+		for i, entry in pairs(env) do
+			local name, value = tostring(entry):match(OPTION_PATTERN)
+			if name and (not at[name] or i < at[name]) then
+				found[name], at[name] = value, i
 			end
 		end
 	end
-	local environment = job_desc.environment
-	if environment then
-		local ok, value = pcall(function() return environment[ENV_PREFIX .. name] end)
-		if ok and value then
-			return value
+	local environment
+	for _, name in ipairs(OPTION_NAMES) do
+		if not found[name] then
+			if environment == nil then
+				environment = job_desc.environment or false
+			end
+			if not environment then
+				break
+			end
+			local ok, value = pcall(index_env, environment, ENV_PREFIX .. name)
+			if ok and value then
+				found[name] = value
+			end
 		end
 	end
-	return nil
+	return found
 end
 
 local function default_partition(part_list)
@@ -107,6 +134,8 @@ local function count(v)
 end
 
 local function request(job_desc, part_list, job_rec)
+	local options = spank_options(job_desc)
+	local array = job_desc.array_inx
 	-- A list (sbatch -p free,train) goes whole: the job may run in any
 	-- of them, so each one's policy holds.
 	local partition = job_desc.partition or (job_rec and job_rec.partition) or default_partition(part_list)
@@ -117,11 +146,11 @@ local function request(job_desc, part_list, job_rec)
 		features = job_desc.features or (job_rec and job_rec.features),
 		user = job_desc.user_name,
 		job_name = job_desc.name,
-		efa = spank_option(job_desc, "efa"),
-		checkpoint_dir = spank_option(job_desc, "checkpoint_dir"),
-		resume = spank_option(job_desc, "efa_resume"),
+		efa = options.efa,
+		checkpoint_dir = options.checkpoint_dir,
+		resume = options.efa_resume,
 		-- sbatch --array: every task gets a directory of its own
-		array = job_desc.array_inx ~= nil and job_desc.array_inx ~= "",
+		array = array ~= nil and array ~= "",
 	}
 end
 
@@ -146,12 +175,15 @@ local function apply(job_desc, req)
 		return undecided("the slurm_efa Lua module did not load (" .. tostring(efa) ..
 			"): check package.cpath / LUA_CPATH of slurmctld")
 	end
-	local verdict, result, log, note = bridge:decide(req)
+	local verdict, result, log, note, detail = bridge:decide(req)
 	if note then
 		log_info("%s", note)
 	end
 	if log then
 		log_info("job of %s in %s: %s", tostring(req.user), tostring(req.partition), log)
+	end
+	if detail then
+		log_debug_text("job of " .. tostring(req.user) .. " in " .. tostring(req.partition) .. ": " .. detail)
 	end
 	if verdict == "accept" then
 		return slurm.SUCCESS

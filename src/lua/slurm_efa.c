@@ -5,15 +5,18 @@
  *
  *   local efa = require("slurm_efa")
  *   local bridge = efa.open([config_path])
- *   local verdict, result, log, note = bridge:decide{partition = "gpu", ...}
+ *   local verdict, result, log, note, detail = bridge:decide{partition = "gpu", ...}
  *
  * decide() never touches the network: it reads efa.conf and the zone
  * snapshot written by slurm-efa sync (its compact form when current),
- * again only when they changed (stat), and calls the policy in src/common. verdict is "accept", "change" (result
- * is a table of job fields to set), "reject" (result is the message for the
- * user) or "error" (result says what broke; the Lua side then follows
- * OnSnapshotMissing=). note, on the call that loaded a snapshot from its
- * JSON because the compact form was missing or not trusted, says why.
+ * again only when they changed (stat), and calls the policy in src/common.
+ * verdict is "accept", "change" (result is a table of job fields to set),
+ * "reject" (result is the message for the user) or "error" (result says
+ * what broke; the Lua side then follows OnSnapshotMissing=). log is what
+ * slurmctld's log should show an admin (a check skipped), detail what was
+ * changed and why (routine, for its debug level); note, on the call that
+ * loaded a snapshot from its JSON because the compact form was missing or
+ * not trusted, says why. Each is nil when there is nothing to say.
  *
  *   local signal, why = bridge:checkpoint_signal{partition = "gpu", efa = "(null)"}
  *
@@ -163,6 +166,15 @@ static uint32_t opt_count(lua_State *L, int t, const char *key)
 	return (n > 0 && n < 0xfffffff0u) ? (uint32_t)n : 0;
 }
 
+/* A text, or nil when it is empty. */
+static void push_text(lua_State *L, const char *text)
+{
+	if (text[0])
+		lua_pushstring(L, text);
+	else
+		lua_pushnil(L);
+}
+
 static int bridge_decide(lua_State *L)
 {
 	struct bridge *b = luaL_checkudata(L, 1, BRIDGE_META);
@@ -225,16 +237,12 @@ static int bridge_decide(lua_State *L)
 		lua_pushstring(L, d.message);
 		break;
 	}
-	if (d.log[0])
-		lua_pushstring(L, d.log);
-	else
-		lua_pushnil(L);
-	efa_decision_clear(&d);
-	if (!b->snap_note[0])
-		return 3;
-	lua_pushstring(L, b->snap_note);
+	push_text(L, d.log);
+	push_text(L, b->snap_note);
 	b->snap_note[0] = '\0';
-	return 4;
+	push_text(L, d.detail);
+	efa_decision_clear(&d);
+	return 5;
 }
 
 static int bridge_checkpoint_signal(lua_State *L)

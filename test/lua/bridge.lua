@@ -39,6 +39,8 @@ slurm = {
 	log_info = function(fmt, ...) logs[#logs + 1] = string.format(fmt, ...) end,
 	log_verbose = function(fmt, ...) logs[#logs + 1] = "verbose: " .. string.format(fmt, ...) end,
 	log_error = function(fmt, ...) logs[#logs + 1] = "error: " .. string.format(fmt, ...) end,
+	-- what slurm.log_info and friends call: 0 info, 1 verbose, 2 debug...
+	log = function(level, text) logs[#logs + 1] = "level " .. level .. ": " .. text end,
 	log_user = function(fmt, ...) user_msgs[#user_msgs + 1] = string.format(fmt, ...) end,
 }
 
@@ -72,21 +74,36 @@ local function efa_conf(missing, extra)
 	}, "\n") .. "\n")
 end
 
--- job_desc as job_submit/lua shows it.
+-- job_desc as job_submit/lua shows it: a proxy whose every read is a lookup
+-- by name in C (counted in reads), and whose spank_job_env and environment
+-- are built anew on each read.
+local reads = {}
 local function job(fields, spank, env)
-	local j = fields
-	j.spank_job_env = {}
-	j.spank_job_env_size = 0
+	local spank_env, size = {}, 0
 	for _, entry in ipairs(spank or {}) do
-		j.spank_job_env[j.spank_job_env_size] = entry
-		j.spank_job_env_size = j.spank_job_env_size + 1
+		spank_env[size] = entry
+		size = size + 1
 	end
-	if env then
-		j.environment = setmetatable({}, { __index = function(_, k) return env[k] end,
-			__pairs = function() error("environment cannot be iterated") end })
-	end
-	j.user_name = j.user_name or "alice"
-	return j
+	fields.user_name = fields.user_name or "alice"
+	return setmetatable({}, {
+		__index = function(_, k)
+			reads[k] = (reads[k] or 0) + 1
+			if k == "spank_job_env" then
+				local copy = {}
+				for i, entry in pairs(spank_env) do
+					copy[i] = entry
+				end
+				return copy
+			elseif k == "spank_job_env_size" then
+				return size
+			elseif k == "environment" then
+				return env and setmetatable({}, { __index = function(_, name) return env[name] end,
+					__pairs = function() error("environment cannot be iterated") end })
+			end
+			return fields[k]
+		end,
+		__newindex = function(_, k, v) fields[k] = v end,
+	})
 end
 
 local parts = { gpu = { flag_default = 1 }, cpu = { flag_default = 0 } }
@@ -96,6 +113,19 @@ efa_conf("accept")
 snapshot(0, 2)
 local bridge = require("slurm_efa_bridge")
 
+-- The most times bridge.job_submit read one field of job_desc.
+local function most_reads(j, part_list)
+	reads = {}
+	bridge.job_submit(j, part_list, 1000)
+	local most, field = 0, nil
+	for k, n in pairs(reads) do
+		if n > most then
+			most, field = n, k
+		end
+	end
+	return most, field
+end
+
 local j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2, name = "train" }, { EFA .. "(null)" })
 is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "sbatch -N2 --efa is accepted")
 is(j.features, "[az-us-west-2b|az-us-west-2a]", "  with both zones, the one with more usable nodes first")
@@ -103,6 +133,9 @@ is(j.admin_comment, "slurm-efa: checkpoints in /fsx/ckpt/alice/train", "  and it
 -- Written by hand, the snapshot has no compact form: read from the JSON, said once.
 like(logs[1], "^efa: cannot open .*/snapshot%.bin.*; reading .*/snapshot%.json instead",
 	"  a snapshot without its compact form is read from the JSON, and the log says why")
+like(logs[#logs], "^level 2: efa: job of alice in gpu: constraint '' %-> '%[az%-us%-west%-2b|az%-us%-west%-2a%]'",
+	"  the change logged at debug level: routine, not for slurmctld's default log")
+is(#logs, 2, "  nothing else logged")
 local seen = #logs
 bridge.job_submit(job({ partition = "gpu", min_nodes = 2, max_nodes = 2 }), parts, 1000)
 local again = false
@@ -110,6 +143,20 @@ for i = seen + 1, #logs do
 	again = again or logs[i]:find("snapshot.bin", 1, true) ~= nil
 end
 ok(not again, "  once: the next submission, the snapshot unchanged, says nothing about it")
+
+local most, field = most_reads(job({ partition = "gpu", min_nodes = 2, max_nodes = 2, name = "train", array_inx = "" },
+	{ "SLURM_OTHER=1", EFA .. "(null)" }, { PATH = "/usr/bin" }), parts)
+is(most, 1, "each field of job_desc is read once (each read is a lookup in slurmctld; read most: " .. tostring(field) .. ")")
+
+j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1 }, { "_SLURM_SPANK_OPTION_efa_checkpoint_dir=/fsx/ckpt/alice/first",
+	"_SLURM_SPANK_OPTION_efa_checkpoint_dir=/elsewhere" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "an option given twice in spank_job_env: the first one counts")
+is(j.admin_comment, "slurm-efa: checkpoints in /fsx/ckpt/alice/first", "  its directory recorded")
+j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1 }, { EFA .. "(null)" },
+	{ SLURM_SPANK__SLURM_SPANK_OPTION_efa_checkpoint_dir = "/fsx/ckpt/alice/from-env",
+	  SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa = "off" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "an option missing from spank_job_env is taken from the environment")
+is(j.admin_comment, "slurm-efa: checkpoints in /fsx/ckpt/alice/from-env", "  its directory recorded")
 
 j = job({ min_nodes = 2, max_nodes = 4, features = "efa", name = "runs/a" }, { EFA .. "required" })
 is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "no partition given: the default partition's rules apply")

@@ -140,7 +140,8 @@ static void test_policy(void)
 	is_int(d.verdict, EFA_VERDICT_CHANGE, "gpu -N2: changed");
 	is_str(d.features, "[az-b]", "  only the zone with 2 usable gpu nodes (az-c is not in gpu)");
 	is_str(d.checkpoint_dir, "/fsx/ckpt/alice/llama", "  the default checkpoint directory");
-	has_str(d.log, "-> '[az-b]'", "  logged");
+	has_str(d.detail, "-> '[az-b]'", "  the change in the debug detail");
+	is_str(d.log, "", "  nothing for the default log level: it is routine");
 	efa_decision_clear(&d);
 
 	req.min_nodes = 3;
@@ -194,7 +195,8 @@ static void test_policy(void)
 	efa_policy_decide(cfg, &c, NULL, 1100, &req, &d);
 	is_int(d.verdict, EFA_VERDICT_CHANGE, "a stale snapshot with OnSnapshotMissing=accept: accepted");
 	ok(d.features == NULL, "  without a zone constraint");
-	has_str(d.log, "100 s old", "  and logged");
+	has_str(d.log, "100 s old", "  and logged for the admin");
+	is_str(d.detail, "", "  no change to detail");
 	efa_decision_clear(&d);
 	efa_policy_decide(cfg, NULL, "no zone snapshot at /x", 1010, &req, &d);
 	has_str(d.log, "no zone snapshot at /x", "a missing snapshot: logged with its reason");
@@ -300,7 +302,7 @@ static void test_resume(void)
 	is_int(d.verdict, EFA_VERDICT_CHANGE, "--efa-resume=2: changed");
 	ok(d.requeue && !d.expedite, "  requeue on, not expedited");
 	is_int(d.resume, 2, "  up to 2 times");
-	has_str(d.log, "resumable up to 2 times", "  logged");
+	has_str(d.detail, "resumable up to 2 times", "  in the debug detail");
 	efa_decision_clear(&d);
 
 	req.resume = "0";

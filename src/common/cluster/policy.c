@@ -31,15 +31,37 @@ static int reject(struct efa_decision *d, const char *fmt, ...)
 	return 1;	/* decided */
 }
 
+static void append(char *text, size_t size, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void append(char *text, size_t size, const char *fmt, va_list ap)
+{
+	size_t used = strlen(text);
+
+	vsnprintf(text + used, size - used, fmt, ap);
+}
+
+/* What an admin should see (d->log). */
+static void warn(struct efa_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(struct efa_decision *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	append(d->log, sizeof(d->log), fmt, ap);
+	va_end(ap);
+}
+
+/* What was changed and why (d->detail). */
 static void note(struct efa_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void note(struct efa_decision *d, const char *fmt, ...)
 {
-	size_t used = strlen(d->log);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(d->log + used, sizeof(d->log) - used, fmt, ap);
+	append(d->detail, sizeof(d->detail), fmt, ap);
 	va_end(ap);
 }
 
@@ -162,7 +184,7 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 		if (cfg->on_snapshot_missing == EFA_ON_MISSING_REJECT)
 			return reject(d, "efa: cannot place this job in one Availability Zone now: %s. Retry in a minute; cluster admins: check that slurm-efa sync is running",
 				      why);
-		note(d, "%s: accepting without a zone constraint (OnSnapshotMissing=accept); check slurm-efa sync. ",
+		warn(d, "%s: accepting without a zone constraint (OnSnapshotMissing=accept); check slurm-efa sync. ",
 		     why);
 		return 0;
 	}
@@ -255,7 +277,7 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 	if (check_resume(cfg, req, partitions_resume, d))
 		return 0;
 	if (mixed) {
-		note(d, "its partitions put checkpoints in different places: the node decides. ");
+		warn(d, "its partitions put checkpoints in different places: the node decides. ");
 		free(d->checkpoint_dir);
 		d->checkpoint_dir = NULL;
 	}

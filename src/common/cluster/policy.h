@@ -47,7 +47,12 @@ struct efa_decision {
 	bool expedite;
 	long resume;			/* the most times it runs again; 0: not */
 	char message[EFA_DECISION_TEXT];	/* for the user (rejections) */
-	char log[EFA_DECISION_TEXT];		/* for slurmctld's log; "" none */
+	/* For slurmctld's log, "" when none: what an admin should see at the
+	 * default level (a check skipped, a choice left to the node)... */
+	char log[EFA_DECISION_TEXT];
+	/* ...and what was changed and why, routine for every such job: for
+	 * the debug level, where a busy cluster's log can afford it. */
+	char detail[EFA_DECISION_TEXT];
 };
 
 /*
