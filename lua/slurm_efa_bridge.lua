@@ -1,9 +1,10 @@
 -- SPDX-License-Identifier: Apache-2.0
 --[[
-slurm-efa's job_submit bridge: the Lua side. It reads what Lua can read of
-a job (job_desc, its SPANK options in spank_job_env or, for slurmrestd
-jobs, in the job's environment), asks the C module slurm_efa for the
-decision, and applies it. All rules live in C (src/common/cluster/policy.c).
+slurm-efa's job_submit bridge: the Lua side. It hands what job_submit/lua
+gives it (job_desc, part_list, job_rec) to the C module slurm_efa, which
+reads the job (its SPANK options in spank_job_env or, for slurmrestd jobs,
+in the job's environment) and decides, and applies the decision. All rules
+live in C (src/common/cluster/policy.c).
 
 Use it from a site's existing job_submit.lua with two lines:
 
@@ -18,8 +19,6 @@ logged and then handled as OnSnapshotMissing= says (accept or reject).
 
 local M = {}
 
-local OPTION_PREFIX = "_SLURM_SPANK_OPTION_efa_"	-- in spank_job_env (sbatch, salloc, srun)
-local ENV_PREFIX = "SLURM_SPANK_" .. OPTION_PREFIX	-- in the job's environment (slurmrestd)
 local NOT_SET = 4294967294				-- Slurm's NO_VAL
 -- job_desc.bitflags' EXPEDITED_REQUEUE (slurm.h, Slurm 26.05: SLURM_BIT(45),
 -- unused by earlier releases). Lua 5.1 has no bit operators: 2^45 is exact
@@ -76,82 +75,11 @@ local function on_missing()
 	return on_missing_fallback()
 end
 
--- The SPANK options of ours a job gives, by name, as sbatch carried them
--- (spank_job_env: the lowest index wins) or else slurmrestd (the job's
--- environment). Each field of job_desc is read once: every read is a
--- lookup by name in job_submit/lua, and spank_job_env and environment
--- build a table each time.
-local OPTION_NAMES = { "efa", "checkpoint_dir", "efa_resume" }
-local OPTION_PATTERN = "^" .. OPTION_PREFIX .. "([%w_]+)=(.*)$"
-
-local function index_env(environment, name)
-	return environment[name]
-end
-
-local function spank_options(job_desc)
-	local found, at = {}, {}
-	local env = job_desc.spank_job_env
-	if type(env) == "table" then
-		for i, entry in pairs(env) do
-			local name, value = tostring(entry):match(OPTION_PATTERN)
-			if name and (not at[name] or i < at[name]) then
-				found[name], at[name] = value, i
-			end
-		end
-	end
-	local environment
-	for _, name in ipairs(OPTION_NAMES) do
-		if not found[name] then
-			if environment == nil then
-				environment = job_desc.environment or false
-			end
-			if not environment then
-				break
-			end
-			local ok, value = pcall(index_env, environment, ENV_PREFIX .. name)
-			if ok and value then
-				found[name] = value
-			end
-		end
-	end
-	return found
-end
-
-local function default_partition(part_list)
-	for name, part in pairs(part_list or {}) do
-		if part.flag_default == 1 or part.flag_default == true then
-			return name
-		end
-	end
-	return nil
-end
-
 local function count(v)
 	if type(v) ~= "number" or v >= NOT_SET then
 		return nil
 	end
 	return v
-end
-
-local function request(job_desc, part_list, job_rec)
-	local options = spank_options(job_desc)
-	local array = job_desc.array_inx
-	-- A list (sbatch -p free,train) goes whole: the job may run in any
-	-- of them, so each one's policy holds.
-	local partition = job_desc.partition or (job_rec and job_rec.partition) or default_partition(part_list)
-	return {
-		partition = partition,
-		min_nodes = count(job_desc.min_nodes),
-		max_nodes = count(job_desc.max_nodes),
-		features = job_desc.features or (job_rec and job_rec.features),
-		user = job_desc.user_name,
-		job_name = job_desc.name,
-		efa = options.efa,
-		checkpoint_dir = options.checkpoint_dir,
-		resume = options.efa_resume,
-		-- sbatch --array: every task gets a directory of its own
-		array = array ~= nil and array ~= "",
-	}
 end
 
 local function refuse(message)
@@ -170,20 +98,22 @@ local function undecided(problem)
 	return slurm.SUCCESS
 end
 
-local function apply(job_desc, req)
+-- The rules' verdict on the job (read in C, once per field: every read of
+-- job_desc is a lookup by name in job_submit/lua), applied to job_desc.
+local function apply(job_desc, part_list, job_rec)
 	if not bridge then
 		return undecided("the slurm_efa Lua module did not load (" .. tostring(efa) ..
 			"): check package.cpath / LUA_CPATH of slurmctld")
 	end
-	local verdict, result, log, note, detail = bridge:decide(req)
+	local verdict, result, log, note, detail, who = bridge:decide(job_desc, part_list, job_rec)
 	if note then
 		log_info("%s", note)
 	end
 	if log then
-		log_info("job of %s in %s: %s", tostring(req.user), tostring(req.partition), log)
+		log_info("job of %s: %s", who, log)
 	end
 	if detail then
-		log_debug_text("job of " .. tostring(req.user) .. " in " .. tostring(req.partition) .. ": " .. detail)
+		log_debug_text("job of " .. who .. ": " .. detail)
 	end
 	if verdict == "accept" then
 		return slurm.SUCCESS
@@ -206,7 +136,7 @@ local function apply(job_desc, req)
 		end
 		return slurm.SUCCESS
 	elseif verdict == "reject" then
-		log_info("rejected job of %s in %s: %s", tostring(req.user), tostring(req.partition), result)
+		log_info("rejected job of %s: %s", who, result)
 		return refuse(result)
 	end
 	return undecided(tostring(result))
@@ -222,20 +152,19 @@ end
 
 function M.job_submit(job_desc, part_list, submit_uid)
 	return guarded(function()
-		return apply(job_desc, request(job_desc, part_list, nil))
+		return apply(job_desc, part_list, nil)
 	end)
 end
 
--- Only changes to what the rules look at re-apply them.
+-- Only changes to what the rules look at re-apply them; what the change
+-- leaves out, the job keeps (job_rec).
 function M.job_modify(job_desc, job_rec, part_list, modify_uid)
 	return guarded(function()
 		if not (job_desc.partition or count(job_desc.min_nodes) or count(job_desc.max_nodes) or
 			job_desc.features) then
 			return slurm.SUCCESS
 		end
-		local req = request(job_desc, part_list, job_rec)
-		req.user = req.user or (job_rec and job_rec.user_name)
-		return apply(job_desc, req)
+		return apply(job_desc, part_list, job_rec)
 	end)
 end
 

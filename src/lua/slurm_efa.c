@@ -5,8 +5,10 @@
  *
  *   local efa = require("slurm_efa")
  *   local bridge = efa.open([config_path])
- *   local verdict, result, log, note, detail = bridge:decide{partition = "gpu", ...}
+ *   local verdict, result, log, note, detail, who = bridge:decide(job_desc, part_list[, job_rec])
  *
+ * decide() takes what job_submit/lua hands slurm_job_submit (and, with
+ * job_rec, slurm_job_modify) and reads the job from it (lua/job_request.c).
  * decide() never touches the network: it reads efa.conf and the zone
  * snapshot written by slurm-efa sync (its compact form when current),
  * again only when they changed (stat), and calls the policy in src/common.
@@ -16,7 +18,8 @@
  * slurmctld's log should show an admin (a check skipped), detail what was
  * changed and why (routine, for its debug level); note, on the call that
  * loaded a snapshot from its JSON because the compact form was missing or
- * not trusted, says why. Each is nil when there is nothing to say.
+ * not trusted, says why. Each is nil when there is nothing to say. who
+ * names the job for those lines ("alice in gpu").
  *
  *   local signal, why = bridge:checkpoint_signal{partition = "gpu", efa = "(null)"}
  *
@@ -37,6 +40,7 @@
 #include "common/cluster/policy.h"
 #include "common/cluster/snapshot.h"
 #include "common/config/efa_conf.h"
+#include "lua/job_request.h"
 
 #define BRIDGE_META "slurm_efa.bridge"
 
@@ -145,27 +149,6 @@ drop:
 	b->snap_id.seen = false;
 }
 
-static const char *opt_field(lua_State *L, int t, const char *key)
-{
-	const char *v;
-
-	lua_getfield(L, t, key);
-	v = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
-	lua_pop(L, 1);	/* the string stays alive in the request table */
-	return v;
-}
-
-static uint32_t opt_count(lua_State *L, int t, const char *key)
-{
-	lua_Number n;
-
-	lua_getfield(L, t, key);
-	n = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0;
-	lua_pop(L, 1);
-	/* Slurm's NO_VAL and friends mean "not said". */
-	return (n > 0 && n < 0xfffffff0u) ? (uint32_t)n : 0;
-}
-
 /* A text, or nil when it is empty. */
 static void push_text(lua_State *L, const char *text)
 {
@@ -182,25 +165,17 @@ static int bridge_decide(lua_State *L)
 	struct efa_decision d;
 	struct efa_error err;
 
-	luaL_checktype(L, 2, LUA_TTABLE);
+	if (!lua_istable(L, 2) && !lua_isuserdata(L, 2))
+		return luaL_argerror(L, 2, "job_desc expected");
+	lua_settop(L, 4);	/* job_desc, part_list, job_rec: absolute */
 	if (load_config(b, &err)) {
 		lua_pushstring(L, "error");
 		lua_pushstring(L, err.msg);
 		return 2;
 	}
 	load_snapshot(b);
-	req.partition = opt_field(L, 2, "partition");
-	req.min_nodes = opt_count(L, 2, "min_nodes");
-	req.max_nodes = opt_count(L, 2, "max_nodes");
-	req.features = opt_field(L, 2, "features");
-	req.user = opt_field(L, 2, "user");
-	req.job_name = opt_field(L, 2, "job_name");
-	req.efa = opt_field(L, 2, "efa");
-	req.checkpoint_dir = opt_field(L, 2, "checkpoint_dir");
-	req.resume = opt_field(L, 2, "resume");
-	lua_getfield(L, 2, "array");
-	req.array = lua_toboolean(L, -1);
-	lua_pop(L, 1);
+	/* req's strings live on the stack until the results are pushed */
+	efa_lua_job_request(L, 2, 3, 4, &req);
 	if (efa_policy_decide(b->cfg, b->have_snapshot ? &b->snapshot : NULL, b->snap_problem,
 			      (int64_t)time(NULL), &req, &d)) {
 		lua_pushstring(L, "error");
@@ -241,8 +216,21 @@ static int bridge_decide(lua_State *L)
 	push_text(L, b->snap_note);
 	b->snap_note[0] = '\0';
 	push_text(L, d.detail);
+	lua_pushfstring(L, "%s in %s", req.user ? req.user : "nil",
+			req.partition ? req.partition : "nil");
 	efa_decision_clear(&d);
-	return 5;
+	return 6;
+}
+
+/* A string field of a request table, or NULL. */
+static const char *opt_field(lua_State *L, int t, const char *key)
+{
+	const char *v;
+
+	lua_getfield(L, t, key);
+	v = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
+	lua_pop(L, 1);	/* the string stays alive in the request table */
+	return v;
 }
 
 static int bridge_checkpoint_signal(lua_State *L)

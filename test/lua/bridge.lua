@@ -238,6 +238,11 @@ is(j.features, "[az-us-west-2b|az-us-west-2a]", "  the zone constraint is added"
 j = { comment = "x" }
 is(bridge.job_modify(j, rec, parts, 0), slurm.SUCCESS, "job_modify of other fields changes nothing")
 is(j.features, nil, "  no constraint added")
+j = { min_nodes = 2, max_nodes = 2 }
+is(bridge.job_modify(j, { partition = "gpu", user_name = "bob", features = "efa" }, parts, 0), slurm.SUCCESS,
+	"job_modify of the node count of a job in gpu re-applies gpu's rules")
+is(j.features, "efa&[az-us-west-2b|az-us-west-2a]", "  with the partition and constraint the change left as they were")
+like(logs[#logs], "^level 2: efa: job of bob in gpu: constraint 'efa'", "  the job named by its user")
 
 -- Auto-resume: Slurm's requeue turned on, expedited where efa.conf says.
 local RESUME = "_SLURM_SPANK_OPTION_efa_efa_resume="
