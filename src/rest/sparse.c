@@ -10,6 +10,8 @@
  * syntax, not for what Jansson also refuses in values it builds (invalid
  * UTF-8, \u0000, numbers out of range).
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -32,8 +34,11 @@ static int fail(struct cursor *c, const char *what)
 
 static void skip_space(struct cursor *c)
 {
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-		c->p++;
+	const char *p = c->p;
+
+	while (p < c->end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	c->p = p;
 }
 
 static int is_digit(const struct cursor *c)
@@ -46,24 +51,66 @@ static int is_hex(char ch)
 	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
+/* The bytes that end a run of plain text in a string: the closing quote,
+ * an escape, and the control characters JSON refuses there. */
+static bool ends_plain(unsigned char ch)
+{
+	return ch == '"' || ch == '\\' || ch < 0x20;
+}
+
+/*
+ * Where the plain text from p ends (see ends_plain), or end. Eight bytes at
+ * a time while eight are left: in (x - 0x01..01) & ~x & 0x80..80 the lowest
+ * byte set is x's lowest zero byte (a borrow only marks bytes above it), and
+ * in (v - n * 0x01..01) & ~v & 0x80..80 (n <= 0x80) the lowest byte of v
+ * below n. Strings in an answer are short (9 bytes on average): the word
+ * that holds the closing quote says where it is.
+ */
+static const char *plain_end(const char *p, const char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	while (end - p >= 8) {
+		uint64_t v, quote, escape, found;
+
+		memcpy(&v, p, sizeof(v));
+		quote = v ^ (ones * '"');
+		escape = v ^ (ones * '\\');
+		found = (((quote - ones) & ~quote) | ((escape - ones) & ~escape) |
+			 ((v - ones * 0x20) & ~v)) & highs;
+		if (found) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return p + (__builtin_ctzll(found) >> 3);
+#else
+			break;
+#endif
+		}
+		p += 8;
+	}
+	while (p < end && !ends_plain((unsigned char)*p))
+		p++;
+	return p;
+}
+
 /* From the opening quote; *escaped tells whether the text has escapes. */
 static int skip_string(struct cursor *c, int *escaped)
 {
 	*escaped = 0;
 	c->p++;
 	while (c->p < c->end) {
-		unsigned char ch = (unsigned char)*c->p;
+		unsigned char ch;
 
+		/* Most of an answer is plain text */
+		c->p = plain_end(c->p, c->end);
+		if (c->p == c->end)
+			break;
+		ch = (unsigned char)*c->p;
 		if (ch == '"') {
 			c->p++;
 			return 0;
 		}
 		if (ch < 0x20)
 			return fail(c, "control character in a string");
-		if (ch != '\\') {
-			c->p++;
-			continue;
-		}
 		*escaped = 1;
 		if (c->end - c->p < 2)
 			break;
@@ -218,6 +265,56 @@ static int skip_value(struct cursor *c)
 	}
 }
 
+/*
+ * An array of plain strings (no escapes), the shape of most fields kept
+ * (features, partitions, state), built without Jansson's parser, whose
+ * every call costs some 5,000 instructions before the first byte: 1 with
+ * *out, 0 when it is anything else (c at its start again), -1 out of
+ * memory.
+ */
+static int plain_string_array(struct cursor *c, json_t **out)
+{
+	const char *from = c->p;
+	json_t *array = json_array(), *item;
+	int escaped;
+
+	if (!array)
+		return fail(c, out_of_memory);
+	c->p++;
+	skip_space(c);
+	if (c->p < c->end && *c->p == ']')
+		goto done;
+	for (;;) {
+		const char *text = c->p;
+
+		if (c->p >= c->end || *c->p != '"' || skip_string(c, &escaped) || escaped)
+			goto other;
+		/* NULL also for invalid UTF-8: Jansson's parser says so */
+		if (!(item = json_stringn(text + 1, (size_t)(c->p - text) - 2)))
+			goto other;
+		if (json_array_append_new(array, item)) {
+			json_decref(array);
+			return fail(c, out_of_memory);
+		}
+		skip_space(c);
+		if (c->p < c->end && *c->p == ']')
+			goto done;
+		if (c->p >= c->end || *c->p != ',')
+			goto other;
+		c->p++;
+		skip_space(c);
+	}
+done:
+	c->p++;
+	*out = array;
+	return 1;
+other:
+	json_decref(array);
+	c->p = from;
+	c->error = NULL;
+	return 0;
+}
+
 /* The next value, built by Jansson from its own bytes. */
 static json_t *load_value(struct cursor *c)
 {
@@ -235,6 +332,13 @@ static json_t *load_value(struct cursor *c)
 		 * json_stringn still refuses invalid UTF-8. */
 		if (!escaped && (v = json_stringn(from + 1, (size_t)(c->p - from) - 2)))
 			return v;
+	} else if (from < c->end && *from == '[') {
+		int rc = plain_string_array(c, &v);
+
+		if (rc)
+			return rc > 0 ? v : NULL;
+		if (skip_value(c))
+			return NULL;
 	} else if (skip_value(c)) {
 		return NULL;
 	}
@@ -302,9 +406,12 @@ static int take_field(struct cursor *c, json_t *obj, const struct name *name, co
 
 	if (name->escaped && !(text = name_text(c, name)))
 		return -1;
+	/* Some 70 members a node, of which a few are kept: most names
+	 * differ from every field at their first byte. */
 	for (field = arg; *field; field++)
 		if (text ? !strcmp(text, *field)
-			 : name->len == strlen(*field) && !memcmp(name->text, *field, name->len))
+			 : name->len && (*field)[0] == name->text[0] &&
+			   !strncmp(*field, name->text, name->len) && !(*field)[name->len])
 			break;
 	rc = *field ? store(c, obj, *field, load_value(c)) : skip_value(c);
 	free(text);

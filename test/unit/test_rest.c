@@ -470,10 +470,94 @@ static void test_sparse(void)
 	has_str(err.message, "nesting too deep", "  as too deep");
 }
 
+/* A node whose "features" is FEATURES, parsed sparse: its features as
+ * kept, or NULL with err (the caller frees *root). */
+static json_t *kept_features(const char *features, json_t **root, slurmrest_error *err)
+{
+	char body[512];
+
+	snprintf(body, sizeof(body), "{\"nodes\": [{\"name\": \"n1\", \"features\": %s}]}", features);
+	*root = rest_parse_listing(body, strlen(body), "GET nodes", &rest_nodes_listing, err);
+	return *root ? json_object_get(json_array_get(json_object_get(*root, "nodes"), 0), "features") : NULL;
+}
+
+/* Kept arrays and strings are what Jansson's own parser makes of them,
+ * whichever way they are read (plain strings directly, the rest by
+ * Jansson), and strings end where they end at every offset in a word. */
+static void test_sparse_values(void)
+{
+	static const char *const arrays[] = {
+		"[]", "[ ]", "[\"a\"]", "[ \"a\" , \"b\" ]", "[\"az-1\",\"efa\",\"p5.48xlarge\"]",
+		"[\"\\u00e9t\\u00e9\", \"x\"]", "[\"a\", 1]", "[1, \"a\"]", "[[\"a\"], \"b\"]",
+		"[\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"]", "[\"\", \"\"]", "[null]", "[{}]",
+	};
+	static const struct {
+		const char *features, *why;
+	} refused[] = {
+		{ "[\"a\tb\"]", "control character in a string" },
+		{ "[\"\xff\"]", "invalid value" },
+		{ "[\"a\",]", "invalid value" },
+		{ "[\"a\" \"b\"]", "expected ',' or ']'" },
+		{ "[\"a\"", "expected ',' or ']'" },
+	};
+	slurmrest_error err;
+	json_t *root, *kept, *want;
+
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		kept = kept_features(arrays[i], &root, &err);
+		want = json_loadb(arrays[i], strlen(arrays[i]), JSON_DECODE_ANY, NULL);
+		ok(kept && want && json_equal(kept, want), "features %s kept as Jansson reads it", arrays[i]);
+		json_decref(want);
+		json_decref(root);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		err.message[0] = '\0';
+		kept = kept_features(refused[i].features, &root, &err);
+		ok(!root, "features %s refused", refused[i].features);
+		has_str(err.message, refused[i].why, "  %s", refused[i].why);
+		json_decref(root);
+	}
+	/* Every length across two words, and a quote, a control character
+	 * or a UTF-8 sequence at every offset. */
+	for (int len = 0; len <= 20; len++) {
+		char text[64], features[80];
+		bool all = true;
+
+		memset(text, 'x', (size_t)len);
+		text[len] = '\0';
+		snprintf(features, sizeof(features), "[\"%s\", \"y\"]", text);
+		kept = kept_features(features, &root, &err);
+		all = kept && !strcmp(json_string_value(json_array_get(kept, 0)), text) &&
+		      !strcmp(json_string_value(json_array_get(kept, 1)), "y");
+		json_decref(root);
+		for (int at = 0; at < len && all; at++) {
+			char escaped[80], control[80], utf8[80], where[80];
+
+			snprintf(escaped, sizeof(escaped), "[\"%.*s\\\"%s\"]", at, text, text + at);
+			kept = kept_features(escaped, &root, &err);
+			all = kept && strlen(json_string_value(json_array_get(kept, 0))) == (size_t)len + 1 &&
+			      json_string_value(json_array_get(kept, 0))[at] == '"';
+			json_decref(root);
+			snprintf(control, sizeof(control), "[\"%.*s\x01%s\"]", at, text, text + at);
+			kept = kept_features(control, &root, &err);
+			snprintf(where, sizeof(where), "control character in a string at byte %zu",
+				 strlen("{\"nodes\": [{\"name\": \"n1\", \"features\": [\"") + (size_t)at);
+			all = all && !root && strstr(err.message, where);
+			json_decref(root);
+			snprintf(utf8, sizeof(utf8), "[\"%.*s\xc3\xa9%s\"]", at, text, text + at);
+			kept = kept_features(utf8, &root, &err);
+			all = all && kept && strlen(json_string_value(json_array_get(kept, 0))) == (size_t)len + 2;
+			json_decref(root);
+		}
+		ok(all, "a string of %d bytes ends where it ends, with a quote, a control byte or UTF-8 at each offset", len);
+	}
+}
+
 int main(void)
 {
 	test_recorded();
 	test_sparse();
+	test_sparse_values();
 	test_served();
 	test_build_submit();
 	test_new();
