@@ -31,40 +31,6 @@ static int reject(struct efa_decision *d, const char *fmt, ...)
 	return 1;	/* decided */
 }
 
-static void append(char *text, size_t size, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-
-static void append(char *text, size_t size, const char *fmt, va_list ap)
-{
-	size_t used = strlen(text);
-
-	vsnprintf(text + used, size - used, fmt, ap);
-}
-
-/* What an admin should see (d->log). */
-static void warn(struct efa_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(struct efa_decision *d, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	append(d->log, sizeof(d->log), fmt, ap);
-	va_end(ap);
-}
-
-/* What was changed and why (d->detail). */
-static void note(struct efa_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void note(struct efa_decision *d, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	append(d->detail, sizeof(d->detail), fmt, ap);
-	va_end(ap);
-}
-
 static int check_efa(const struct efa_partition *part, const struct efa_job_request *req,
 		     struct efa_decision *d)
 {
@@ -135,8 +101,8 @@ static int check_resume(const struct efa_config *cfg, const struct efa_job_reque
 		return 0;
 	d->requeue = true;
 	d->expedite = cfg->resume_expedite == EFA_YES;
-	note(d, "resumable up to %ld times%s. ", d->resume,
-	     d->expedite ? ", expedited" : "");
+	efa_strlcatf(d->detail, sizeof(d->detail), "resumable up to %ld times%s. ", d->resume,
+		     d->expedite ? ", expedited" : "");
 	return 0;
 }
 
@@ -184,8 +150,9 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 		if (cfg->on_snapshot_missing == EFA_ON_MISSING_REJECT)
 			return reject(d, "efa: cannot place this job in one Availability Zone now: %s. Retry in a minute; cluster admins: check that slurm-efa sync is running",
 				      why);
-		warn(d, "%s: accepting without a zone constraint (OnSnapshotMissing=accept); check slurm-efa sync. ",
-		     why);
+		efa_strlcatf(d->log, sizeof(d->log),
+			     "%s: accepting without a zone constraint (OnSnapshotMissing=accept); check slurm-efa sync. ",
+			     why);
 		return 0;
 	}
 	for (size_t p = 0; p < nparts; p++)
@@ -223,8 +190,8 @@ static int single_zone(const struct efa_config *cfg, const struct efa_cluster *s
 	if (rc == EFA_CONSTRAINT_REFUSE)
 		return reject(d, "efa: %s", err.msg);
 	if (rc == EFA_CONSTRAINT_SET)
-		note(d, "constraint '%s' -> '%s'. ", req->features ? req->features : "",
-		     d->features);
+		efa_strlcatf(d->detail, sizeof(d->detail), "constraint '%s' -> '%s'. ",
+			     req->features ? req->features : "", d->features);
 	return 0;
 }
 
@@ -277,7 +244,8 @@ int efa_policy_decide(const struct efa_config *cfg, const struct efa_cluster *sn
 	if (check_resume(cfg, req, partitions_resume, d))
 		return 0;
 	if (mixed) {
-		warn(d, "its partitions put checkpoints in different places: the node decides. ");
+		efa_strlcatf(d->log, sizeof(d->log),
+			     "its partitions put checkpoints in different places: the node decides. ");
 		free(d->checkpoint_dir);
 		d->checkpoint_dir = NULL;
 	}
