@@ -282,10 +282,14 @@ static int plain_string_array(struct cursor *c, json_t **out)
 		return fail(c, out_of_memory);
 	c->p++;
 	skip_space(c);
-	if (c->p < c->end && *c->p == ']')
-		goto done;
+	if (c->p < c->end && *c->p == ']') {
+		c->p++;
+		*out = array;
+		return 1;
+	}
 	for (;;) {
 		const char *text = c->p;
+		int more;
 
 		if (c->p >= c->end || *c->p != '"' || skip_string(c, &escaped) || escaped)
 			goto other;
@@ -296,16 +300,12 @@ static int plain_string_array(struct cursor *c, json_t **out)
 			json_decref(array);
 			return fail(c, out_of_memory);
 		}
-		skip_space(c);
-		if (c->p < c->end && *c->p == ']')
-			goto done;
-		if (c->p >= c->end || *c->p != ',')
-			goto other;
-		c->p++;
+		if ((more = another(c, ']')) < 0)
+			goto other;	/* skip_value says what is wrong */
+		if (!more)
+			break;
 		skip_space(c);
 	}
-done:
-	c->p++;
 	*out = array;
 	return 1;
 other:
