@@ -19,7 +19,7 @@
  * changed and why (routine, for its debug level); note, on the call that
  * loaded a snapshot from its JSON because the compact form was missing or
  * not trusted, says why. Each is nil when there is nothing to say. who
- * names the job for those lines ("alice in gpu").
+ * names the job for log, detail and a rejection ("alice in gpu").
  *
  *   local signal, why = bridge:checkpoint_signal{partition = "gpu", efa = "(null)"}
  *
@@ -216,8 +216,12 @@ static int bridge_decide(lua_State *L)
 	push_text(L, b->snap_note);
 	b->snap_note[0] = '\0';
 	push_text(L, d.detail);
-	lua_pushfstring(L, "%s in %s", req.user ? req.user : "nil",
-			req.partition ? req.partition : "nil");
+	/* Only a job something is logged about is named */
+	if (d.log[0] || d.detail[0] || d.verdict == EFA_VERDICT_REJECT)
+		lua_pushfstring(L, "%s in %s", req.user ? req.user : "nil",
+				req.partition ? req.partition : "nil");
+	else
+		lua_pushnil(L);
 	efa_decision_clear(&d);
 	return 6;
 }
