@@ -47,6 +47,17 @@ like "$(scontrol show job "$job" | grep -o 'Features=[^ ]*')" \
 	'Features=\[az-us-west-2(a|b)\|az-us-west-2(a|b)\]' "  the bridge set gpu's zone constraint on it"
 is "$(zone_of "$(sed -n 's/^nodes=//p' <<<"$out")" | wc -l)" 1 "  and its nodes are in one zone"
 
+# The constraint the bridge sets is routine: slurmctld logs it at debug, so
+# at SlurmctldDebug=info a busy cluster's log does not grow a line a job.
+unlike "$(cat "$SLURM_EFA_CLUSTER/log/slurmctld.log")" "efa: job of root in gpu: constraint '' ->" \
+	"  slurmctld's log at info has no line for the routine constraint"
+scontrol setdebug debug
+batch -N2 --efa=auto -J debug-test true
+scontrol setdebug info
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmctld.log")" \
+	"efa: job of root in gpu: constraint '' -> '\[az-us-west-2(a|b)\|az-us-west-2(a|b)\]'" \
+	"  at debug it has, naming the job and the constraint"
+
 run sbatch -N3 --efa --wrap true
 ok $((rc == 0)) "sbatch -N3 is refused"
 like "$out" "efa: no Availability Zone in partition gpu has 3 usable nodes, and EFA jobs cannot span zones: the largest, us-west-2(a|b), has 2" \
