@@ -74,6 +74,36 @@ static void test_tree(void)
 	       "two trees without a common top: Slurm's order between them");
 }
 
+/* topology.conf's lines as Slurm's parser reads them (parse_config.c). */
+static void test_conf_syntax(void)
+{
+	is_str(ordered("SwitchName=top Switches=leaf[1-2]\n"
+		       "SwitchName=leaf1 \\\n  Nodes=n[1,3]\n"
+		       "SwitchName=leaf2 Nodes=n2,\\\nn4\n", "n[1-4]"),
+	       "n1 n3 n2 n4", "a backslash at the end joins the next line (between keys, inside a list)");
+	is_str(ordered("SwitchName = top Switches=\"leaf[1-2]\"\n"
+		       "SwitchName=leaf1 Nodes = n[1,3]   \r\n"
+		       "SwitchName=leaf2\tNodes=n[2,4] # a comment \\\n", "n[1-4]"),
+	       "n1 n3 n2 n4", "blanks around '=', a quoted value, CRLF, a backslash inside a comment");
+	is_str(ordered("SwitchName=top Switches=leaf[1-2] \\  \n"
+		       "# the leaves\n"
+		       "SwitchName=leaf1 Nodes=n[1,3]\n"
+		       "SwitchName=leaf2 Nodes=n[2,4]\n", "n[1-4]"),
+	       "n1 n3 n2 n4", "blanks after the backslash: still joined (to a comment)");
+	is_str(ordered("SwitchName=a \\\nNodes=n1\nSwitchName=b Nodes=n1\n", "n1"),
+	       "error: topology.conf:3: node n1 is under a already (line 1)",
+	       "lines are counted in the file, joined ones too");
+	is_str(ordered("SwitchName=a Nodes=n1 \\\\\nSwitchName=b Nodes=n2\n", "n1"),
+	       "error: topology.conf:1: '\\' is not KEY=VALUE",
+	       "two backslashes do not join: they are one, escaped");
+	is_str(ordered("SwitchName=a Nodes=\n", "n1"), "error: topology.conf:1: Nodes= without a value",
+	       "a key without a value");
+	is_str(ordered("SwitchName=a Switches= Nodes=n1\n", "n1"),
+	       "error: topology.conf:1: Switches= without a value", "  before the next key");
+	has_str(ordered("SwitchName=a n1\n", "n1"), "topology.conf:1: 'n1' is not KEY=VALUE",
+		"a word without '='");
+}
+
 /* Two topologies, a tree and blocks; cluster_default goes in the second. */
 static const char *yaml_text(const char *cluster_default)
 {
@@ -315,6 +345,7 @@ static void test_file_name(void)
 int main(void)
 {
 	test_tree();
+	test_conf_syntax();
 	test_block_and_yaml();
 	test_errors();
 	test_tasks();

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,29 +107,75 @@ static int add_expanded(struct reader *r, struct links *l, const char *expr, con
 	return rc;
 }
 
-/* A line of topology.conf: the keys of topology.conf(5). */
+/*
+ * The next KEY=VALUE of a topology.conf line as Slurm's parser matches it
+ * (parse_config.c's keyvalue_pattern): blanks around '=', an operator
+ * before it (+=, -=: topology.conf's keys ignore it), a value in double
+ * quotes (blanks allowed) or up to the next blank. A value left out
+ * ("Nodes=" at the end, or before the next KEY=) reads "". In place;
+ * returns 0 with *key NULL at the end of the line, -1 (*p at it) on what
+ * is not KEY=VALUE.
+ */
+static int next_pair(char **p, char **key, char **value)
+{
+	static const char blanks[] = " \t\r\v\f";
+	char *s = *p + strspn(*p, blanks), *k = s, *v, *end, *key_end;
+
+	*key = *value = NULL;
+	if (!*s)
+		return 0;
+	while (isalnum((unsigned char)*s) || *s == '_' || *s == '.')
+		s++;
+	key_end = s;
+	s += strspn(s, blanks);
+	if (key_end > k && *s && strchr("-*+/", *s) && s[1] == '=')
+		s++;
+	if (key_end == k || *s != '=') {
+		*p = k;
+		return -1;
+	}
+	s++;
+	v = s + strspn(s, blanks);
+	if (*v == '"' && (end = strchr(v + 1, '"')) && (!end[1] || strchr(blanks, end[1]))) {
+		v++;
+	} else {
+		end = v + strcspn(v, blanks);
+		if (v > s && memchr(v, '=', end - v))
+			end = v = s;	/* "Name= Nodes=n1": the next pair */
+	}
+	*p = *end ? end + 1 : end;
+	*end = '\0';
+	*key_end = '\0';
+	*key = k;
+	*value = v;
+	return 0;
+}
+
+/* A logical line of topology.conf: the keys of topology.conf(5). */
 static int conf_line(struct reader *r, char *line)
 {
 	const char *name = NULL, *nodes = NULL, *below = NULL;
+	char *key, *value;
 	int kind = 0;
-	char *save, *tok;
 
-	line[strcspn(line, "#")] = '\0';
-	for (tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
-		char *eq = strchr(tok, '=');
+	for (;;) {
+		char *at = line;
 
-		if (!eq)
-			return fail(r, r->line, "'%.64s' is not KEY=VALUE", tok);
-		*eq = '\0';
-		if (!strcasecmp(tok, "SwitchName") || !strcasecmp(tok, "BlockName")) {
-			name = eq + 1;
-			kind = (tok[0] == 'S' || tok[0] == 's') ? 'S' : 'B';
-		} else if (!strcasecmp(tok, "Nodes")) {
-			nodes = eq + 1;
-		} else if (!strcasecmp(tok, "Switches")) {
-			below = eq + 1;
-		} else if (strcasecmp(tok, "LinkSpeed") && strcasecmp(tok, "BlockSizes")) {
-			return fail(r, r->line, "unknown key '%.64s'", tok);
+		if (next_pair(&line, &key, &value))
+			return fail(r, r->line, "'%.64s' is not KEY=VALUE", at);
+		if (!key)
+			break;
+		if (!*value && strcasecmp(key, "SwitchName") && strcasecmp(key, "BlockName"))
+			return fail(r, r->line, "%.64s= without a value", key);
+		if (!strcasecmp(key, "SwitchName") || !strcasecmp(key, "BlockName")) {
+			name = value;
+			kind = (key[0] == 'S' || key[0] == 's') ? 'S' : 'B';
+		} else if (!strcasecmp(key, "Nodes")) {
+			nodes = value;
+		} else if (!strcasecmp(key, "Switches")) {
+			below = value;
+		} else if (strcasecmp(key, "LinkSpeed") && strcasecmp(key, "BlockSizes")) {
+			return fail(r, r->line, "unknown key '%.64s'", key);
 		}
 	}
 	if (!name) {
@@ -143,6 +190,68 @@ static int conf_line(struct reader *r, char *line)
 	if (nodes && add_expanded(r, &r->nodes, nodes, name))
 		return -1;
 	return below ? add_expanded(r, &r->below, below, name) : 0;
+}
+
+/*
+ * The logical line of topology.conf that starts at text, as Slurm's
+ * parser joins it (parse_config.c): a comment starts at a '#' after an
+ * even number of backslashes; an odd number of backslashes ending a line
+ * (blanks after them aside) joins the next line to it, one backslash
+ * dropped; then a backslash escapes the character after it. In place:
+ * *next is where the following line starts (NULL at the end), *lines how
+ * many lines of the file this one took.
+ */
+static char *conf_logical_line(char *text, char **next, unsigned *lines)
+{
+	char *out = text, *in = text;
+
+	*lines = 0;
+	*next = NULL;
+	for (;;) {
+		char *nl = strchr(in, '\n'), *end = nl ? nl : in + strlen(in), *cut = end;
+		unsigned backslashes = 0;
+		char *q;
+
+		++*lines;
+		for (q = in; q < end; q++) {
+			if (*q == '#' && backslashes % 2 == 0) {
+				cut = q;
+				break;
+			}
+			backslashes = *q == '\\' ? backslashes + 1 : 0;
+		}
+		backslashes = 0;
+		for (q = cut; q > in && isspace((unsigned char)q[-1]); q--)
+			;
+		while (q > in && q[-1] == '\\') {
+			backslashes++;
+			q--;
+		}
+		if (backslashes % 2) {
+			q += backslashes - 1;	/* the last one joins */
+			memmove(out, in, q - in);
+			out += q - in;
+			if (nl) {
+				in = nl + 1;
+				continue;
+			}
+			break;
+		}
+		memmove(out, in, cut - in);
+		out += cut - in;
+		if (nl)
+			*next = nl + 1;
+		break;
+	}
+	*out = '\0';
+	/* Each backslash stands for the character after it. */
+	for (in = out = text; *in; in++) {
+		if (*in == '\\' && in[1])
+			in++;
+		*out++ = *in;
+	}
+	*out = '\0';
+	return text;
 }
 
 /* A YAML scalar, in place: quoted ('...' or "..."), or plain up to a
@@ -420,12 +529,19 @@ int efa_topo_map_parse(const char *text, const char *source, enum efa_topo_pick 
 	}
 	/* Line by line, counting empty lines too (strtok_r would skip them). */
 	for (line = copy; line; line = p) {
-		p = strchr(line, '\n');
-		if (p)
-			*p++ = '\0';
+		unsigned lines = 1;
+
 		r.line++;
+		if (yaml) {
+			p = strchr(line, '\n');
+			if (p)
+				*p++ = '\0';
+		} else {
+			line = conf_logical_line(line, &p, &lines);
+		}
 		if (yaml ? yaml_line(&r, line, &y) : conf_line(&r, line))
 			goto fail;
+		r.line += lines - 1;
 	}
 	rc = resolve(&r, m);
 fail:
