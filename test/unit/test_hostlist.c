@@ -68,6 +68,12 @@ static void test_expand(void)
 	expands("n[08,9]", "n08,n9");
 	expands("rack[1-2]-a", "rack1-a,rack2-a");
 	expands("x", "x");
+	/* Slurm's hostlist.c: the last [ranges] counts fastest */
+	expands("r[1-2]-n[1-2]", "r1-n1,r1-n2,r2-n1,r2-n2");
+	expands("a[1,3]b[0-1]c[7],z", "a1b0c7,a1b1c7,a3b0c7,a3b1c7,z");
+	ok(efa_hostlist_expand("a[1-2]b[1-", &names, &n, &err) < 0, "  an open last bracket is an error");
+	ok(efa_hostlist_expand("a[1-x]b[1-2]", &names, &n, &err) < 0, "  so is a bad range before it");
+	ok(efa_hostlist_expand("a[1-1000]b[1-1000]", &names, &n, &err) < 0, "  and too many names in all");
 	ok(efa_hostlist_expand("n[3-1]", &names, &n, &err) < 0, "a backwards range is an error");
 	has_str(err.msg, "n[3-1]", "  naming it");
 	ok(efa_hostlist_expand("n[1-", &names, &n, &err) < 0, "an open bracket is an error");

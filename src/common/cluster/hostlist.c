@@ -174,20 +174,13 @@ static int parse_number(const char **p, unsigned long long *num, int *width)
 	return 0;
 }
 
-/* "pre[1-3,7]suf" from item (len bytes): every name it stands for. */
-static int expand_item(const char *item, size_t len, struct names *l, struct efa_error *err)
+/* prefix, each number of the ranges between open and close (the
+ * brackets' insides), then suffix: pushed onto l. */
+static int push_ranges(struct names *l, const char *prefix, int plen, const char *open,
+		       const char *close, const char *suffix, int slen, const char *item, size_t len,
+		       struct efa_error *err)
 {
-	const char *open = memchr(item, '[', len), *close, *p;
-	int plen, slen;
-
-	if (!open)
-		return push(l, strndup(item, len)) ? efa_error_set(err, "out of memory") : 0;
-	close = memchr(open, ']', len - (size_t)(open - item));
-	if (!close || memchr(close + 1, '[', len - (size_t)(close + 1 - item)))
-		return efa_error_set(err, "'%.*s': one [ranges] per name", (int)len, item);
-	plen = (int)(open - item);
-	slen = (int)(len - (size_t)(close + 1 - item));
-	for (p = open + 1; p < close;) {
+	for (const char *p = open + 1; p < close;) {
 		unsigned long long lo, hi;
 		int w, hw;
 
@@ -207,7 +200,7 @@ static int expand_item(const char *item, size_t len, struct names *l, struct efa
 		for (unsigned long long i = lo; i <= hi; i++) {
 			char *name;
 
-			if (asprintf(&name, "%.*s%0*llu%.*s", plen, item, w, i, slen, close + 1) < 0)
+			if (asprintf(&name, "%.*s%0*llu%.*s", plen, prefix, w, i, slen, suffix) < 0)
 				name = NULL;
 			if (push(l, name))
 				return efa_error_set(err, "out of memory");
@@ -215,6 +208,38 @@ static int expand_item(const char *item, size_t len, struct names *l, struct efa
 		p += *p == ',';
 	}
 	return 0;
+}
+
+/*
+ * "pre[1-3,7]suf" from item (len bytes): every name it stands for. As
+ * Slurm's hostlist.c reads a name, its last [ranges] counts fastest and
+ * the prefix before it may hold ranges of its own: "r[1-2]-n[1-2]" is
+ * r1-n1, r1-n2, r2-n1, r2-n2.
+ */
+static int expand_item(const char *item, size_t len, struct names *l, struct efa_error *err)
+{
+	const char *open = memrchr(item, '[', len), *close;
+	struct names prefixes = { 0 };
+	int plen, slen, rc = 0;
+
+	if (!open)
+		return push(l, strndup(item, len)) ? efa_error_set(err, "out of memory") : 0;
+	close = memchr(open, ']', len - (size_t)(open - item));
+	if (!close)
+		return efa_error_set(err, "'%.*s': '[' without ']'", (int)len, item);
+	plen = (int)(open - item);
+	slen = (int)(len - (size_t)(close + 1 - item));
+	if (!memchr(item, '[', (size_t)plen))
+		return push_ranges(l, item, plen, open, close, close + 1, slen, item, len, err);
+	if (expand_item(item, (size_t)plen, &prefixes, err)) {
+		efa_strv_free(prefixes.v);
+		return -1;
+	}
+	for (size_t i = 0; !rc && i < prefixes.n; i++)
+		rc = push_ranges(l, prefixes.v[i], (int)strlen(prefixes.v[i]), open, close, close + 1,
+				 slen, item, len, err);
+	efa_strv_free(prefixes.v);
+	return rc;
 }
 
 int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_error *err)
