@@ -244,28 +244,29 @@ static int expand_item(const char *item, size_t len, struct names *l, struct efa
 
 int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_error *err)
 {
+	static const char separators[] = ", \t\n";	/* hostlist_create()'s */
 	struct names l = { 0 };
 	const char *p = expr;
 
-	while (*p) {
+	for (;;) {
 		size_t len = 0;
 		int depth = 0;
 
+		/* As Slurm's, empty names between separators are none. */
+		p += strspn(p, separators);
+		if (!*p)
+			break;
 		/* A comma inside brackets separates ranges, not names. */
-		while (p[len] && (depth || p[len] != ',')) {
+		while (p[len] && (depth || !strchr(separators, p[len]))) {
 			if (p[len] == '[')
 				depth++;
 			else if (p[len] == ']' && depth)
 				depth--;
 			len++;
 		}
-		if (!len) {
-			efa_error_set(err, "'%s': an empty name", expr);
-			goto fail;
-		}
 		if (expand_item(p, len, &l, err))
 			goto fail;
-		p += len + (p[len] == ',');
+		p += len;
 	}
 	if (!l.v && !(l.v = calloc(1, sizeof(*l.v)))) {
 		efa_error_set(err, "out of memory");

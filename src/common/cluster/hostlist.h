@@ -24,7 +24,9 @@ char *efa_hostlist_compress(char *const *names, size_t n);
 
 /*
  * Expands expr into *names (NULL-terminated, free with efa_strv_free) and
- * *n. Each comma-separated item is a name or "prefix[ranges]suffix".
+ * *n, in the order Slurm's hostlist_create() gives. Items are separated by
+ * commas, blanks or newlines (empty ones skipped); each is a name or
+ * "prefix[ranges]suffix", where prefix may hold [ranges] of its own.
  */
 int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_error *err);
 
