@@ -174,6 +174,33 @@ static int parse_number(const char **p, unsigned long long *num, int *width)
 	return 0;
 }
 
+/*
+ * prefix, num zero-padded to width digits, suffix: a malloc'd name, or
+ * NULL. By hand, not asprintf: a 1,024-node list is 1,024 of them, and
+ * every node of a step expands it.
+ */
+static char *range_name(const char *prefix, int plen, unsigned long long num, int width,
+			const char *suffix, int slen)
+{
+	char digits[24], *name;
+	int nd = 0;
+
+	do {
+		digits[sizeof(digits) - 1 - nd++] = (char)('0' + num % 10);
+		num /= 10;
+	} while (num);
+	while (nd < width && nd < (int)sizeof(digits))
+		digits[sizeof(digits) - 1 - nd++] = '0';
+	name = malloc((size_t)plen + (size_t)nd + (size_t)slen + 1);
+	if (!name)
+		return NULL;
+	memcpy(name, prefix, (size_t)plen);
+	memcpy(name + plen, digits + sizeof(digits) - nd, (size_t)nd);
+	memcpy(name + plen + nd, suffix, (size_t)slen);
+	name[plen + nd + slen] = '\0';
+	return name;
+}
+
 /* prefix, each number of the ranges between open and close (the
  * brackets' insides), then suffix: pushed onto l. */
 static int push_ranges(struct names *l, const char *prefix, int plen, const char *open,
@@ -197,14 +224,9 @@ static int push_ranges(struct names *l, const char *prefix, int plen, const char
 		if (hi - lo >= EFA_HOSTLIST_MAX - l->n)
 			return efa_error_set(err, "'%.*s' names more than %d hosts", (int)len, item,
 					     EFA_HOSTLIST_MAX);
-		for (unsigned long long i = lo; i <= hi; i++) {
-			char *name;
-
-			if (asprintf(&name, "%.*s%0*llu%.*s", plen, prefix, w, i, slen, suffix) < 0)
-				name = NULL;
-			if (push(l, name))
+		for (unsigned long long i = lo; i <= hi; i++)
+			if (push(l, range_name(prefix, plen, i, w, suffix, slen)))
 				return efa_error_set(err, "out of memory");
-		}
 		p += *p == ',';
 	}
 	return 0;
@@ -242,9 +264,14 @@ static int expand_item(const char *item, size_t len, struct names *l, struct efa
 	return rc;
 }
 
+/* What separates names in hostlist_create(): ", \t\n". */
+static bool is_separator(char c)
+{
+	return c == ',' || c == ' ' || c == '\t' || c == '\n';
+}
+
 int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_error *err)
 {
-	static const char separators[] = ", \t\n";	/* hostlist_create()'s */
 	struct names l = { 0 };
 	const char *p = expr;
 
@@ -253,11 +280,12 @@ int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_e
 		int depth = 0;
 
 		/* As Slurm's, empty names between separators are none. */
-		p += strspn(p, separators);
+		while (is_separator(*p))
+			p++;
 		if (!*p)
 			break;
 		/* A comma inside brackets separates ranges, not names. */
-		while (p[len] && (depth || !strchr(separators, p[len]))) {
+		while (p[len] && (depth || !is_separator(p[len]))) {
 			if (p[len] == '[')
 				depth++;
 			else if (p[len] == ']' && depth)

@@ -14,7 +14,7 @@
 /* What one line says, before names are resolved. */
 struct link {
 	char *child;
-	char *parent;
+	size_t parent;		/* index in the units read so far */
 	unsigned line;
 };
 
@@ -47,26 +47,25 @@ static int fail(struct reader *r, unsigned line, const char *fmt, ...)
 	return efa_error_set(r->err, "%s:%u: %s", r->source, line, what);
 }
 
-static int add_link(struct reader *r, struct links *l, const char *child, size_t len,
-		    const char *parent)
+/* Adds child (malloc'd: l owns it from here, failing too) under parent. */
+static int add_link(struct reader *r, struct links *l, char *child, size_t parent)
 {
+	if (!child)
+		return efa_error_set(r->err, "out of memory");
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		struct link *grown = realloc(l->v, cap * sizeof(*grown));
 
-		if (!grown)
+		if (!grown) {
+			free(child);
 			return efa_error_set(r->err, "out of memory");
+		}
 		l->v = grown;
 		l->cap = cap;
 	}
-	l->v[l->n].child = strndup(child, len);
-	l->v[l->n].parent = parent ? strdup(parent) : NULL;
+	l->v[l->n].child = child;
+	l->v[l->n].parent = parent;
 	l->v[l->n].line = r->line;
-	if (!l->v[l->n].child || (parent && !l->v[l->n].parent)) {
-		free(l->v[l->n].child);
-		free(l->v[l->n].parent);
-		return efa_error_set(r->err, "out of memory");
-	}
 	l->n++;
 	return 0;
 }
@@ -75,7 +74,6 @@ static void links_free(struct links *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].child);
-		free(l->v[i].parent);
 	}
 	free(l->v);
 }
@@ -88,11 +86,11 @@ static int add_unit(struct reader *r, const char *name, int kind)
 	if (r->kind && r->kind != kind)
 		return fail(r, r->line, "switches and blocks in one topology: Slurm reads one or the other");
 	r->kind = kind;
-	return add_link(r, &r->units, name, strlen(name), NULL);
+	return add_link(r, &r->units, strdup(name), EFA_TOPO_MAP_NONE);
 }
 
-/* Everything a hostlist expression names, under parent. */
-static int add_expanded(struct reader *r, struct links *l, const char *expr, const char *parent)
+/* Everything a hostlist expression names, under the unit read last. */
+static int add_expanded(struct reader *r, struct links *l, const char *expr)
 {
 	struct efa_error why;
 	char **names;
@@ -101,9 +99,14 @@ static int add_expanded(struct reader *r, struct links *l, const char *expr, con
 
 	if (efa_hostlist_expand(expr, &names, &n, &why))
 		return fail(r, r->line, "%s", why.msg);
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = add_link(r, l, names[i], strlen(names[i]), parent);
-	efa_strv_free(names);
+	/* The names go to l; after a failure, the rest are freed here. */
+	for (size_t i = 0; i < n; i++) {
+		if (!rc)
+			rc = add_link(r, l, names[i], r->units.n - 1);
+		else
+			free(names[i]);
+	}
+	free(names);
 	return rc;
 }
 
@@ -187,9 +190,9 @@ static int conf_line(struct reader *r, char *line)
 		return fail(r, r->line, "a block has no Switches=");
 	if (add_unit(r, name, kind))
 		return -1;
-	if (nodes && add_expanded(r, &r->nodes, nodes, name))
+	if (nodes && add_expanded(r, &r->nodes, nodes))
 		return -1;
-	return below ? add_expanded(r, &r->below, below, name) : 0;
+	return below ? add_expanded(r, &r->below, below) : 0;
 }
 
 /*
@@ -293,7 +296,7 @@ struct yaml_state {
 	int topology;		/* index of the topology the line is in; -1 before */
 	int chosen;		/* the one read */
 	int kind;		/* the chosen one's: 'S', 'B', or 'O' (flat, ring, ...) */
-	char *unit;		/* the switch or block the next nodes belong to */
+	bool in_unit;		/* the next nodes belong to the unit read last */
 };
 
 /* The first pass: which topology is the cluster's default. */
@@ -335,7 +338,7 @@ static int yaml_line(struct reader *r, char *line, struct yaml_state *y)
 	value = yaml_value(colon + 1);
 	if (!strcmp(key, "topology")) {
 		y->topology++;
-		y->unit = NULL;
+		y->in_unit = false;
 		return 0;
 	}
 	if (y->topology != y->chosen)
@@ -352,15 +355,15 @@ static int yaml_line(struct reader *r, char *line, struct yaml_state *y)
 	if (!strcmp(key, "switch") || !strcmp(key, "block")) {
 		if (add_unit(r, value, key[0] == 's' ? 'S' : 'B'))
 			return -1;
-		y->unit = r->units.v[r->units.n - 1].child;
+		y->in_unit = true;
 		return 0;
 	}
 	if (!strcmp(key, "children") || !strcmp(key, "nodes")) {
-		if (!y->unit)
+		if (!y->in_unit)
 			return fail(r, r->line, "%s: outside a switch or block", key);
 		if (key[0] == 'c' && r->kind != 'S')
 			return fail(r, r->line, "a block has no children");
-		return add_expanded(r, key[0] == 'c' ? &r->below : &r->nodes, value, y->unit);
+		return add_expanded(r, key[0] == 'c' ? &r->below : &r->nodes, value);
 	}
 	return 0;
 }
@@ -453,11 +456,11 @@ static int resolve(struct reader *r, struct efa_topo_map *m)
 		}
 	for (size_t i = 0; i < r->below.n; i++) {
 		const struct link *l = &r->below.v[i];
-		size_t child = find_unit(by_name, n, l->child);
-		size_t parent = find_unit(by_name, n, l->parent);
+		size_t child = find_unit(by_name, n, l->child), parent = l->parent;
 
 		if (child == EFA_TOPO_MAP_NONE) {
-			fail(r, l->line, "switch %s under %s is not defined", l->child, l->parent);
+			fail(r, l->line, "switch %s under %s is not defined", l->child,
+			     m->units[parent].name);
 			goto fail;
 		}
 		if (m->units[child].parent != EFA_TOPO_MAP_NONE) {
@@ -486,7 +489,7 @@ static int resolve(struct reader *r, struct efa_topo_map *m)
 	for (size_t i = 0; i < r->nodes.n; i++) {
 		m->nodes[i].name = r->nodes.v[i].child;
 		r->nodes.v[i].child = NULL;
-		m->nodes[i].unit = find_unit(by_name, n, r->nodes.v[i].parent);
+		m->nodes[i].unit = r->nodes.v[i].parent;
 		m->nodes[i].line = r->nodes.v[i].line;
 	}
 	m->nnodes = r->nodes.n;
