@@ -141,6 +141,12 @@ static void test_block_and_yaml(void)
 	is_str(ordered(yaml_text(""), "n[1-4]"), "n1 n2 n3 n4", "topology.yaml: the first topology");
 	is_str(ordered(yaml_text(""), "n[1,3,2]"), "n1 n2 n3", "  a tree");
 	is_str(ordered(yaml_text("  cluster_default: true\n"), "n[1-4]"), "n1 n3 n2 n4", "topology.yaml: the cluster_default one");
+	is_str(ordered(yaml_text("  cluster_default: Yes # as Slurm's data.c reads it\n"), "n[1-4]"),
+	       "n1 n3 n2 n4", "  cluster_default: Yes");
+	is_str(ordered(yaml_text("  cluster_default: \"on\"\n"), "n[1-4]"), "n1 n3 n2 n4",
+	       "  cluster_default: \"on\"");
+	is_str(ordered(yaml_text("  cluster_default: false\n"), "n[1-4]"), "n1 n2 n3 n4",
+	       "  cluster_default: false leaves the first");
 	is_str(ordered("- topology: f\n  cluster_default: true\n  flat: true\n", "n1"),
 	       "error: topology.conf:3: the cluster's topology is flat: only a tree or blocks group nodes",
 	       "a flat topology orders nothing");

@@ -299,6 +299,14 @@ struct yaml_state {
 	bool in_unit;		/* the next nodes belong to the unit read last */
 };
 
+/* A true boolean as Slurm's data.c converts a string to one: y, yes, t,
+ * true, on, in any case. */
+static bool yaml_true(const char *v)
+{
+	return !strcasecmp(v, "y") || !strcasecmp(v, "yes") || !strcasecmp(v, "t") ||
+	       !strcasecmp(v, "true") || !strcasecmp(v, "on");
+}
+
 /* The first pass: which topology is the cluster's default. */
 static int yaml_default(char *text)
 {
@@ -314,7 +322,7 @@ static int yaml_default(char *text)
 		if (!strcmp(key, "topology"))
 			topology++;
 		else if (topology >= 0 && !strcmp(key, "cluster_default") &&
-			 !strcmp(yaml_value(colon + 1), "true"))
+			 yaml_true(yaml_value(colon + 1)))
 			return topology;
 	}
 	return 0;
