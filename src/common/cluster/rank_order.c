@@ -1,33 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/cluster/rank_order.h"
-
-/*
- * A node's place in the tree, as a key: from the top switch down to its
- * own, each switch's first node in Slurm's order, then the node itself.
- * Sorting by these keys groups every switch's nodes together, and puts
- * the groups, and the nodes inside one, in Slurm's order.
- */
-struct keyed {
-	const size_t *key;
-	size_t len;
-};
-
-static int keyed_cmp(const void *a, const void *b)
-{
-	const struct keyed *x = a, *y = b;
-
-	for (size_t i = 0; i < x->len && i < y->len; i++)
-		if (x->key[i] != y->key[i])
-			return x->key[i] < y->key[i] ? -1 : 1;
-	/* Not reached: a node's own index ends its key, and no switch's
-	 * first node is a node directly under another switch. */
-	return (x->len > y->len) - (x->len < y->len);
-}
 
 /* Each node's switches from the top down, depth wide, EFA_TOPO_MAP_NONE
  * below its own. */
@@ -61,52 +39,86 @@ fail:
 	return NULL;
 }
 
+/* Appends item to list's children (head and tail by list, next by item). */
+static void append(size_t *head, size_t *tail, size_t *next, size_t list, size_t item)
+{
+	next[item] = EFA_TOPO_MAP_NONE;
+	if (head[list] == EFA_TOPO_MAP_NONE)
+		head[list] = item;
+	else
+		next[tail[list]] = item;
+	tail[list] = item;
+}
+
+/*
+ * The step's part of the tree, each switch's children in the order
+ * Slurm's order first reaches them (a switch by its first node, a node by
+ * itself): walked depth first, it lists every switch's nodes together,
+ * and the groups, and the nodes inside one, in Slurm's order. Linear in
+ * the nodes and the layers. Items: node i is i, switch u is n + u; the
+ * list above the top switches is the last.
+ */
 int efa_rank_order(const struct efa_topo_map *m, char *const *names, size_t n, size_t *order,
 		   struct efa_error *err)
 {
-	size_t depth = m->depth ? m->depth : 1, width = depth + 1, *first = NULL, *keys = NULL;
-	size_t *paths = NULL;
-	struct keyed *keyed = NULL;
+	size_t depth = m->depth ? m->depth : 1, top = m->nunits, out = 0, level = 0;
+	size_t *paths = NULL, *head = NULL, *tail = NULL, *next = NULL, *stack = NULL;
+	bool *reached = NULL;
 	int rc = -1;
 
 	if (!n)
 		return 0;
 	if (!(paths = layer_paths(m, names, n, err)))
 		return -1;
-	first = malloc((m->nunits ? m->nunits : 1) * sizeof(*first));
-	keys = malloc(n * width * sizeof(*keys));
-	keyed = malloc(n * sizeof(*keyed));
-	if (!first || !keys || !keyed) {
+	head = malloc((m->nunits + 1) * sizeof(*head));
+	tail = malloc((m->nunits + 1) * sizeof(*tail));
+	next = malloc((n + m->nunits) * sizeof(*next));
+	stack = malloc((depth + 1) * sizeof(*stack));
+	reached = calloc(m->nunits ? m->nunits : 1, sizeof(*reached));
+	if (!head || !tail || !next || !stack || !reached) {
 		efa_error_set(err, "out of memory");
 		goto fail;
 	}
-	for (size_t u = 0; u < m->nunits; u++)
-		first[u] = (size_t)-1;
-	/* Nodes in Slurm's order: a switch's first node is the first to
-	 * reach it. */
+	for (size_t u = 0; u <= m->nunits; u++)
+		head[u] = EFA_TOPO_MAP_NONE;
 	for (size_t i = 0; i < n; i++) {
-		size_t len = 0;
+		size_t parent = top;
 
-		for (; len < depth && paths[i * depth + len] != EFA_TOPO_MAP_NONE; len++) {
-			size_t u = paths[i * depth + len];
+		for (size_t k = 0; k < depth && paths[i * depth + k] != EFA_TOPO_MAP_NONE; k++) {
+			size_t u = paths[i * depth + k];
 
-			if (first[u] == (size_t)-1)
-				first[u] = i;
-			keys[i * width + len] = first[u];
+			if (!reached[u]) {
+				reached[u] = true;
+				append(head, tail, next, parent, n + u);
+			}
+			parent = u;
 		}
-		keys[i * width + len] = i;
-		keyed[i].key = &keys[i * width];
-		keyed[i].len = len + 1;
+		append(head, tail, next, parent, i);
 	}
-	qsort(keyed, n, sizeof(*keyed), keyed_cmp);
-	for (size_t i = 0; i < n; i++)
-		order[i] = keyed[i].key[keyed[i].len - 1];
+	/* stack[level]: the next child to visit at each level */
+	stack[0] = head[top];
+	for (;;) {
+		size_t item = stack[level];
+
+		if (item == EFA_TOPO_MAP_NONE) {
+			if (!level--)
+				break;
+			continue;
+		}
+		stack[level] = next[item];
+		if (item < n)
+			order[out++] = item;
+		else
+			stack[++level] = head[item - n];
+	}
 	rc = 0;
 fail:
 	free(paths);
-	free(first);
-	free(keys);
-	free(keyed);
+	free(head);
+	free(tail);
+	free(next);
+	free(stack);
+	free(reached);
 	return rc;
 }
 
