@@ -70,6 +70,24 @@ is "$(placed "$out")" "n1 rank=0 node=0
 n4 rank=1 node=1
 n2 rank=2 node=2" "sbatch --efa-rank-order=topology: the job's steps inherit it"
 
+# The same tree as an admin may write it, in the syntax Slurm's parser
+# takes (parse_config.c, hostlist.c): blanks around '=', quoted values, a
+# line continued by a backslash, comments, a list separated by a blank.
+load_topology '# the leaves, two EFA nodes and n3 under each
+SwitchName = top Switches="leaf[1-2]"
+SwitchName=leaf1 \
+  Nodes=n1,\
+n4   # the first leaf
+SwitchName=leaf2 Nodes="n2 n3"' leaf2 "slurmctld reads a topology.conf with continued lines, quotes and comments"
+like "$(scontrol show topology)" "^SwitchName=leaf1 .*Nodes=(n1,n4|n\[1,4\])$" "  Slurm joins the continued line: n1,n4 under leaf1"
+like "$(scontrol show topology)" "^SwitchName=top .*Nodes=n\[1-4\]" "  and expands \"n2 n3\": all four nodes under top"
+ranks -N3 --ntasks-per-node=1 --efa-rank-order=topology
+is "$(placed "$out")" "n1 rank=0 node=0
+n4 rank=1 node=1
+n2 rank=2 node=2" "  the plugin reads it as Slurm does: ranks grouped by leaf"
+unlike "$out" "warning" "  without a warning"
+load_topology "$interleaved" leaf1 "slurmctld reads the interleaved tree again"
+
 # The issue's layout over all four nodes: n1, n3 under one leaf, n2, n4
 # under the other. n3 has no EFA: --efa=auto sets it nothing EFA-specific,
 # but its tasks are ranks like the others'.
