@@ -102,6 +102,9 @@ static void test_conf_syntax(void)
 	       "error: topology.conf:1: Switches= without a value", "  before the next key");
 	has_str(ordered("SwitchName=a n1\n", "n1"), "topology.conf:1: 'n1' is not KEY=VALUE",
 		"a word without '='");
+	has_str(ordered("SwitchName=a Nodes=n1\n include topology.d/leaves.conf\n", "n1"),
+		"topology.conf:2: include topology.d/leaves.conf: slurm-efa does not follow Include lines",
+		"an Include line: refused by name (the caller keeps Slurm's order)");
 }
 
 /* Two topologies, a tree and blocks; cluster_default goes in the second. */

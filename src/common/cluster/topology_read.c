@@ -157,10 +157,15 @@ static int next_pair(char **p, char **key, char **value)
 /* A logical line of topology.conf: the keys of topology.conf(5). */
 static int conf_line(struct reader *r, char *line)
 {
-	const char *name = NULL, *nodes = NULL, *below = NULL;
+	const char *name = NULL, *nodes = NULL, *below = NULL, *word = line + strspn(line, " \t");
 	char *key, *value;
 	int kind = 0;
 
+	/* Slurm's parser reads "Include FILE" lines (relative to slurm.conf,
+	 * with %c and globs); they are not followed here. */
+	if (!strncasecmp(word, "include", 7) && isspace((unsigned char)word[7]))
+		return fail(r, r->line, "%.64s: slurm-efa does not follow Include lines; "
+			    "put the switches in this file", word);
 	for (;;) {
 		char *at = line;
 
