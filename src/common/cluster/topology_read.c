@@ -72,9 +72,8 @@ static int add_link(struct reader *r, struct links *l, char *child, size_t paren
 
 static void links_free(struct links *l)
 {
-	for (size_t i = 0; i < l->n; i++) {
+	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i].child);
-	}
 	free(l->v);
 }
 
