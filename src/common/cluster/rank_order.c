@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +62,6 @@ int efa_rank_order(const struct efa_topo_map *m, char *const *names, size_t n, s
 {
 	size_t depth = m->depth ? m->depth : 1, top = m->nunits, out = 0, level = 0;
 	size_t *paths = NULL, *head = NULL, *tail = NULL, *next = NULL, *stack = NULL;
-	bool *reached = NULL;
 	int rc = -1;
 
 	if (!n)
@@ -74,8 +72,7 @@ int efa_rank_order(const struct efa_topo_map *m, char *const *names, size_t n, s
 	tail = malloc((m->nunits + 1) * sizeof(*tail));
 	next = malloc((n + m->nunits) * sizeof(*next));
 	stack = malloc((depth + 1) * sizeof(*stack));
-	reached = calloc(m->nunits ? m->nunits : 1, sizeof(*reached));
-	if (!head || !tail || !next || !stack || !reached) {
+	if (!head || !tail || !next || !stack) {
 		efa_error_set(err, "out of memory");
 		goto fail;
 	}
@@ -87,10 +84,10 @@ int efa_rank_order(const struct efa_topo_map *m, char *const *names, size_t n, s
 		for (size_t k = 0; k < depth && paths[i * depth + k] != EFA_TOPO_MAP_NONE; k++) {
 			size_t u = paths[i * depth + k];
 
-			if (!reached[u]) {
-				reached[u] = true;
+			/* A switch has children once reached: the node that
+			 * reaches it appends one below it at once. */
+			if (head[u] == EFA_TOPO_MAP_NONE)
 				append(head, tail, next, parent, n + u);
-			}
 			parent = u;
 		}
 		append(head, tail, next, parent, i);
@@ -118,7 +115,6 @@ fail:
 	free(tail);
 	free(next);
 	free(stack);
-	free(reached);
 	return rc;
 }
 
