@@ -67,7 +67,7 @@ like "$out" "slurm-efa: job 999999: slurmdbd has no job 999999" "  saying so"
 # counters, as the driver would): slurmdbd's record sums its nodes.
 cat >"$acct/move.sh" <<'MOVE'
 f=$(ls -d "$EFA_ROOTS/$SLURMD_NODENAME"/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters
-echo $(($(cat "$f/tx_bytes") + (SLURM_NODEID + 1) * 1000000)) >"$f/tx_bytes"
+echo $(($(cat "$f/tx_bytes") + (SLURM_NODEID + 1) * 2000000)) >"$f/tx_bytes"
 echo 2 >"$f/retrans_timeout_events"
 MOVE
 for n in n1 n2; do
@@ -81,8 +81,8 @@ job=$out
 until_up 30 sh -c "sacct -n -P -X -j $job -o AdminComment | grep -q efa" ||
 	diag "sacct: $(sacct -n -P -X -j "$job" -o State,AdminComment 2>&1)"
 run "${as_rest[@]}" "$top_builddir/slurm-efa" stats "$job" --accounting --config "$rest_conf"
-like "$out" '^0 +n\[1-2\] +2/2 +[0-9]+ +3000000 +3000000 +0 +0 +4 +0 +0 +no +no$' \
-	"a step whose tasks sent 1 MB and 2 MB: slurmdbd's record sums both nodes, and their retransmit timeouts" ||
+like "$out" '^0 +n\[1-2\] +2/2 +[0-9]+ +6000000 +6000000 +0 +0 +4 +0 +0 +no +no$' \
+	"a step whose tasks sent 2 MB and 4 MB (each past the fall-back threshold, 1 MiB, however long it ran): slurmdbd's record sums both nodes, and their retransmit timeouts" ||
 	diag "$out"
 write_efa_conf
 set_root n1 "$FIXTURES/p5.48xlarge"
