@@ -28,11 +28,13 @@ like "$text" "^\`bench/run --quick\` on [0-9]{4}-[0-9]{2}-[0-9]{2}T" "  the date
 number='[0-9][0-9,]*(\.[0-9]+)?'
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| step launch .*(\| $number \[.*\] ms \||skipped: )" \
 	"step launch: a row, naming the Slurm it ran on"
-like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same step without .--efa.: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin.*\| $number \[.*\] ms \||step launch .*skipped: )" \
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same without .--efa., steps of an allocation: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin.*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"step launch without --efa, against an empty SPANK plugin: a row"
-like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (what Slurm adds for any plugin with a health gate: \(h\).*\| $number \[.*\] ms \||step launch .*skipped: )" \
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (step launch .srun -N2 --ntasks-per-node=8 true., a new job each .*\| $number \[.*\] ms \||step launch .*skipped: )" \
+	"  and step launch as a new job each"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (what Slurm adds to a new job for any plugin with a health gate: \(h\).*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"  and the floor of a plugin with a job prolog and epilog, against the empty one"
-like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same step without .--efa.: \(g\) spank_efa\.so loaded, against \(h\) that floor.*\| $number \[.*\] ms \||step launch .*skipped: )" \
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same without .--efa., a new job each: \(g\) spank_efa\.so loaded, against \(h\) that floor.*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"  and spank_efa.so without --efa against that floor"
 like "$text" "^\| 2 \| any \| plugin work per step per node, p5\.48xlarge.* \| $number \[" "plugin work per step: a row"
 like "$text" "^\| 5 \| any \| node health check \(slurm-efa check --node\), p5\.48xlarge \| $number \[.*\] ms \| slurm-efa --version: $number " \
