@@ -121,7 +121,6 @@ static int image_view(const struct efa_node *node, const struct cli_image *img,
 
 int cmd_env(int argc, char **argv, const struct cli_common *common)
 {
-	static char ld_path[LIBPATH_MAX];
 	struct efa_profiles *profiles = NULL;
 	struct efa_env_plan *plan = NULL;
 	struct efa_config *cfg = NULL;
@@ -134,7 +133,7 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 	const char *image = NULL;
 	struct efa_error err;
 	json_t *doc = NULL;
-	char problem[1024], **warnings = NULL;
+	char problem[1024], **warnings = NULL, *ld_path = NULL;
 	int rc = EXIT_USAGE;
 
 	for (int i = 1; i < argc; i++) {
@@ -175,7 +174,12 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 	if (plan) {
 		plan->image = image;
 		plan->task_fs = task_fs;
-		if (!own_env(ap.img, "LD_LIBRARY_PATH", ld_path, sizeof(ld_path)))
+		ld_path = malloc(LIBPATH_MAX);
+		if (!ld_path) {
+			fprintf(stderr, "slurm-efa: out of memory\n");
+			goto out;
+		}
+		if (!own_env(ap.img, "LD_LIBRARY_PATH", ld_path, LIBPATH_MAX))
 			ld_path[0] = '\0';
 		/* A container's /dev is the node's unless the site restricts
 		 * it: the node's devices were checked above. */
@@ -236,6 +240,7 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 	}
 	rc = problem[0] ? EXIT_REFUSED : 0;
 out:
+	free(ld_path);
 	efa_strv_free(warnings);
 	json_decref(pr.vars);
 	json_decref(doc);

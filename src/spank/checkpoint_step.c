@@ -336,23 +336,30 @@ static void log_report(const struct efa_step_ckpt *ckpt, char *text)
 
 void efa_ckpt_retain(struct efa_step *step, spank_t sp)
 {
-	static char text[REPORT_MAX];
 	const struct efa_step_ckpt *ckpt = &step->ckpt;
 	struct retention g = { .ckpt = ckpt, .gids = NULL, .n = 0 };
 	struct efa_child child;
 	struct efa_error err;
 	/* Retention may have much to delete: twice the time a look takes. */
 	long limit = 2 * ckpt->timeout_ms;
+	char *text;
 
 	if (!ckpt->ready || !ckpt->batch || ckpt->keep <= 0)
 		return;
+	/* The child's report may be long: on the heap, not slurmstepd's stack. */
+	text = malloc(REPORT_MAX);
+	if (!text) {
+		slurm_error("efa: checkpoint retention in %s: out of memory: nothing removed", ckpt->dir);
+		return;
+	}
 	/* Without the job's groups the child keeps only its primary one. */
 	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, (gid_t **)&g.gids, &g.n) != ESPANK_SUCCESS) {
 		g.gids = &ckpt->gid;
 		g.n = 1;
 	}
-	if (efa_child_run(retain_as_user, &g, limit, false, text, sizeof(text), &child, &err)) {
+	if (efa_child_run(retain_as_user, &g, limit, false, text, REPORT_MAX, &child, &err)) {
 		slurm_error("efa: checkpoint retention in %s: %s: nothing removed", ckpt->dir, err.msg);
+		free(text);
 		return;
 	}
 	if (child.killed)
@@ -360,4 +367,5 @@ void efa_ckpt_retain(struct efa_step *step, spank_t sp)
 			    ckpt->dir, limit / 1000,
 			    child.status < 0 ? " (its process, stuck in the file system, was left behind)" : "");
 	log_report(ckpt, text);
+	free(text);
 }

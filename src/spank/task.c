@@ -325,10 +325,10 @@ static int plan_for_image(struct efa_step *step, struct efa_sysfs *fs, struct ef
  */
 static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs *fs)
 {
-	static char ld_path[LIBPATH_MAX];
 	bool container = efa_container_entered(step);
 	struct efa_node view = { 0 };
-	char problem[1024];
+	char problem[1024], *ld_path;
+	int rc;
 
 	if (container && efa_ckpt_dir(step) && !efa_ckpt_reaches_container(step))
 		efa_step_fail(step, "efa: checkpoint directory %s on node %s is not the node's inside container image %s: what the job writes there would be lost with the container. Install slurm-efa's enroot hook (50-slurm-efa.sh in enroot's hooks.d) or add --container-mounts=%s",
@@ -340,22 +340,30 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 	if (!container && step->image[0] && task_id(sp) == 0)
 		slurm_info("efa: node %s: spank_efa runs before pyxis in plugstack.conf, so container image %s gets the node's EFA settings and its own variables override them: list spank_efa after pyxis (the shipped plugstack.conf.d/slurm-efa.conf sorts after pyxis.conf)",
 			   step->node_name, step->image);
-	if (!efa_step_job_env(sp, "LD_LIBRARY_PATH", ld_path, sizeof(ld_path)))
+	/* A job's library path may be long: on the heap, not slurmstepd's stack. */
+	ld_path = malloc(LIBPATH_MAX);
+	if (!ld_path) {
+		efa_step_fail(step, "efa: node %s: out of memory", step->node_name);
+		return -1;
+	}
+	if (!efa_step_job_env(sp, "LD_LIBRARY_PATH", ld_path, LIBPATH_MAX))
 		ld_path[0] = '\0';
 	if (container && plan_for_image(step, fs, &view)) {
+		free(ld_path);
 		efa_stack_clear(&view.stack);
 		efa_step_fail(step, "efa: node %s cannot read container image %s: out of memory",
 			      step->node_name, step->image);
 		return -1;
 	}
-	if (efa_env_plan_for_task(step->plan, container ? &view : step->node, fs, ld_path,
-				  container ? EFA_CHECK_CONTAINER : 0, step->mode == EFA_MODE_REQUIRED,
-				  problem, sizeof(problem))) {
-		efa_stack_clear(&view.stack);
+	rc = efa_env_plan_for_task(step->plan, container ? &view : step->node, fs, ld_path,
+				   container ? EFA_CHECK_CONTAINER : 0, step->mode == EFA_MODE_REQUIRED,
+				   problem, sizeof(problem));
+	free(ld_path);
+	efa_stack_clear(&view.stack);
+	if (rc) {
 		efa_step_fail(step, "efa: node %s: out of memory", step->node_name);
 		return -1;
 	}
-	efa_stack_clear(&view.stack);
 	if (problem[0] && step->mode == EFA_MODE_REQUIRED) {
 		if (container)
 			efa_step_fail(step, "efa: --efa=required but container image %s on node %s cannot use EFA: %s. Use an image with EFA's user space (the EFA installer with --skip-kmod, or AWS's deep-learning containers), keep ENROOT_RESTRICT_DEV=n, or submit with --efa=auto",
