@@ -149,68 +149,85 @@ static void visible_share(const struct efa_step *step, const struct efa_task_bin
 	}
 }
 
+/* binding_entries' buffers: on the heap, for the reason struct apply's
+ * are (common/env/apply.c). */
+struct binding_scratch {
+	int gpus[EFA_STEP_GPUS_MAX];
+	char task_gres[EFA_STEP_LIST_MAX];
+	char task_visible[EFA_STEP_LIST_MAX];
+	char value[EFA_BIND_LIST_MAX];
+	struct efa_task_binding b;
+};
+
 /* --efa-bind=closest: the task's accelerators and the NICs nearest them. */
 static int binding_entries(const struct task *t, struct efa_env_entry *e, size_t *n)
 {
 	const struct efa_step *step = t->step;
 	spank_t sp = t->sp;
-	int gpus[EFA_STEP_GPUS_MAX], ngpus;
-	char task_gres[EFA_STEP_LIST_MAX], task_visible[EFA_STEP_LIST_MAX], value[EFA_BIND_LIST_MAX];
+	struct binding_scratch *s = malloc(sizeof(*s));
 	struct efa_bind_request req = { .task = (unsigned)task_id(sp),
 					.ntasks = item_u32(sp, S_JOB_LOCAL_TASK_COUNT) };
-	struct efa_task_binding b;
 	struct efa_error err;
+	int ngpus, rc = -1;
 
-	if (!efa_step_job_env(sp, "SLURM_STEP_GPUS", task_gres, sizeof(task_gres)) &&
-	    !efa_step_job_env(sp, "SLURM_JOB_GPUS", task_gres, sizeof(task_gres)))
-		task_gres[0] = '\0';
-	if (!efa_step_job_env(sp, "CUDA_VISIBLE_DEVICES", task_visible, sizeof(task_visible)))
-		task_visible[0] = '\0';
+	if (!s) {
+		slurm_error("efa: node %s: out of memory binding task %u", step->node_name, req.task);
+		return -1;
+	}
+	if (!efa_step_job_env(sp, "SLURM_STEP_GPUS", s->task_gres, sizeof(s->task_gres)) &&
+	    !efa_step_job_env(sp, "SLURM_JOB_GPUS", s->task_gres, sizeof(s->task_gres)))
+		s->task_gres[0] = '\0';
+	if (!efa_step_job_env(sp, "CUDA_VISIBLE_DEVICES", s->task_visible, sizeof(s->task_visible)))
+		s->task_visible[0] = '\0';
 	if (step->gres_gpus[0]) {
 		/* Slurm narrows the task's GPU list when it binds (--gpu-bind,
 		 * --gpus-per-task); otherwise the share is ours to make. */
-		req.gpus_given = task_gres[0] && strcmp(task_gres, step->gres_gpus);
-		ngpus = efa_parse_index_list(req.gpus_given ? task_gres : step->gres_gpus,
-					     gpus, EFA_STEP_GPUS_MAX);
-	} else if (task_visible[0]) {
+		req.gpus_given = s->task_gres[0] && strcmp(s->task_gres, step->gres_gpus);
+		ngpus = efa_parse_index_list(req.gpus_given ? s->task_gres : step->gres_gpus,
+					     s->gpus, EFA_STEP_GPUS_MAX);
+	} else if (s->task_visible[0]) {
 		req.gpus_given = true;	/* set by the user, without GRES */
-		ngpus = efa_parse_index_list(task_visible, gpus, EFA_STEP_GPUS_MAX);
+		ngpus = efa_parse_index_list(s->task_visible, s->gpus, EFA_STEP_GPUS_MAX);
 	} else {
 		ngpus = 0;
 	}
 	if (ngpus < 0) {
-		slurm_error("efa: cannot read the task's GPUs ('%s'): no GPU binding", task_gres);
+		slurm_error("efa: cannot read the task's GPUs ('%s'): no GPU binding", s->task_gres);
 		ngpus = 0;
 	}
-	req.gpus = gpus;
+	req.gpus = s->gpus;
 	req.ngpus = (size_t)ngpus;
 	if (step->bind_groups && step->bind_ntasks == req.ntasks)
 		req.groups = step->bind_groups;
-	if (efa_step_job_env(sp, "NEURON_LOGICAL_NC_CONFIG", value, sizeof(value)) &&
-	    (req.lnc = efa_neuron_lnc_parse(value)) < 0) {
+	if (efa_step_job_env(sp, "NEURON_LOGICAL_NC_CONFIG", s->value, sizeof(s->value)) &&
+	    (req.lnc = efa_neuron_lnc_parse(s->value)) < 0) {
 		if (req.task == 0)
 			slurm_error("efa: NEURON_LOGICAL_NC_CONFIG=%s is not 1 or 2 (the Neuron runtime takes no other): NEURON_RT_VISIBLE_CORES counts the devices' default logical cores",
-				    value);
+				    s->value);
 		req.lnc = 0;
 	}
-	if (efa_bind_task(step->node, &req, &b, &err)) {
+	if (efa_bind_task(step->node, &req, &s->b, &err)) {
 		slurm_error("efa: %s", err.msg);
-		return -1;
+		goto out;
 	}
-	if (b.shared && req.task == 0)
+	if (s->b.shared && req.task == 0)
 		slurm_info("efa: %u tasks share %s on node %s: each task gets a slice",
 			   req.ntasks, ngpus ? "the step's GPUs" : "the Neuron cores", step->node_name);
 	if (ngpus && !req.gpus_given) {
-		visible_share(step, &b, gpus, (size_t)ngpus, value, sizeof(value));
-		if (add_entry(e, n, "CUDA_VISIBLE_DEVICES", value, "--efa-bind=closest: the task's share", true))
-			return -1;
+		visible_share(step, &s->b, s->gpus, (size_t)ngpus, s->value, sizeof(s->value));
+		if (add_entry(e, n, "CUDA_VISIBLE_DEVICES", s->value,
+			      "--efa-bind=closest: the task's share", true))
+			goto out;
 	}
-	if (b.nics[0] && add_entry(e, n, "FI_EFA_IFACE", b.nics, "--efa-bind=closest", false))
-		return -1;
-	if (b.neuron_cores[0] &&
-	    add_entry(e, n, "NEURON_RT_VISIBLE_CORES", b.neuron_cores, "--efa-bind=closest", false))
-		return -1;
-	return 0;
+	if (s->b.nics[0] && add_entry(e, n, "FI_EFA_IFACE", s->b.nics, "--efa-bind=closest", false))
+		goto out;
+	if (s->b.neuron_cores[0] &&
+	    add_entry(e, n, "NEURON_RT_VISIBLE_CORES", s->b.neuron_cores, "--efa-bind=closest", false))
+		goto out;
+	rc = 0;
+out:
+	free(s);
+	return rc;
 }
 
 static bool neuron_node(const struct efa_step *step)
@@ -321,11 +338,12 @@ static int plan_for_image(struct efa_step *step, struct efa_sysfs *fs, struct ef
  * step's plan is rebuilt from the image's software); on the node,
  * aws-ofi-nccl must load. --efa=required fails the step, auto drops the
  * plan and sets nothing EFA-specific. Returns -1 when the step must fail
- * (the message is in step->failure).
+ * (the message is in step->failure). fs (the task's root) is read only in
+ * a container or before the step's shared part was settled on the node.
  */
-static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs *fs)
+static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs *fs,
+			    bool container)
 {
-	bool container = efa_container_entered(step);
 	struct efa_node view = { 0 };
 	char problem[1024], *ld_path;
 	int rc;
@@ -417,7 +435,7 @@ void efa_task_step_env(struct efa_step *step, spank_t sp)
 		return;
 	if (efa_sysfs_open(&fs, "/"))
 		return;
-	if (!settle_task_plan(step, sp, &fs)) {
+	if (!settle_task_plan(step, sp, &fs, efa_container_entered(step))) {
 		step->host_settled = true;
 		if (!set_mode(&t))
 			apply_task(&t);
@@ -428,7 +446,8 @@ void efa_task_step_env(struct efa_step *step, spank_t sp)
 int efa_task_init(struct efa_step *step, spank_t sp)
 {
 	const struct task t = { .step = step, .sp = sp };
-	struct efa_sysfs fs;
+	struct efa_sysfs fs = { .dirfd = -1 };
+	bool container, settled;
 	int rc;
 
 	if (nothing_to_do(step))
@@ -438,11 +457,15 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 	/* slurmstepd applies what is left of it after task_init. */
 	if (step->refuse_memlock)
 		spank_unsetenv(sp, EFA_MEMLOCK_VAR);
-	if (efa_sysfs_open(&fs, "/")) {
+	container = efa_container_entered(step);
+	/* A task on the node of a step whose shared part user_init settled
+	 * reads none of its files. */
+	settled = !container && step->host_settled;
+	if (!settled && efa_sysfs_open(&fs, "/")) {
 		slurm_error("efa: cannot open the task's root directory");
 		return -1;
 	}
-	if (settle_task_plan(step, sp, &fs)) {
+	if (settle_task_plan(step, sp, settled ? NULL : &fs, container)) {
 		efa_sysfs_close(&fs);
 		slurm_error("%s", step->failure);
 		return -1;

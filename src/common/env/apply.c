@@ -105,10 +105,33 @@ static char *get_whole(efa_env_get_fn get, void *ctx, const char *name)
 	return NULL;
 }
 
-static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
-			 efa_env_put_fn put, void *ctx)
+/*
+ * One apply's state and buffers, on the heap: a task applies its part in
+ * the child slurmstepd forked for it, where every stack page a deep frame
+ * first writes is a copy-on-write fault. On the heap they land in memory
+ * the child has already written (Slurm's own environment buffers).
+ */
+struct apply {
+	const struct efa_config *cfg;
+	const char *image;
+	efa_env_get_fn get;
+	efa_env_put_fn put;
+	void *ctx;
+	size_t owned_len;
+	char owned_before[ENV_VALUE_MAX];	/* EFA_ENV_OWNED_VAR on arrival */
+	char owned_now[ENV_VALUE_MAX];
+	char current[ENV_VALUE_MAX];		/* a variable's value, read */
+	char added[ENV_VALUE_MAX];		/* apply_libdirs: EFA_ENV_LIBDIRS_VAR */
+	char own[ENV_VALUE_MAX];		/* apply_libdirs: the job's own stack */
+	char reason[ENV_VALUE_MAX + 128];
+};
+
+static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 {
-	char added[ENV_VALUE_MAX] = "", own[ENV_VALUE_MAX], reason[ENV_VALUE_MAX + 128];
+	efa_env_get_fn get = a->get;
+	efa_env_put_fn put = a->put;
+	void *ctx = a->ctx;
+	char *added = a->added, *own = a->own, *reason = a->reason;
 	char *current, *value = NULL;
 	size_t size, used = 0;
 	int rc = 0;
@@ -116,15 +139,15 @@ static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 	/* Past LONG_VALUE_MAX (or without memory) it is left as it is. */
 	if (!(current = get_whole(get, ctx, EFA_ENV_LIBPATH_VAR)))
 		return 0;
-	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(added)) != 1)
+	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(a->added)) != 1)
 		added[0] = '\0';
 	size = strlen(current) + strlen(plan->libdirs) + 2;
 	if (!(value = calloc(1, size)))
 		goto out;
-	if (find_own_stack(plan, current, added, own, sizeof(own))) {
+	if (find_own_stack(plan, current, added, own, sizeof(a->own))) {
 		if (append_entries(value, size, &used, current, added))
 			goto out;
-		snprintf(reason, sizeof(reason),
+		snprintf(reason, sizeof(a->reason),
 			 "the job brings its own EFA libraries (%s): the node's are not put first", own);
 		/* Left as it is, but for what an earlier step put first. */
 		rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, added[0] ? EFA_ENV_SET : EFA_ENV_USER, reason);
@@ -134,7 +157,7 @@ static int apply_libdirs(const struct efa_env_plan *plan, efa_env_get_fn get,
 	}
 	/* Ours first, then the rest without ours and without the earlier
 	 * step's (which may be another node's). */
-	if (efa_strlcatf(added, sizeof(added), "%s%s", added[0] ? ":" : "", plan->libdirs) ||
+	if (efa_strlcatf(added, sizeof(a->added), "%s%s", added[0] ? ":" : "", plan->libdirs) ||
 	    append_entries(value, size, &used, plan->libdirs, "") ||
 	    append_entries(value, size, &used, current, added))
 		goto out;	/* too long to rewrite: leave the user's path */
@@ -205,16 +228,6 @@ static bool still_ours(enum recorded r, const char *recorded_digest, const char 
 	return r == RECORDED_WITH_DIGEST && !strcmp(digest, recorded_digest);
 }
 
-struct apply {
-	const struct efa_config *cfg;
-	const char *image;
-	efa_env_get_fn get;
-	efa_env_put_fn put;
-	void *ctx;
-	char owned_before[ENV_VALUE_MAX];	/* EFA_ENV_OWNED_VAR on arrival */
-	char owned_now[ENV_VALUE_MAX];
-	size_t owned_len;
-};
 
 static void record_add(struct apply *a, const char *name, const char *digest)
 {
@@ -234,9 +247,9 @@ static void record_add(struct apply *a, const char *name, const char *digest)
 
 static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 {
-	char current[ENV_VALUE_MAX], recorded_digest[DIGEST_LEN + 1], digest[DIGEST_LEN + 1];
+	char recorded_digest[DIGEST_LEN + 1], digest[DIGEST_LEN + 1], *current = a->current;
 	enum recorded r = record_find(a->owned_before, e->name, strlen(e->name), recorded_digest);
-	int got = e->value && !e->slurm_var ? a->get(a->ctx, e->name, current, sizeof(current)) : 0;
+	int got = e->value && !e->slurm_var ? a->get(a->ctx, e->name, current, sizeof(a->current)) : 0;
 	bool present = got != 0;	/* -1: longer than current, the job's */
 	const char *reason = e->reason;
 	enum efa_env_decision d;
@@ -296,7 +309,7 @@ static const char *next_undecided(const struct apply *a, const char **p, size_t 
  * changed it since. */
 static int remove_stale(struct apply *a)
 {
-	char current[ENV_VALUE_MAX], digest[DIGEST_LEN + 1], name[256];
+	char digest[DIGEST_LEN + 1], name[256];
 	const char *p = a->owned_before, *at;
 	size_t entry, len;
 
@@ -312,8 +325,8 @@ static int remove_stale(struct apply *a)
 		/* The record is in the user's hands: never let it remove
 		 * what slurm-efa could not have set. */
 		if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
-		    a->get(a->ctx, name, current, sizeof(current)) == 1 &&
-		    still_ours(r, digest, current) &&
+		    a->get(a->ctx, name, a->current, sizeof(a->current)) == 1 &&
+		    still_ours(r, digest, a->current) &&
 		    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
 				 "set by slurm-efa for an earlier step; not wanted here")))
 			return rc;
@@ -345,38 +358,43 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 		 const struct efa_config *cfg, efa_env_get_fn get, efa_env_put_fn put, void *ctx,
 		 bool shared)
 {
-	struct apply a;
-	int rc;
+	/* Not zeroed whole: only what is written is touched. */
+	struct apply *a = malloc(sizeof(*a));
+	int rc = 0;
 
-	/* Not zeroed whole: its two buffers are 16 KiB, per task. */
-	a.cfg = cfg;
-	a.image = plan ? plan->image : NULL;
-	a.get = get;
-	a.put = put;
-	a.ctx = ctx;
-	a.owned_now[0] = '\0';
-	a.owned_len = 0;
-	if (get(ctx, EFA_ENV_OWNED_VAR, a.owned_before, sizeof(a.owned_before)) != 1)
-		a.owned_before[0] = '\0';
+	if (!a)
+		return -1;
+	a->cfg = cfg;
+	a->image = plan ? plan->image : NULL;
+	a->get = get;
+	a->put = put;
+	a->ctx = ctx;
+	a->owned_now[0] = '\0';
+	a->owned_len = 0;
+	if (get(ctx, EFA_ENV_OWNED_VAR, a->owned_before, sizeof(a->owned_before)) != 1)
+		a->owned_before[0] = '\0';
 	for (size_t i = 0; plan && i < plan->n; i++)
-		if ((rc = apply_entry(&a, &plan->v[i])))
-			return rc;
+		if ((rc = apply_entry(a, &plan->v[i])))
+			goto out;
 	for (size_t i = 0; i < ntask; i++)
-		if ((rc = apply_entry(&a, &task[i])))
-			return rc;
+		if ((rc = apply_entry(a, &task[i])))
+			goto out;
 	if (shared)
-		keep_other_records(&a);
-	else if ((rc = remove_stale(&a)))
-		return rc;
-	if (plan && plan->libdirs && (rc = apply_libdirs(plan, get, put, ctx)))
-		return rc;
-	if ((rc = put(ctx, EFA_ENV_OWNED_VAR, a.owned_now, EFA_ENV_SET,
+		keep_other_records(a);
+	else if ((rc = remove_stale(a)))
+		goto out;
+	if (plan && plan->libdirs && (rc = apply_libdirs(plan, a)))
+		goto out;
+	if ((rc = put(ctx, EFA_ENV_OWNED_VAR, a->owned_now, EFA_ENV_SET,
 		      "what slurm-efa set, so later steps may change it")))
-		return rc;
-	if (!plan)
-		return 0;	/* EFA is off for this step: no profile to name */
-	return put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
-		   EFA_ENV_SET, "the profile this node matched");
+		goto out;
+	/* EFA is off for this step without a plan: no profile to name. */
+	if (plan)
+		rc = put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
+			 EFA_ENV_SET, "the profile this node matched");
+out:
+	free(a);
+	return rc;
 }
 
 int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,

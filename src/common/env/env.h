@@ -128,7 +128,7 @@ typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
  * and one it unset stays unset (EFA_ENV_USER with value NULL).
  *
  * put is told every decision (value NULL for EFA_ENV_REMOVED); apply stops
- * at the first put failure and returns it. plan may be NULL (a step
+ * at the first put failure and returns it (-1 without memory). plan may be NULL (a step
  * without EFA): then only the task's entries, and no SLURM_EFA_PROFILE.
  */
 int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *task,
