@@ -60,10 +60,9 @@ static int env_get(void *ctx, const char *name, char *buf, size_t size)
 	size_t len = strlen(name);
 
 	for (size_t i = 0; i < env->n; i++)
-		if (!strncmp(env->vars[i], name, len) && env->vars[i][len] == '=') {
-			snprintf(buf, size, "%s", env->vars[i] + len + 1);
-			return 1;
-		}
+		if (!strncmp(env->vars[i], name, len) && env->vars[i][len] == '=')
+			/* As spank_getenv: ESPANK_NOSPACE when it does not fit. */
+			return snprintf(buf, size, "%s", env->vars[i] + len + 1) < (int)size ? 1 : -1;
 	return 0;
 }
 

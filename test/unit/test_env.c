@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/base/hash.h"
 #include "common/base/strutil.h"
 #include "common/config/efa_conf.h"
 #include "common/env/env.h"
@@ -35,10 +36,9 @@ static int fake_get(void *ctx, const char *name, char *buf, size_t size)
 	struct fake_env *e = ctx;
 
 	for (int i = 0; i < e->n; i++) {
-		if (!strcmp(e->names[i], name)) {
-			snprintf(buf, size, "%s", e->values[i]);
-			return 1;
-		}
+		if (!strcmp(e->names[i], name))
+			/* The contract: -1 when the value does not fit. */
+			return snprintf(buf, size, "%s", e->values[i]) < (int)size ? 1 : -1;
 	}
 	return 0;
 }
@@ -508,6 +508,98 @@ static void test_long_library_path(void)
 	}
 }
 
+/*
+ * Values of any length up to the bound are read whole, whatever buffer an
+ * apply starts with: a job's own value, and slurm-efa's record of what an
+ * earlier step set when it names many variables.
+ */
+struct sized_env {
+	const char *names[4];
+	char *values[4];
+	char decision[64];	/* NCCL_ALGO's */
+	char *kept;		/* the value put for NCCL_ALGO */
+	char *record;		/* the SLURM_EFA_SET put */
+	char socket_decision[16];
+};
+
+static int sized_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	struct sized_env *e = ctx;
+
+	for (int i = 0; i < 4; i++)
+		if (e->names[i] && !strcmp(e->names[i], name)) {
+			if (strlen(e->values[i]) >= size)
+				return -1;
+			strcpy(buf, e->values[i]);
+			return 1;
+		}
+	return 0;
+}
+
+static int sized_put(void *ctx, const char *name, const char *value,
+		     enum efa_env_decision d, const char *reason)
+{
+	struct sized_env *e = ctx;
+
+	(void)reason;
+	if (!strcmp(name, "NCCL_ALGO")) {
+		snprintf(e->decision, sizeof(e->decision), "%s", efa_env_decision_name(d));
+		free(e->kept);
+		e->kept = value ? strdup(value) : NULL;
+	} else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
+		snprintf(e->socket_decision, sizeof(e->socket_decision), "%s",
+			 efa_env_decision_name(d));
+	} else if (!strcmp(name, EFA_ENV_OWNED_VAR)) {
+		free(e->record);
+		e->record = strdup(value);
+	}
+	return 0;
+}
+
+static void test_value_lengths(void)
+{
+	struct efa_env_entry entries[] = {
+		{ "NCCL_ALGO", "Ring", "p.profile:1", false },
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:2", false },
+	};
+	struct efa_env_plan plan = { .profile = "p5", .v = entries, .n = 2 };
+	size_t lengths[] = { 255, 256, 1000, 4096, 8191, 8192, 20000 };
+	char record[8192 + 64];
+
+	for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+		size_t len = lengths[i], used = 0;
+		struct sized_env e = { .names = { "NCCL_ALGO", EFA_ENV_OWNED_VAR, "NCCL_SOCKET_IFNAME" } };
+
+		e.values[0] = malloc(len + 1);
+		require(ok(e.values[0] != NULL, "a %zu-byte value", len));
+		memset(e.values[0], 'a', len);
+		e.values[0][len] = '\0';
+		/* An earlier step's record of many variables, NCCL_SOCKET_IFNAME
+		 * (with its value's digest) last, about as long as the value. */
+		while (used + 32 < len && used + 64 < sizeof(record) - 64)
+			used += (size_t)sprintf(record + used, "OLD_VARIABLE_%05zu:0123abcd,", used);
+		sprintf(record + used, "NCCL_SOCKET_IFNAME:%08x", efa_fnv1a32_str("eth0"));
+		e.values[1] = record;
+		e.values[2] = (char *)"eth0";
+		ok(efa_env_apply(&plan, NULL, 0, NULL, sized_get, sized_put, &e) == 0, "  applied");
+		is_str(e.decision, "user", "  the job's NCCL_ALGO of %zu bytes is the job's", len);
+		if (len < 8192)
+			ok(e.kept && strlen(e.kept) == len, "  and read whole");
+		if (strlen(record) < 8192)
+			is_str(e.socket_decision, "set",
+			       "  a %zu-byte record of what slurm-efa set is read whole: its last variable is replaced",
+			       strlen(record));
+		else
+			is_str(e.socket_decision, "user",
+			       "  a record of 8 KiB or more is no record of slurm-efa's: the value stays");
+		ok(e.record && strstr(e.record, "NCCL_SOCKET_IFNAME:") != NULL,
+		   "  the new record names what this step set");
+		free(e.values[0]);
+		free(e.kept);
+		free(e.record);
+	}
+}
+
 /* The NCCL_NET values that name aws-ofi-nccl's network, as NCCL compares. */
 static void test_nccl_net_names(void)
 {
@@ -530,6 +622,7 @@ int main(void)
 	test_apply_shared();
 	test_own_libraries();
 	test_long_library_path();
+	test_value_lengths();
 	test_warnings();
 	test_warning_boundaries();
 	test_memlock();

@@ -85,10 +85,11 @@ static bool find_own_stack(const struct efa_env_plan *plan, const char *list, co
  * The whole value of name, however long up to LONG_VALUE_MAX (a library
  * path of thousands of entries is a job's own, and never to be taken for
  * unset): malloc'd, "" when unset; NULL past the bound or on ENOMEM.
+ * Tried small first, as struct apply's buffers are.
  */
 static char *get_whole(efa_env_get_fn get, void *ctx, const char *name)
 {
-	for (size_t size = ENV_VALUE_MAX; size <= LONG_VALUE_MAX; size *= 2) {
+	for (size_t size = 256; size <= LONG_VALUE_MAX; size *= 4) {
 		char *buf = malloc(size);
 		int rc;
 
@@ -106,60 +107,123 @@ static char *get_whole(efa_env_get_fn get, void *ctx, const char *name)
 }
 
 /*
- * One apply's state and buffers, on the heap: a task applies its part in
- * the child slurmstepd forked for it, where every stack page a deep frame
- * first writes is a copy-on-write fault. On the heap they land in memory
- * the child has already written (Slurm's own environment buffers).
+ * A string of at most ENV_VALUE_MAX bytes with its NUL, whose buffer grows
+ * as it needs to. A task applies its part in the child slurmstepd forked
+ * for it, where every page first written is a copy-on-write fault, and
+ * Slurm's setenvf takes a 256 KiB buffer from the heap's top for every
+ * variable set: kilobytes held here while it does move that buffer onto
+ * pages the child has not written yet. So an apply holds what its values
+ * need, not their bound.
  */
+struct bounded {
+	char *s;
+	size_t cap;
+};
+
+/* Room for len bytes and a NUL; -1 past ENV_VALUE_MAX or without memory. */
+static int bounded_reserve(struct bounded *b, size_t len)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	char *s;
+
+	if (len >= ENV_VALUE_MAX)
+		return -1;
+	if (len < b->cap)
+		return 0;
+	while (cap <= len)
+		cap *= 4;
+	if (cap > ENV_VALUE_MAX)
+		cap = ENV_VALUE_MAX;
+	if (!(s = realloc(b->s, cap)))
+		return -1;
+	if (!b->cap)
+		s[0] = '\0';
+	b->s = s;
+	b->cap = cap;
+	return 0;
+}
+
 struct apply {
 	const struct efa_config *cfg;
 	const char *image;
 	efa_env_get_fn get;
 	efa_env_put_fn put;
 	void *ctx;
+	bool failed;			/* out of memory: apply fails */
+	struct bounded owned_before;	/* EFA_ENV_OWNED_VAR on arrival */
+	struct bounded owned_now;
 	size_t owned_len;
-	char owned_before[ENV_VALUE_MAX];	/* EFA_ENV_OWNED_VAR on arrival */
-	char owned_now[ENV_VALUE_MAX];
-	char current[ENV_VALUE_MAX];		/* a variable's value, read */
-	char added[ENV_VALUE_MAX];		/* apply_libdirs: EFA_ENV_LIBDIRS_VAR */
-	char own[ENV_VALUE_MAX];		/* apply_libdirs: the job's own stack */
-	char reason[ENV_VALUE_MAX + 128];
+	struct bounded current;		/* a variable's value, read */
 };
+
+/*
+ * get() into b: 1 and the value when name is set, 0 (and "") when it is
+ * not, -1 when its value is longer than ENV_VALUE_MAX (then it is the
+ * job's) or there is no memory for it (a->failed).
+ */
+static int get_bounded(struct apply *a, const char *name, struct bounded *b)
+{
+	if (bounded_reserve(b, 0)) {
+		a->failed = true;
+		return -1;
+	}
+	for (;;) {
+		int rc = a->get(a->ctx, name, b->s, b->cap);
+
+		if (rc >= 0) {
+			if (!rc)
+				b->s[0] = '\0';
+			return rc;
+		}
+		if (b->cap >= ENV_VALUE_MAX)
+			return -1;	/* the job's */
+		if (bounded_reserve(b, b->cap)) {
+			a->failed = true;
+			return -1;
+		}
+	}
+}
 
 static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 {
-	efa_env_get_fn get = a->get;
 	efa_env_put_fn put = a->put;
 	void *ctx = a->ctx;
-	char *added = a->added, *own = a->own, *reason = a->reason;
-	char *current, *value = NULL;
+	struct bounded added = { 0 };
+	char *current, *value = NULL, *own = NULL, *reason = NULL;
 	size_t size, used = 0;
 	int rc = 0;
 
 	/* Past LONG_VALUE_MAX (or without memory) it is left as it is. */
-	if (!(current = get_whole(get, ctx, EFA_ENV_LIBPATH_VAR)))
+	if (!(current = get_whole(a->get, ctx, EFA_ENV_LIBPATH_VAR)))
 		return 0;
-	if (get(ctx, EFA_ENV_LIBDIRS_VAR, added, sizeof(a->added)) != 1)
-		added[0] = '\0';
+	if (get_bounded(a, EFA_ENV_LIBDIRS_VAR, &added) != 1) {
+		if (!added.s)
+			goto out;	/* no memory: a->failed */
+		added.s[0] = '\0';
+	}
 	size = strlen(current) + strlen(plan->libdirs) + 2;
-	if (!(value = calloc(1, size)))
+	/* A directory of the path is no longer than the path. */
+	if (!(value = calloc(1, size)) || !(own = malloc(strlen(current) + 1)))
 		goto out;
-	if (find_own_stack(plan, current, added, own, sizeof(a->own))) {
-		if (append_entries(value, size, &used, current, added))
+	if (find_own_stack(plan, current, added.s, own, strlen(current) + 1)) {
+		if (append_entries(value, size, &used, current, added.s) ||
+		    asprintf(&reason, "the job brings its own EFA libraries (%s): the node's are not put first",
+			     own) < 0) {
+			reason = NULL;
 			goto out;
-		snprintf(reason, sizeof(a->reason),
-			 "the job brings its own EFA libraries (%s): the node's are not put first", own);
+		}
 		/* Left as it is, but for what an earlier step put first. */
-		rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, added[0] ? EFA_ENV_SET : EFA_ENV_USER, reason);
+		rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, added.s[0] ? EFA_ENV_SET : EFA_ENV_USER, reason);
 		if (!rc)
 			rc = put(ctx, EFA_ENV_LIBDIRS_VAR, "", EFA_ENV_SET, reason);
 		goto out;
 	}
 	/* Ours first, then the rest without ours and without the earlier
 	 * step's (which may be another node's). */
-	if (efa_strlcatf(added, sizeof(a->added), "%s%s", added[0] ? ":" : "", plan->libdirs) ||
+	if (bounded_reserve(&added, strlen(added.s) + 1 + strlen(plan->libdirs)) ||
+	    efa_strlcatf(added.s, added.cap, "%s%s", added.s[0] ? ":" : "", plan->libdirs) ||
 	    append_entries(value, size, &used, plan->libdirs, "") ||
-	    append_entries(value, size, &used, current, added))
+	    append_entries(value, size, &used, current, added.s))
 		goto out;	/* too long to rewrite: leave the user's path */
 	rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, EFA_ENV_PREPENDED,
 		 plan->image ? "EFA and aws-ofi-nccl libraries found in the container image" :
@@ -170,6 +234,9 @@ static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 out:
 	free(current);
 	free(value);
+	free(own);
+	free(reason);
+	free(added.s);
 	return rc;
 }
 
@@ -232,11 +299,17 @@ static bool still_ours(enum recorded r, const char *recorded_digest, const char 
 static void record_add(struct apply *a, const char *name, const char *digest)
 {
 	size_t nlen = strlen(name), sep = a->owned_len ? 1 : 0;
-	char *p = a->owned_now + a->owned_len;
+	size_t len = a->owned_len + sep + nlen + 1 + DIGEST_LEN;
+	char *p;
 
 	/* Too many to record is harmless: those stay as user values. */
-	if (a->owned_len + sep + nlen + 1 + DIGEST_LEN >= sizeof(a->owned_now))
+	if (len >= ENV_VALUE_MAX)
 		return;
+	if (bounded_reserve(&a->owned_now, len)) {
+		a->failed = true;
+		return;
+	}
+	p = a->owned_now.s + a->owned_len;
 	if (sep)
 		*p++ = ',';
 	memcpy(p, name, nlen);
@@ -247,13 +320,17 @@ static void record_add(struct apply *a, const char *name, const char *digest)
 
 static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 {
-	char recorded_digest[DIGEST_LEN + 1], digest[DIGEST_LEN + 1], *current = a->current;
-	enum recorded r = record_find(a->owned_before, e->name, strlen(e->name), recorded_digest);
-	int got = e->value && !e->slurm_var ? a->get(a->ctx, e->name, current, sizeof(a->current)) : 0;
-	bool present = got != 0;	/* -1: longer than current, the job's */
+	char recorded_digest[DIGEST_LEN + 1], digest[DIGEST_LEN + 1], *current;
+	enum recorded r = record_find(a->owned_before.s, e->name, strlen(e->name), recorded_digest);
+	int got = e->value && !e->slurm_var ? get_bounded(a, e->name, &a->current) : 0;
+	bool present = got != 0;	/* -1: longer than ENV_VALUE_MAX, the job's */
 	const char *reason = e->reason;
 	enum efa_env_decision d;
 	int rc;
+
+	if (a->failed)
+		return -1;
+	current = a->current.s;
 
 	if (!e->value) {
 		d = EFA_ENV_SKIPPED;
@@ -299,7 +376,7 @@ static const char *next_undecided(const struct apply *a, const char **p, size_t 
 		*entry = end ? (size_t)(end - at) : strlen(at);
 		*len = strcspn(at, ",:");
 		*p = end ? end + 1 : at + *entry;
-		if (*len && record_find(a->owned_now, at, *len, unused) == NOT_RECORDED)
+		if (*len && record_find(a->owned_now.s, at, *len, unused) == NOT_RECORDED)
 			return at;
 	}
 	return NULL;
@@ -310,7 +387,7 @@ static const char *next_undecided(const struct apply *a, const char **p, size_t 
 static int remove_stale(struct apply *a)
 {
 	char digest[DIGEST_LEN + 1], name[256];
-	const char *p = a->owned_before, *at;
+	const char *p = a->owned_before.s, *at;
 	size_t entry, len;
 
 	while ((at = next_undecided(a, &p, &entry, &len))) {
@@ -325,8 +402,8 @@ static int remove_stale(struct apply *a)
 		/* The record is in the user's hands: never let it remove
 		 * what slurm-efa could not have set. */
 		if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
-		    a->get(a->ctx, name, a->current, sizeof(a->current)) == 1 &&
-		    still_ours(r, digest, a->current) &&
+		    get_bounded(a, name, &a->current) == 1 &&
+		    still_ours(r, digest, a->current.s) &&
 		    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
 				 "set by slurm-efa for an earlier step; not wanted here")))
 			return rc;
@@ -338,19 +415,23 @@ static int remove_stale(struct apply *a)
  * a task decides those after the step's shared part. */
 static void keep_other_records(struct apply *a)
 {
-	const char *p = a->owned_before, *at;
+	const char *p = a->owned_before.s, *at;
 	size_t entry, len;
 
 	while ((at = next_undecided(a, &p, &entry, &len))) {
 		size_t sep = a->owned_len ? 1 : 0;
 
-		if (a->owned_len + sep + entry >= sizeof(a->owned_now))
+		if (a->owned_len + sep + entry >= ENV_VALUE_MAX)
 			continue;
+		if (bounded_reserve(&a->owned_now, a->owned_len + sep + entry)) {
+			a->failed = true;
+			return;
+		}
 		if (sep)
-			a->owned_now[a->owned_len++] = ',';
-		memcpy(a->owned_now + a->owned_len, at, entry);
+			a->owned_now.s[a->owned_len++] = ',';
+		memcpy(a->owned_now.s + a->owned_len, at, entry);
 		a->owned_len += entry;
-		a->owned_now[a->owned_len] = '\0';
+		a->owned_now.s[a->owned_len] = '\0';
 	}
 }
 
@@ -358,34 +439,33 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 		 const struct efa_config *cfg, efa_env_get_fn get, efa_env_put_fn put, void *ctx,
 		 bool shared)
 {
-	/* Not zeroed whole: only what is written is touched. */
-	struct apply *a = malloc(sizeof(*a));
-	int rc = 0;
+	struct apply a = { .cfg = cfg, .image = plan ? plan->image : NULL,
+			   .get = get, .put = put, .ctx = ctx };
+	int rc = -1;
 
-	if (!a)
-		return -1;
-	a->cfg = cfg;
-	a->image = plan ? plan->image : NULL;
-	a->get = get;
-	a->put = put;
-	a->ctx = ctx;
-	a->owned_now[0] = '\0';
-	a->owned_len = 0;
-	if (get(ctx, EFA_ENV_OWNED_VAR, a->owned_before, sizeof(a->owned_before)) != 1)
-		a->owned_before[0] = '\0';
+	if (bounded_reserve(&a.owned_now, 0) || bounded_reserve(&a.owned_before, 0))
+		goto out;
+	/* Longer than ENV_VALUE_MAX, it is not a record of ours. */
+	if (get_bounded(&a, EFA_ENV_OWNED_VAR, &a.owned_before) != 1)
+		a.owned_before.s[0] = '\0';
+	if (a.failed)
+		goto out;
 	for (size_t i = 0; plan && i < plan->n; i++)
-		if ((rc = apply_entry(a, &plan->v[i])))
+		if ((rc = apply_entry(&a, &plan->v[i])))
 			goto out;
 	for (size_t i = 0; i < ntask; i++)
-		if ((rc = apply_entry(a, &task[i])))
+		if ((rc = apply_entry(&a, &task[i])))
 			goto out;
 	if (shared)
-		keep_other_records(a);
-	else if ((rc = remove_stale(a)))
+		keep_other_records(&a);
+	else if ((rc = remove_stale(&a)))
 		goto out;
-	if (plan && plan->libdirs && (rc = apply_libdirs(plan, a)))
+	if (plan && plan->libdirs && (rc = apply_libdirs(plan, &a)))
 		goto out;
-	if ((rc = put(ctx, EFA_ENV_OWNED_VAR, a->owned_now, EFA_ENV_SET,
+	rc = -1;
+	if (a.failed)
+		goto out;
+	if ((rc = put(ctx, EFA_ENV_OWNED_VAR, a.owned_now.s, EFA_ENV_SET,
 		      "what slurm-efa set, so later steps may change it")))
 		goto out;
 	/* EFA is off for this step without a plan: no profile to name. */
@@ -393,7 +473,9 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 		rc = put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
 			 EFA_ENV_SET, "the profile this node matched");
 out:
-	free(a);
+	free(a.owned_before.s);
+	free(a.owned_now.s);
+	free(a.current.s);
 	return rc;
 }
 
