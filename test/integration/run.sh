@@ -75,7 +75,24 @@ harness_stopped() {	# harness_stopped STATUS
 	ok 1 "$t_name stopped after check $tap_n: a command outside the checks failed (exit $1${stopped_at:+, $stopped_at})"
 	echo "1..$tap_n"
 }
-trap 'harness_stopped "$?"; stop_cluster' EXIT
+# What a test left running in the background (a test that stopped midway
+# never reaches its own kill): its output is the harness's, and the TAP
+# driver reads until the last writer is gone. TERM first, which runuser
+# passes on to the command it runs.
+stop_jobs() {
+	local pids
+	pids=$(jobs -p)
+	[ -n "$pids" ] || return 0
+	# shellcheck disable=SC2086 # one pid a word
+	kill $pids 2>/dev/null || true
+	for _ in $(seq 20); do
+		[ -n "$(jobs -pr)" ] || return 0
+		sleep 0.1
+	done
+	# shellcheck disable=SC2046
+	kill -KILL $(jobs -pr) 2>/dev/null || true
+}
+trap 'harness_stopped "$?"; stop_jobs; stop_cluster' EXIT
 # The bridge's Lua files where slurmctld's LUA_PATH points: a copy, so
 # that a test can take the bridge away as a broken upgrade would.
 SLURM_EFA_LUA_DIR=$(mktemp -d /tmp/slurm-efa-lua.XXXXXX)

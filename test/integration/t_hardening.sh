@@ -53,13 +53,19 @@ like "$(cat "$hard/sync.log")" "cannot connect to slurmrestd.*keeping the last g
 ok "$(kill -0 "$sync_pid"; echo $?)" "sync is still running (it needed no restart)"
 ok "$([ "$(grep -c 'wrote' "$hard/sync.log")" -ge 2 ]; echo $?)" "  and writes again once slurmrestd is back"
 
-# A snapshot directory sync cannot write: the old file stays, said once a minute.
-cp "$hard/snapshot.json" "$hard/before.json"
+# A snapshot directory sync cannot write: the old file stays, said once a
+# minute. The copy to compare with is taken once sync has failed there: a
+# write it had under way when the directory turned read-only has landed.
 chmod 555 "$hard"
+for _ in $(seq 100); do
+	grep -q 'the previous snapshot stays in place' "$hard/sync.log" && break
+	sleep 0.1
+done
+cp "$hard/snapshot.json" "$hard/before.json"
 sleep 3.5
 chmod 755 "$hard"
-cmp -s "$hard/snapshot.json" "$hard/before.json"
-ok $? "a read-only snapshot directory leaves the previous snapshot in place"
+ok "$(cmp -s "$hard/snapshot.json" "$hard/before.json"; echo $?)" \
+	"a read-only snapshot directory leaves the previous snapshot in place"
 is "$(grep -c 'the previous snapshot stays in place' "$hard/sync.log")" 1 "  and sync says so once, not every second"
 chmod 555 "$hard"
 run "${as_rest[@]}" "$efa" sync --once --config "$hard/efa.conf"
@@ -78,10 +84,15 @@ if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$full"; then
 	sync_pid=$!
 	for _ in $(seq 50); do [ -s "$full/snapshot.json" ] && break; sleep 0.1; done
 	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true
+	# Compared from its first failure on, as above.
+	for _ in $(seq 100); do
+		grep -q 'No space left on device' "$hard/full.log" && break
+		sleep 0.1
+	done
 	cp "$full/snapshot.json" "$hard/full-before.json"
 	sleep 3.5
-	cmp -s "$full/snapshot.json" "$hard/full-before.json"
-	ok $? "a full disk leaves the previous snapshot in place"
+	ok "$(cmp -s "$full/snapshot.json" "$hard/full-before.json"; echo $?)" \
+		"a full disk leaves the previous snapshot in place"
 	is "$(grep -c 'No space left on device.*the previous snapshot stays in place' "$hard/full.log")" 1 \
 		"  sync says why, once"
 	is "$(find "$full" -name '*.tmp.*' | wc -l)" 0 "  and leaves no temporary file behind"
