@@ -149,8 +149,10 @@ static void visible_share(const struct efa_step *step, const struct efa_task_bin
 	}
 }
 
-/* binding_entries' buffers: on the heap, for the reason struct apply's
- * are (common/env/apply.c). */
+/* binding_entries' buffers: on the heap, not in a deep stack frame of the
+ * task's child slurmstepd, whose pages it has not written yet, and freed
+ * before any variable is set (common/env/apply.c, struct bounded, says
+ * why both matter). */
 struct binding_scratch {
 	int gpus[EFA_STEP_GPUS_MAX];
 	char task_gres[EFA_STEP_LIST_MAX];
