@@ -34,8 +34,11 @@ ok "$([ $((after - before)) -lt 1024 ]; echo $?)" \
 # leaks are many and not ours: only records with a frame in one of the
 # plugin's source files count. --keep-debuginfo names those frames even
 # after slurmstepd has unloaded the plugin.
-readelf -S "$SPANK_EFA_SO" | grep -q '\.debug_line'
-ok $? "spank_efa.so carries line tables (-g): memcheck can name its frames"
+# Read whole first: grep -q leaves at its match, and readelf, still
+# writing into the pipe, dies of SIGPIPE (141 under pipefail).
+sections=$(readelf -S "$SPANK_EFA_SO")
+ok "$(grep -q '\.debug_line' <<<"$sections"; echo $?)" \
+	"spank_efa.so carries line tables (-g): memcheck can name its frames"
 vg=$SLURM_EFA_CLUSTER/memcheck-slurmd
 mkdir -p "$vg"
 chmod 1777 "$vg"	# a task's valgrind writes its log as the job's user
