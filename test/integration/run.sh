@@ -59,7 +59,13 @@ chmod 755 "$cluster_dir"
 kept_logs=$top_builddir/test/integration/cluster-log
 rm -rf "$kept_logs"
 stop_cluster() {
+	local m
 	"$top_srcdir/test/cluster/down" "$cluster_dir" >/dev/null 2>&1 || true
+	# What a test that stopped midway left mounted there (hangfs, the
+	# full-disk tmpfs), deepest first: rm -rf cannot remove a mount point.
+	while read -r m; do
+		umount -l "$m" 2>/dev/null || true
+	done < <(awk -v d="$cluster_dir/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r)
 	if [ "${tap_failed:-0}" -gt 0 ] && [ -d "$cluster_dir/log" ]; then
 		cp -r "$cluster_dir/log" "$kept_logs" && echo "# the cluster's logs are kept in $kept_logs"
 	fi
