@@ -57,10 +57,7 @@ ok "$([ "$(grep -c 'wrote' "$hard/sync.log")" -ge 2 ]; echo $?)" "  and writes a
 # minute. The copy to compare with is taken once sync has failed there: a
 # write it had under way when the directory turned read-only has landed.
 chmod 555 "$hard"
-for _ in $(seq 100); do
-	grep -q 'the previous snapshot stays in place' "$hard/sync.log" && break
-	sleep 0.1
-done
+until_up 10 grep -q 'the previous snapshot stays in place' "$hard/sync.log" || true
 cp "$hard/snapshot.json" "$hard/before.json"
 sleep 3.5
 chmod 755 "$hard"
@@ -85,10 +82,7 @@ if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$full"; then
 	for _ in $(seq 50); do [ -s "$full/snapshot.json" ] && break; sleep 0.1; done
 	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true
 	# Compared from its first failure on, as above.
-	for _ in $(seq 100); do
-		grep -q 'No space left on device' "$hard/full.log" && break
-		sleep 0.1
-	done
+	until_up 10 grep -q 'No space left on device' "$hard/full.log" || true
 	cp "$full/snapshot.json" "$hard/full-before.json"
 	sleep 3.5
 	ok "$(cmp -s "$full/snapshot.json" "$hard/full-before.json"; echo $?)" \
