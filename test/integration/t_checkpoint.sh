@@ -255,12 +255,15 @@ fi
 # sbatch's cli_filter (lua/cli_filter.lua, CliFilterPlugins=cli_filter/lua)
 # gives EFA batch jobs without a --signal their partition's. Each script
 # says which signal reached it; Slurm sends the warning from its periodic
-# pass (every 30 s), so with 50 s before a 1-minute limit it comes within
-# the first 30 s, to every job in that window. The jobs that must get
+# pass (every 30 s) once the limit is nearer than the warning time plus
+# 30 s, so with 110 s before a 2-minute limit it comes with the first pass
+# after the start, to every job in that window, and a slurmctld slowed
+# down on a loaded machine has 90 s before the limit's TERM (with 50 s
+# before 1 minute, 30 s were not always enough). The jobs that must get
 # none start first: once the others have theirs, a pass has gone by them
 # too, and they are cancelled (TERM).
-write_efa_conf "PartitionName=gpu CheckpointSignal=USR1@50" \
-	"PartitionName=cpu EFA=optional CheckpointSignal=USR2@50"
+write_efa_conf "PartitionName=gpu CheckpointSignal=USR1@110" \
+	"PartitionName=cpu EFA=optional CheckpointSignal=USR2@110"
 sigout=$SLURM_EFA_CLUSTER/out/signal
 mkdir -p "$sigout"
 cat >"$sigout/job.sh" <<'SCRIPT'
@@ -269,15 +272,23 @@ for sig in USR1 USR2 TERM; do
 	trap "echo got $sig; exit 0" "$sig"
 done
 echo "started $(date +%s.%N)"
-for i in $(seq 90); do sleep 1; done
+for i in $(seq 180); do sleep 1; done
 SCRIPT
 sig_jobs=()
+declare -A sig_id
 sig_submit() {	# sig_submit NAME SBATCH-OPTION...: the job's id in $jobid
 	local name=$1
 	shift
-	jobid=$(SLURM_EFA_CONF=$EFA_CONF sbatch --parsable -t 1 -N1 -J "sig-$name" \
+	jobid=$(SLURM_EFA_CONF=$EFA_CONF sbatch --parsable -t 2 -N1 -J "sig-$name" \
 		-o "$sigout/$name.out" "$@" "$sigout/job.sh" 2>"$sigout/$name.err") || true
 	sig_jobs+=("$jobid")
+	sig_id[$name]=$jobid
+}
+# What slurmctld knew of a job that had no signal: its times and warning.
+sig_diag() {	# sig_diag NAME
+	diag "sig-$1: no signal: $(tail -n 3 "$sigout/$1.out" 2>&1)"
+	diag "  $(scontrol -o show job "${sig_id[$1]}" 2>&1 | grep -oE '(JobState|StartTime|EndTime|TimeLimit)=[^ ]*' | paste -sd ' ')"
+	grep -aE "JobId=${sig_id[$1]}([^0-9]|$)" "$SLURM_EFA_CLUSTER/log/slurmctld.log" | tail -n 5 | while read -r l; do diag "  slurmctld: $l"; done
 }
 sig_submit plain -p gpu
 sig_submit off -p cpu --efa=off
@@ -285,11 +296,11 @@ sig_started() { sed -n 's/^started //p' "$sigout/$1.out" 2>/dev/null; }
 until_up 60 sh -c "grep -q ^started '$sigout/plain.out' && grep -q ^started '$sigout/off.out'" ||
 	diag "the jobs to get no signal did not start: $(squeue -h -o '%i %T %R' 2>&1 | paste -sd ';')"
 sig_submit efa -p gpu --efa=auto
-sig_submit own -p gpu --efa=auto --signal=B:USR2@50
+sig_submit own -p gpu --efa=auto --signal=B:USR2@110
 sig_submit default -v --efa=auto
 sig_submit cpu -p cpu
 for name in efa own default cpu; do
-	until_up 90 grep -q '^got' "$sigout/$name.out" || diag "sig-$name: no signal: $(tail -n 3 "$sigout/$name.out" 2>&1)"
+	until_up 150 grep -q '^got' "$sigout/$name.out" || sig_diag "$name"
 done
 # (Started after plain and off: the pass that signalled them passed those.)
 ok "$(awk -v a="$(sig_started plain)" -v b="$(sig_started off)" -v c="$(sig_started efa)" \
@@ -302,11 +313,11 @@ done
 # The script's own lines (slurmstepd adds its messages).
 sig_got() { grep -E '^(started|got)' "$sigout/$1.out" 2>/dev/null | sed 's/^started .*/started/' | tr '\n' ' '; }
 is "$(sig_got efa)" "started got USR1 " \
-	"an --efa batch job in a partition with CheckpointSignal=USR1@50 gets USR1 before its time limit"
-is "$(sig_got own)" "started got USR2 " "  a job's own --signal=B:USR2@50 is kept"
+	"an --efa batch job in a partition with CheckpointSignal=USR1@110 gets USR1 before its time limit"
+is "$(sig_got own)" "started got USR2 " "  a job's own --signal=B:USR2@110 is kept"
 is "$(sig_got plain)" "started got TERM " "  a job without --efa in a partition without EFA= gets none (TERM when cancelled)"
 is "$(sig_got default)" "started got USR1 " "  a job naming no partition gets its default partition's (asked of slurmctld)"
-like "$(cat "$sigout/default.err")" "efa: --signal=B:USR1@50 \\(the partition's CheckpointSignal= in efa.conf\\)" \
+like "$(cat "$sigout/default.err")" "efa: --signal=B:USR1@110 \\(the partition's CheckpointSignal= in efa.conf\\)" \
 	"  and sbatch -v says so"
 is "$(sig_got cpu)" "started got USR2 " "  a job without --efa in an EFA=optional partition gets that partition's USR2"
 is "$(sig_got off)" "started got TERM " "  one with --efa=off gets none"
