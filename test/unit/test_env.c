@@ -19,6 +19,7 @@
 #include "common/env/varnames.h"
 #include "common/node/rdma.h"
 #include "common/node/stack.h"
+#include "failalloc.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/efa-env.XXXXXX";
@@ -610,6 +611,89 @@ static void test_nccl_net_names(void)
 	ok(!efa_env_nccl_net_is_efa("AWS Libfabric2"), "  nor a longer name");
 }
 
+/* Whether two fake environments hold the same variables, values and
+ * decisions (in the same order: put is told them in the same order). */
+static bool same_env(const struct fake_env *a, const struct fake_env *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (strcmp(a->names[i], b->names[i]) || strcmp(a->values[i], b->values[i]) ||
+		    strcmp(a->decisions[i], b->decisions[i]))
+			return false;
+	return true;
+}
+
+/*
+ * An apply from start with its n-th allocation failing, for every n it
+ * makes: it fails (-1), or it succeeds with what it does without failures;
+ * never a success that decided otherwise (the job's libraries taken for
+ * absent, a record cut short), and nothing left allocated either way.
+ */
+static void apply_failing(const char *what, const struct fake_env *start,
+			  const struct efa_env_plan *plan, const struct efa_env_entry *task,
+			  size_t ntask)
+{
+	struct fake_env whole = *start, env;
+	long total, failed = 0, partial = 0, leaked = 0, before = failalloc_live();
+	int rc;
+
+	failalloc_count();
+	rc = efa_env_apply(plan, task, ntask, NULL, fake_get, fake_put, &whole);
+	total = failalloc_stop();
+	if (!ok(rc == 0 && total > 0, "%s: applied with %ld allocations", what, total))
+		return;
+	leaked += failalloc_live() != before;
+	for (long n = 1; n <= total; n++) {
+		env = *start;
+		failalloc_fail(n);
+		rc = efa_env_apply(plan, task, ntask, NULL, fake_get, fake_put, &env);
+		failalloc_stop();
+		if (rc)
+			failed++;
+		else if (!same_env(&env, &whole))
+			partial++;
+		leaked += failalloc_live() != before;
+	}
+	is_int(failed, total, "  each of the %ld failures failed the apply", total);
+	is_int(partial, 0, "  none succeeded with other decisions");
+	is_int(leaked, 0, "  none left memory allocated");
+}
+
+static void test_allocation_failures(void)
+{
+	struct efa_env_entry vars[] = {
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
+		{ "FI_PROVIDER", "efa", "p.profile:2", false },
+		{ "NCCL_ALGO", "Ring", "p.profile:3", false },
+	};
+	struct efa_env_entry task[] = {
+		{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true },
+		{ "FI_EFA_IFACE", "rdmap16s27", "binding", false },
+	};
+	struct efa_env_plan plan = { .profile = "p5", .v = vars, .n = 3,
+				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };
+	struct fake_env start = { 0 };
+	char digest_of_stale[64], conda[120];
+
+	/* The job's value, an earlier step's libraries and a record of one
+	 * variable this step does not set (removed as stale). */
+	setvar(&start, "NCCL_ALGO", "Tree");
+	setvar(&start, "LD_LIBRARY_PATH", "/opt/other-node/lib:/usr/local/lib:/opt/ofi");
+	setvar(&start, "SLURM_EFA_LIBDIRS", "/opt/other-node/lib");
+	setvar(&start, "STALE_ONE", "old");
+	snprintf(digest_of_stale, sizeof(digest_of_stale), "STALE_ONE:%08x,NCCL_SOCKET_IFNAME",
+		 efa_fnv1a32_str("old"));
+	setvar(&start, "SLURM_EFA_SET", digest_of_stale);
+	apply_failing("a task's apply after an earlier step", &start, &plan, task, 2);
+
+	/* A job with its own aws-ofi-nccl (test_own_libraries made it). */
+	snprintf(conda, sizeof(conda), "/usr/local/lib:%s/conda-lib", dir);
+	start.n = 0;
+	setvar(&start, "LD_LIBRARY_PATH", conda);
+	apply_failing("a task's apply that finds the job's own libraries", &start, &plan, task, 2);
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -621,6 +705,7 @@ int main(void)
 	test_apply();
 	test_apply_shared();
 	test_own_libraries();
+	test_allocation_failures();
 	test_long_library_path();
 	test_value_lengths();
 	test_warnings();

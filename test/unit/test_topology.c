@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,180 +11,8 @@
 #include "common/base/strutil.h"
 #include "common/cluster/topology.h"
 #include "common/cluster/topology_file.h"
+#include "failalloc.h"
 #include "tap.h"
-
-/*
- * Allocation failures on demand: the binary is linked with --wrap for the
- * allocators and open_memstream (Makefile.am), and for the fortified
- * asprintf a -D_FORTIFY_SOURCE build calls, so the code under test
- * calls these; with ASan the real ones are ASan's. While armed, the
- * fail_at-th allocation fails (a stream that cannot grow fails its write,
- * as open_memstream's does); live counts the blocks handed out and not
- * freed.
- */
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void __real_free(void *p);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-void __wrap_free(void *p);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-int __wrap_asprintf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int __wrap___asprintf_chk(char **out, int flag, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-FILE *__wrap_open_memstream(char **text, size_t *size);
-
-static bool armed;
-static long fail_at, calls, live;
-
-static bool fails(void)
-{
-	return armed && ++calls == fail_at;
-}
-
-void *__wrap_malloc(size_t size)
-{
-	void *p = fails() ? NULL : __real_malloc(size);
-
-	live += p != NULL;
-	return p;
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	void *p = fails() ? NULL : __real_calloc(n, size);
-
-	live += p != NULL;
-	return p;
-}
-
-void *__wrap_realloc(void *old, size_t size)
-{
-	void *p = fails() ? NULL : __real_realloc(old, size);
-
-	live += p && !old;
-	return p;
-}
-
-void __wrap_free(void *p)
-{
-	live -= p != NULL;
-	__real_free(p);
-}
-
-char *__wrap_strdup(const char *s)
-{
-	char *p = fails() ? NULL : __real_strdup(s);
-
-	live += p != NULL;
-	return p;
-}
-
-char *__wrap_strndup(const char *s, size_t n)
-{
-	char *p = fails() ? NULL : __real_strndup(s, n);
-
-	live += p != NULL;
-	return p;
-}
-
-static int counted_vasprintf(char **out, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
-
-static int counted_vasprintf(char **out, const char *fmt, va_list ap)
-{
-	int rc;
-
-	if (fails())
-		return -1;
-	rc = vasprintf(out, fmt, ap);
-	live += rc >= 0;
-	return rc;
-}
-
-int __wrap_asprintf(char **out, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = counted_vasprintf(out, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* asprintf as -D_FORTIFY_SOURCE=2 builds call it (dpkg-buildflags, rpm's
- * %optflags): the same block, so counted the same. */
-int __wrap___asprintf_chk(char **out, int flag, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	(void)flag;
-	va_start(ap, fmt);
-	rc = counted_vasprintf(out, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-struct memstream {
-	char **text;
-	size_t *size, len;
-};
-
-static ssize_t memstream_write(void *cookie, const char *buf, size_t n)
-{
-	struct memstream *m = cookie;
-	char *grown = fails() ? NULL : __real_realloc(*m->text, m->len + n + 1);
-
-	if (!grown)
-		return 0;
-	live += !*m->text;
-	memcpy(grown + m->len, buf, n);
-	m->len += n;
-	grown[m->len] = '\0';
-	*m->text = grown;
-	*m->size = m->len;
-	return n;
-}
-
-static int memstream_close(void *cookie)
-{
-	struct memstream *m = cookie;
-	int rc = 0;
-
-	if (!*m->text && !(*m->text = fails() ? NULL : __real_calloc(1, 1)))
-		rc = -1;
-	else
-		live += !m->len;
-	__real_free(m);
-	return rc;
-}
-
-/* Unbuffered, so every write the code makes can be the one that fails. */
-FILE *__wrap_open_memstream(char **text, size_t *size)
-{
-	cookie_io_functions_t io = { .write = memstream_write, .close = memstream_close };
-	struct memstream *m = fails() ? NULL : __real_calloc(1, sizeof(*m));
-	FILE *f;
-
-	if (!m)
-		return NULL;
-	*text = NULL;
-	*size = 0;
-	*m = (struct memstream){ text, size, 0 };
-	if (!(f = fopencookie(m, "w", io))) {
-		__real_free(m);
-		return NULL;
-	}
-	setvbuf(f, NULL, _IONBF, 0);
-	return f;
-}
 
 static char *const layer_prefixes[] = { "nn1-", "nn2-", "nn3-", NULL };
 static char *const four_layer_prefixes[] = { "nn1-", "nn2-", "nn3-", "nn4-", NULL };
@@ -895,31 +722,26 @@ static void render_failing(const struct efa_topo_tree *t, int which, const char 
 
 #define RENDER() (which < 2 ? efa_topology_render(t, which ? EFA_TOPOLOGY_BLOCK : EFA_TOPOLOGY_TREE) : \
 		  efa_topology_render_yaml(t, which == 2 ? EFA_TOPOLOGY_TREE : EFA_TOPOLOGY_BLOCK))
-	armed = true;
-	fail_at = 0;
-	calls = 0;
+	failalloc_count();
 	whole = RENDER();
-	total = calls;
-	armed = false;
+	total = failalloc_stop();
 	if (!ok(whole != NULL && total > 0, "%s: rendered with %ld allocations", what, total)) {
 		free(whole);
 		return;
 	}
 	for (n = 1; n <= total; n++) {
-		long before = live;
+		long before = failalloc_live();
 
-		armed = true;
-		fail_at = n;
-		calls = 0;
+		failalloc_fail(n);
 		text = RENDER();
-		armed = false;
+		failalloc_stop();
 		if (text) {
 			partial += strcmp(text, whole) != 0;
 			free(text);
 		} else {
 			failed++;
 		}
-		leaked += live != before;
+		leaked += failalloc_live() != before;
 	}
 #undef RENDER
 	ok(failed > 0, "  %ld of the %ld failures made the render fail", failed, total);

@@ -64,76 +64,57 @@ static int append_entries(char *out, size_t size, size_t *used, const char *list
 	return 0;
 }
 
-static bool find_own_stack(const struct efa_env_plan *plan, const char *list, const char *skip,
-			   char *dir, size_t size)
+/* Whether a directory of list not in skip holds the job's own aws-ofi-nccl
+ * or libfabric, named in dir: 1 or 0; -1 without memory to look. */
+static int find_own_stack(const struct efa_env_plan *plan, const char *list, const char *skip,
+			  char *dir, size_t size)
 {
+	const struct efa_sysfs *fs = plan->task_fs;
 	struct efa_sysfs root;
-	bool found;
+	int found;
 
-	if (plan->task_fs)
-		return efa_libpath_find(plan->task_fs, list, skip, EFA_LIB_NET_PLUGIN, dir, size) ||
-		       efa_libpath_find(plan->task_fs, list, skip, EFA_LIB_FABRIC, dir, size);
-	if (efa_sysfs_open(&root, "/"))
-		return false;
-	found = efa_libpath_find(&root, list, skip, EFA_LIB_NET_PLUGIN, dir, size) ||
-		efa_libpath_find(&root, list, skip, EFA_LIB_FABRIC, dir, size);
-	efa_sysfs_close(&root);
+	if (!fs) {
+		if (efa_sysfs_open(&root, "/"))
+			return -1;	/* "/" is there: out of memory */
+		fs = &root;
+	}
+	found = efa_libpath_find(fs, list, skip, EFA_LIB_NET_PLUGIN, dir, size);
+	if (!found)
+		found = efa_libpath_find(fs, list, skip, EFA_LIB_FABRIC, dir, size);
+	if (fs == &root)
+		efa_sysfs_close(&root);
 	return found;
 }
 
 /*
- * The whole value of name, however long up to LONG_VALUE_MAX (a library
- * path of thousands of entries is a job's own, and never to be taken for
- * unset): malloc'd, "" when unset; NULL past the bound or on ENOMEM.
- * Tried small first, as struct apply's buffers are.
- */
-static char *get_whole(efa_env_get_fn get, void *ctx, const char *name)
-{
-	for (size_t size = 256; size <= LONG_VALUE_MAX; size *= 4) {
-		char *buf = malloc(size);
-		int rc;
-
-		if (!buf)
-			return NULL;
-		rc = get(ctx, name, buf, size);
-		if (rc >= 0) {
-			if (!rc)
-				buf[0] = '\0';
-			return buf;
-		}
-		free(buf);
-	}
-	return NULL;
-}
-
-/*
- * A string of at most ENV_VALUE_MAX bytes with its NUL, whose buffer grows
- * as it needs to. A task applies its part in the child slurmstepd forked
- * for it, where every page first written is a copy-on-write fault, and
- * Slurm's setenvf takes a 256 KiB buffer from the heap's top for every
- * variable set: kilobytes held here while it does move that buffer onto
- * pages the child has not written yet. So an apply holds what its values
- * need, not their bound.
+ * A string of at most max bytes with its NUL, whose buffer grows as it
+ * needs to. A task applies its part in the child slurmstepd forked for it,
+ * where every page first written is a copy-on-write fault, and Slurm's
+ * setenvf takes a 256 KiB buffer from the heap's top for every variable
+ * set: kilobytes held here while it does move that buffer onto pages the
+ * child has not written yet. So an apply holds what its values need, not
+ * their bound.
  */
 struct bounded {
 	char *s;
 	size_t cap;
+	size_t max;
 };
 
-/* Room for len bytes and a NUL; -1 past ENV_VALUE_MAX or without memory. */
+/* Room for len bytes and a NUL; -1 past b->max or without memory. */
 static int bounded_reserve(struct bounded *b, size_t len)
 {
 	size_t cap = b->cap ? b->cap : 256;
 	char *s;
 
-	if (len >= ENV_VALUE_MAX)
+	if (len >= b->max)
 		return -1;
 	if (len < b->cap)
 		return 0;
 	while (cap <= len)
 		cap *= 4;
-	if (cap > ENV_VALUE_MAX)
-		cap = ENV_VALUE_MAX;
+	if (cap > b->max)
+		cap = b->max;
 	if (!(s = realloc(b->s, cap)))
 		return -1;
 	if (!b->cap)
@@ -158,8 +139,8 @@ struct apply {
 
 /*
  * get() into b: 1 and the value when name is set, 0 (and "") when it is
- * not, -1 when its value is longer than ENV_VALUE_MAX (then it is the
- * job's) or there is no memory for it (a->failed).
+ * not, -1 when its value is longer than b->max (then it is the job's) or
+ * there is no memory for it (a->failed).
  */
 static int get_bounded(struct apply *a, const char *name, struct bounded *b)
 {
@@ -175,7 +156,7 @@ static int get_bounded(struct apply *a, const char *name, struct bounded *b)
 				b->s[0] = '\0';
 			return rc;
 		}
-		if (b->cap >= ENV_VALUE_MAX)
+		if (b->cap >= b->max)
 			return -1;	/* the job's */
 		if (bounded_reserve(b, b->cap)) {
 			a->failed = true;
@@ -188,28 +169,39 @@ static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 {
 	efa_env_put_fn put = a->put;
 	void *ctx = a->ctx;
-	struct bounded added = { 0 };
+	/* A library path of thousands of entries is a job's own, and never
+	 * to be taken for unset: read whole up to LONG_VALUE_MAX, and past
+	 * that left as it is. */
+	struct bounded path = { .max = LONG_VALUE_MAX }, added = { .max = ENV_VALUE_MAX };
 	char *current, *value = NULL, *own = NULL, *reason = NULL;
 	size_t size, used = 0;
-	int rc = 0;
+	int rc = 0, found;
 
-	/* Past LONG_VALUE_MAX (or without memory) it is left as it is. */
-	if (!(current = get_whole(a->get, ctx, EFA_ENV_LIBPATH_VAR)))
-		return 0;
+	if (get_bounded(a, EFA_ENV_LIBPATH_VAR, &path) < 0)
+		goto out;	/* past the bound, or no memory: a->failed */
+	current = path.s;
 	if (get_bounded(a, EFA_ENV_LIBDIRS_VAR, &added) != 1) {
-		if (!added.s)
-			goto out;	/* no memory: a->failed */
+		if (a->failed)
+			goto out;
 		added.s[0] = '\0';
 	}
 	size = strlen(current) + strlen(plan->libdirs) + 2;
 	/* A directory of the path is no longer than the path. */
-	if (!(value = calloc(1, size)) || !(own = malloc(strlen(current) + 1)))
+	if (!(value = calloc(1, size)) || !(own = malloc(strlen(current) + 1))) {
+		a->failed = true;
 		goto out;
-	if (find_own_stack(plan, current, added.s, own, strlen(current) + 1)) {
-		if (append_entries(value, size, &used, current, added.s) ||
-		    asprintf(&reason, "the job brings its own EFA libraries (%s): the node's are not put first",
+	}
+	if ((found = find_own_stack(plan, current, added.s, own, strlen(current) + 1)) < 0) {
+		a->failed = true;
+		goto out;
+	}
+	if (found) {
+		/* (value has room for all of current.) */
+		append_entries(value, size, &used, current, added.s);
+		if (asprintf(&reason, "the job brings its own EFA libraries (%s): the node's are not put first",
 			     own) < 0) {
 			reason = NULL;
+			a->failed = true;
 			goto out;
 		}
 		/* Left as it is, but for what an earlier step put first. */
@@ -232,7 +224,7 @@ static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 		rc = put(ctx, EFA_ENV_LIBDIRS_VAR, plan->libdirs, EFA_ENV_SET,
 			 "what slurm-efa added to LD_LIBRARY_PATH");
 out:
-	free(current);
+	free(path.s);
 	free(value);
 	free(own);
 	free(reason);
@@ -440,7 +432,10 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 		 bool shared)
 {
 	struct apply a = { .cfg = cfg, .image = plan ? plan->image : NULL,
-			   .get = get, .put = put, .ctx = ctx };
+			   .get = get, .put = put, .ctx = ctx,
+			   .owned_before = { .max = ENV_VALUE_MAX },
+			   .owned_now = { .max = ENV_VALUE_MAX },
+			   .current = { .max = ENV_VALUE_MAX } };
 	int rc = -1;
 
 	if (bounded_reserve(&a.owned_now, 0) || bounded_reserve(&a.owned_before, 0))

@@ -29,6 +29,7 @@ bool efa_task_finds(const struct efa_stack *stack, const struct efa_sysfs *fs,
 
 	if (lib == EFA_LIB_FABRIC ? stack->has_libfabric : stack->has_net_plugin)
 		return true;
+	/* Without memory to look (-1), nothing is said to be missing. */
 	return efa_libpath_find(fs, ld_path, NULL, lib, dir, sizeof(dir)) ||
 	       efa_ldcache_has(fs, lib);
 }

@@ -22,12 +22,14 @@ bool efa_lib_file(const char *name, enum efa_lib lib)
 	return !strncmp(name, "libnccl-net", 11) && strstr(name, ".so");
 }
 
-bool efa_lib_in_dir(const struct efa_sysfs *fs, const char *dir, enum efa_lib lib)
+int efa_lib_in_dir(const struct efa_sysfs *fs, const char *dir, enum efa_lib lib)
 {
 	char **entries = efa_sysfs_list(fs, "%s", dir);
-	bool found = false;
+	int found = 0;
 
-	for (char **e = entries; e && *e && !found; e++)
+	if (!entries)
+		return -1;	/* out of memory: a directory not there lists empty */
+	for (char **e = entries; *e && !found; e++)
 		found = efa_lib_file(*e, lib);
 	efa_strv_free(entries);
 	return found;
@@ -48,8 +50,8 @@ bool efa_list_has(const char *list, char sep, const char *item, size_t len)
 	return false;
 }
 
-bool efa_libpath_find(const struct efa_sysfs *fs, const char *list, const char *skip,
-		      enum efa_lib lib, char *dir, size_t size)
+int efa_libpath_find(const struct efa_sysfs *fs, const char *list, const char *skip,
+		     enum efa_lib lib, char *dir, size_t size)
 {
 	unsigned looked = 0;
 
@@ -58,15 +60,17 @@ bool efa_libpath_find(const struct efa_sysfs *fs, const char *list, const char *
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 
 		if (len && len < size && p[0] == '/' && !efa_list_has(skip, ':', p, len)) {
+			int in;
+
 			memcpy(dir, p, len);
 			dir[len] = '\0';
 			looked++;
-			if (efa_lib_in_dir(fs, dir, lib))
-				return true;
+			if ((in = efa_lib_in_dir(fs, dir, lib)))
+				return in;	/* found, or out of memory */
 		}
 		p += len + (end ? 1 : 0);
 	}
-	return false;
+	return 0;
 }
 
 /*

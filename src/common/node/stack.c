@@ -143,14 +143,19 @@ static bool has_libraries(const struct efa_sysfs *fs, const char *dir)
 static int add_libdir(const struct efa_sysfs *fs, struct efa_stack *stack, size_t *n,
 		      const char *dir)
 {
+	int fabric = 0, plugin = 0;
+
 	if (*n == LIBDIRS_MAX)
 		return 0;
 	stack->libdirs[*n] = strdup(dir);
 	if (!stack->libdirs[*n])
 		return -1;
 	(*n)++;
-	stack->has_libfabric = stack->has_libfabric || efa_lib_in_dir(fs, dir, EFA_LIB_FABRIC);
-	stack->has_net_plugin = stack->has_net_plugin || efa_lib_in_dir(fs, dir, EFA_LIB_NET_PLUGIN);
+	if ((!stack->has_libfabric && (fabric = efa_lib_in_dir(fs, dir, EFA_LIB_FABRIC)) < 0) ||
+	    (!stack->has_net_plugin && (plugin = efa_lib_in_dir(fs, dir, EFA_LIB_NET_PLUGIN)) < 0))
+		return -1;
+	stack->has_libfabric = stack->has_libfabric || fabric;
+	stack->has_net_plugin = stack->has_net_plugin || plugin;
 	return 0;
 }
 
