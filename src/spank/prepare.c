@@ -67,8 +67,9 @@ static void check_expected_nics(struct efa_step *step, struct efa_node **node,
 		efa_node_free(*node);
 		*node = again;
 	}
-	efa_node_missing_nics(*node, step->root, expected, missing, sizeof(missing));
-	if (!missing[0])
+	/* Without the memory to count, the step goes on: no verdict. */
+	if (efa_node_missing_nics(*node, step->root, expected, missing, sizeof(missing)) ||
+	    !missing[0])
 		return;
 	slurm_info("efa: node %s has %s: it needs repair", step->node_name, missing);
 	if (step->mode == EFA_MODE_REQUIRED)

@@ -16,6 +16,7 @@
 #include "common/health/node_check.h"
 #include "common/nodecache/nodecache.h"
 #include "common/nodecache/nodedesc.h"
+#include "failalloc.h"
 #include "tap.h"
 #include "tmpdir.h"
 
@@ -58,14 +59,17 @@ static void later(void)
 	usleep(30000);
 }
 
-/* The one file the cache keeps for the root. */
+/* The one file the cache keeps for the root: in this test's own
+ * directory (another run's, left over or running beside it, is not it). */
 static const char *cache_file(void)
 {
 	static char path[4096];
+	char cmd[4200];
 	FILE *p;
 
 	path[0] = '\0';
-	p = popen("ls -d /tmp/efa-unit-test.*/cache/node-* 2>/dev/null | head -1", "r");
+	snprintf(cmd, sizeof(cmd), "ls -d %s/node-* 2>/dev/null | head -1", tmp_at("cache"));
+	p = popen(cmd, "r");
 	if (p) {
 		if (fgets(path, sizeof(path), p))
 			path[strcspn(path, "\n")] = '\0';
@@ -154,6 +158,61 @@ static void test_health_check(void)
 	ok(!efa_node_check(root, cfg, NULL, NULL, NULL, false, &c, &err) && c.node->nnics == 31 &&
 	   c.problem[0], "the same verdict without the cache");
 	efa_node_check_clear(&c);
+}
+
+/*
+ * The health check with its n-th allocation failing, for every n it
+ * makes, on a node under root whose verdict without failures is known:
+ * no verdict (-1: the gate then drains nothing), or that same verdict.
+ * Never another one: a node whose devices could not be listed for want
+ * of memory is not a node that lost them.
+ */
+static void check_failing(const char *root, const char *what)
+{
+	struct efa_node_check c;
+	struct efa_error err;
+	char verdict[EFA_NODE_PROBLEM_MAX];
+	long total, undecided = 0, other = 0, leaked = 0, before = failalloc_live();
+	int rc;
+
+	failalloc_count();
+	rc = efa_node_check(root, cfg, NULL, NULL, NULL, false, &c, &err);
+	total = failalloc_stop();
+	if (!ok(!rc && total > 0, "%s: checked with %ld allocations", what, total))
+		return;
+	snprintf(verdict, sizeof(verdict), "%s", c.problem);
+	efa_node_check_clear(&c);
+	for (long n = 1; n <= total; n++) {
+		failalloc_fail(n);
+		rc = efa_node_check(root, cfg, NULL, NULL, NULL, false, &c, &err);
+		failalloc_stop();
+		if (rc)
+			undecided++;
+		else if (strcmp(c.problem, verdict)) {
+			if (!other++)
+				printf("# allocation %ld failing: \"%s\", not \"%s\"\n", n, c.problem, verdict);
+		}
+		efa_node_check_clear(&c);
+		leaked += failalloc_live() != before;
+	}
+	ok(undecided > 0, "  %ld of the %ld failures gave no verdict", undecided, total);
+	is_int(other, 0, "  none gave another verdict");
+	is_int(leaked, 0, "  none left memory allocated");
+}
+
+static void test_health_check_failing(void)
+{
+	char root[4096];
+
+	snprintf(root, sizeof(root), "%s", tmp_at("failing"));
+	tmp_setup(sh("cp -a %s %s && mkdir -p %s/proc/sys/kernel/random && "
+		     "echo 44444444-4444-4444-4444-444444444444 >%s/proc/sys/kernel/random/boot_id",
+		     FIXTURES "/p5.48xlarge", root, root, root), "a third p5.48xlarge node");
+	check_failing(root, "a healthy node");
+	sh("echo '1: DOWN' >%s/sys/class/infiniband/rdmap114s0/ports/1/state", root);
+	check_failing(root, "a node with a port down");
+	sh("rm %s/sys/class/infiniband/rdmap115s0", root);
+	check_failing(root, "a node with an EFA device gone too");
 }
 
 /* root= is a link the tests point at one fixture, then another. */
@@ -292,6 +351,7 @@ int main(void)
 	test_settle(root);
 	test_decode_damage(root);
 	test_health_check();
+	test_health_check_failing();
 	is_int(step(tmp_at("missing"), NULL), -1, "a root= that does not exist is an error");
 
 	efa_config_free(cfg);

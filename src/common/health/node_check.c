@@ -63,7 +63,7 @@ int efa_node_check(const char *root, const struct efa_config *cfg,
 		   bool wait, struct efa_node_check *out, struct efa_error *err)
 {
 	char missing[512], ports[EFA_NODE_PROBLEM_MAX] = "";
-	int settle = 0;
+	int settle = 0, nports;
 
 	memset(out, 0, sizeof(*out));
 	if (read_node(root, cfg, cache, out, err))
@@ -73,10 +73,13 @@ int efa_node_check(const char *root, const struct efa_config *cfg,
 	out->expected = efa_profile_expected_nics(out->profile, out->node->instance_type, &settle);
 	if (wait && recount(root, cfg, settle, out, err))
 		return -1;
-	efa_node_missing_nics(out->node, root, out->expected, missing, sizeof(missing));
+	/* Out of memory is no verdict on the node: nothing is drained. */
+	if (efa_node_missing_nics(out->node, root, out->expected, missing, sizeof(missing)) ||
+	    (nports = efa_node_health_problems(out->node, root, ports, sizeof(ports))) < 0)
+		return efa_error_set(err, "out of memory checking the node");
 	if (missing[0])
 		efa_strlcatf(out->problem, sizeof(out->problem), "this node has %s", missing);
-	if (efa_node_health_problems(out->node, root, ports, sizeof(ports)))
+	if (nports)
 		efa_strlcatf(out->problem, sizeof(out->problem), "%s%s", out->problem[0] ? "; " : "",
 			     ports);
 	if (gres)

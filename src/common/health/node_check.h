@@ -39,7 +39,8 @@ struct efa_node_check {
  * EFADevicesWait= seconds first (devices still attaching after boot).
  * Returns -1 with err when the node or the profiles cannot be read at all
  * (a broken efa.conf or profile directory: bad input, never a fault of the
- * node); 0 otherwise, the verdict in out. With cache, the node's
+ * node) or memory runs out (never taken for a device that is not there);
+ * 0 otherwise, the verdict in out. With cache, the node's
  * description comes from the cache (nodecache.h) while nothing it was read
  * from changed; what can fail while the node runs (devices present, ports'
  * states, counters, limits, answers) is read afresh either way. Clear out with

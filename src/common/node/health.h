@@ -16,11 +16,12 @@
  * Appends to buf ("; " between problems) every EFA port whose state is
  * not ACTIVE (the efa driver's ports/N/state, "4: ACTIVE" when up: an
  * EFA port that is down carries nothing). Returns how many problems were
- * found. (GPUs are not judged here: a node sees every GPU on its bus,
+ * found, or -1 without the memory to look (which says nothing of the
+ * ports). (GPUs are not judged here: a node sees every GPU on its bus,
  * and a pod only those given to it; only the node's GRES says how many
  * it should have.)
  */
-size_t efa_node_health_problems(const struct efa_node *node, const char *root, char *buf,
-				size_t size);
+int efa_node_health_problems(const struct efa_node *node, const char *root, char *buf,
+			     size_t size);
 
 #endif

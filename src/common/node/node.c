@@ -46,7 +46,8 @@ unsigned efa_node_accel_kinds(const struct efa_node *node)
 }
 
 /* Fills pci from the PCI function a sysfs "device" link (or address)
- * names. The address is the last path component. */
+ * names. The address is the last path component. 1 when the link leads
+ * nowhere, -1 without memory. */
 static int pci_fill(const struct efa_sysfs *fs, struct efa_pci *pci,
 		    const char *node_path)
 {
@@ -54,9 +55,10 @@ static int pci_fill(const struct efa_sysfs *fs, struct efa_pci *pci,
 	long numa;
 
 	pci->numa = -1;
-	pci->path = efa_sysfs_resolve(fs, "%s", node_path);
-	if (!pci->path)
+	if (efa_sysfs_resolve(fs, &pci->path, "%s", node_path))
 		return -1;
+	if (!pci->path)
+		return 1;
 	base = strrchr(pci->path, '/');
 	snprintf(pci->addr, sizeof(pci->addr), "%s", base ? base + 1 : pci->path);
 	if (!efa_sysfs_read_long(fs, &numa, "%s/numa_node", pci->path) && numa >= 0)
@@ -137,6 +139,7 @@ static int discover_nics(const struct efa_sysfs *fs, struct efa_node *node)
 	for (char **it = names; *it; it++) {
 		struct efa_nic *nic = &node->nics[node->nnics];
 		char *dev;
+		int filled;
 
 		if (efa_sysfs_link_name(fs, driver, sizeof(driver),
 					"/sys/class/infiniband/%s/device/driver", *it) ||
@@ -145,15 +148,15 @@ static int discover_nics(const struct efa_sysfs *fs, struct efa_node *node)
 		if (asprintf(&dev, "/sys/class/infiniband/%s/device", *it) < 0)
 			goto out;
 		nic->name = strdup(*it);
-		if (!nic->name || pci_fill(fs, &nic->pci, dev)) {
-			free(dev);
+		filled = nic->name ? pci_fill(fs, &nic->pci, dev) : -1;
+		free(dev);
+		if (filled) {
 			free(nic->name);
 			pci_clear(&nic->pci);
-			if (!nic->name)
+			if (filled < 0)
 				goto out;
 			continue;	/* a dangling link: not a device */
 		}
-		free(dev);
 		node->nnics++;
 		if (find_uverbs(fs, nic))
 			goto out;
@@ -242,6 +245,7 @@ static int discover_gpus(const struct efa_sysfs *fs, struct efa_node *node,
 	for (char **it = addrs; *it; it++) {
 		struct efa_accel *gpu;
 		char *dev;
+		int filled;
 
 		if (!gpu_function(fs, *it))
 			continue;
@@ -249,12 +253,14 @@ static int discover_gpus(const struct efa_sysfs *fs, struct efa_node *node,
 		    asprintf(&dev, "/sys/bus/pci/devices/%s", *it) < 0)
 			goto out;
 		gpu->kind = EFA_ACCEL_GPU;
-		if (pci_fill(fs, &gpu->pci, dev)) {
-			free(dev);
+		filled = pci_fill(fs, &gpu->pci, dev);
+		free(dev);
+		if (filled) {
 			node->naccels--;
+			if (filled < 0)
+				goto out;
 			continue;
 		}
-		free(dev);
 		/* Without the driver's proc files, minors follow PCI order
 		 * (what nvidia.ko does on a fresh boot); with them, a GPU the
 		 * driver does not list is not this node's to use. */
@@ -366,8 +372,10 @@ static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 		 * PCI function when a driver links one. */
 		if (asprintf(&link, "/sys/class/neuron_device/%s/device", *it) < 0)
 			goto fail;
-		if (efa_sysfs_exists(fs, "%s", link))
-			pci_fill(fs, &dev->pci, link);
+		if (efa_sysfs_exists(fs, "%s", link) && pci_fill(fs, &dev->pci, link) < 0) {
+			free(link);
+			goto fail;
+		}
 		free(link);
 	}
 	efa_strv_free(names);
@@ -461,32 +469,38 @@ static bool nic_at(const struct efa_node *node, const char *addr)
 	return false;
 }
 
-void efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
-			   char *buf, size_t size)
+int efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
+			  char *buf, size_t size)
 {
 	struct efa_sysfs fs;
-	char **addrs = NULL;
+	char **addrs;
 	size_t named = 0;
 
 	buf[0] = '\0';
 	if (expected <= 0 || node->nnics >= (size_t)expected)
-		return;
+		return 0;
+	/* The node was read under root a moment ago: it is there. */
+	if (efa_sysfs_open(&fs, root))
+		return -1;
+	addrs = efa_sysfs_list(&fs, "/sys/bus/pci/devices");
+	if (!addrs) {
+		efa_sysfs_close(&fs);
+		return -1;
+	}
 	snprintf(buf, size, "%zu of the %d EFA devices a%s %s has (%d missing",
 		 node->nnics, expected, node->instance_type && strchr("aeiou", node->instance_type[0]) ? "n" : "",
 		 node->instance_type ? node->instance_type : "node of its type",
 		 expected - (int)node->nnics);
-	if (!efa_sysfs_open(&fs, root)) {
-		addrs = efa_sysfs_list(&fs, "/sys/bus/pci/devices");
-		for (char **a = addrs; a && *a; a++) {
-			if (nic_at(node, *a) || !efa_function(&fs, *a))
-				continue;
-			efa_strlcatf(buf, size, "%s%s", named++ ? ", " : ": PCI ", *a);
-		}
-		efa_strv_free(addrs);
-		efa_sysfs_close(&fs);
+	for (char **a = addrs; *a; a++) {
+		if (nic_at(node, *a) || !efa_function(&fs, *a))
+			continue;
+		efa_strlcatf(buf, size, "%s%s", named++ ? ", " : ": PCI ", *a);
 	}
+	efa_strv_free(addrs);
+	efa_sysfs_close(&fs);
 	efa_strlcatf(buf, size, "%s)", named ? " without the efa driver" :
 		     ": not on the PCI bus at all");
+	return 0;
 }
 
 void efa_node_unbound_gpus(const char *root, char *buf, size_t size)

@@ -90,9 +90,10 @@ size_t efa_node_usable_nics(const struct efa_node *node);
  * EFADevices=), says how many and which are missing for a message ("" when
  * none are): EFA PCI functions no efa driver is bound to are named; a NIC
  * that did not attach at all can only be counted. root is the node's.
+ * -1 without the memory to look (buf is then "").
  */
-void efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
-			   char *buf, size_t size);
+int efa_node_missing_nics(const struct efa_node *node, const char *root, int expected,
+			  char *buf, size_t size);
 
 /*
  * Appends "; ADDR has no nvidia driver" to buf for each NVIDIA GPU under

@@ -56,53 +56,27 @@ void efa_sysfs_close(struct efa_sysfs *fs)
 	fs->dirfd = -1;
 }
 
-static char *vpath(const struct efa_sysfs *fs, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
-
-static char *vpath(const struct efa_sysfs *fs, const char *fmt, va_list ap)
-{
-	char *rel = NULL, *full = NULL;
-
-	if (vasprintf(&rel, fmt, ap) < 0)
-		return NULL;
-	if (asprintf(&full, "%s%s", fs->root, rel) < 0)
-		full = NULL;
-	free(rel);
-	return full;
-}
-
-char *efa_sysfs_path(const struct efa_sysfs *fs, const char *fmt, ...)
-{
-	va_list ap;
-	char *p;
-
-	va_start(ap, fmt);
-	p = vpath(fs, fmt, ap);
-	va_end(ap);
-	return p;
-}
-
 /*
  * The node path relative to the root, for the *at() calls: every lookup
  * starts at the open root instead of walking the root's own path again
- * (a step reads a few hundred attributes).
+ * (a step reads a few hundred attributes). Formatted into buf (PATH_MAX
+ * bytes), never allocated: a lookup that failed for want of memory would
+ * read as a file that is not there, and a node whose device files "are
+ * not there" is drained. NULL (ENAMETOOLONG) when it does not fit.
  */
-static char *vrel(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static const char *vrel(char *buf, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
-static char *vrel(const char *fmt, va_list ap)
+static const char *vrel(char *buf, const char *fmt, va_list ap)
 {
-	char *path = NULL;
+	int n = vsnprintf(buf, PATH_MAX, fmt, ap);
 	size_t skip;
 
-	if (vasprintf(&path, fmt, ap) < 0)
+	if (n < 0 || n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
 		return NULL;
-	skip = strspn(path, "/");
-	if (!path[skip]) {
-		free(path);
-		return strdup(".");
 	}
-	memmove(path, path + skip, strlen(path + skip) + 1);
-	return path;
+	skip = strspn(buf, "/");
+	return buf[skip] ? buf + skip : ".";
 }
 
 /* Every lookup under the root goes through here. */
@@ -168,16 +142,14 @@ static int read_small(const struct efa_sysfs *fs, const char *rel, char *buf, si
 int efa_sysfs_read(const struct efa_sysfs *fs, char *buf, size_t size,
 		   const char *fmt, ...)
 {
+	char path[PATH_MAX];
+	const char *rel;
 	va_list ap;
-	char *rel;
-	int rc;
 
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	rel = vrel(path, fmt, ap);
 	va_end(ap);
-	rc = read_small(fs, rel, buf, size);
-	free(rel);
-	return rc;
+	return read_small(fs, rel, buf, size);
 }
 
 /* fs_open of a node path given as a format. */
@@ -186,11 +158,9 @@ static int vopen(const struct efa_sysfs *fs, int flags, const char *fmt, va_list
 
 static int vopen(const struct efa_sysfs *fs, int flags, const char *fmt, va_list ap)
 {
-	char *rel = vrel(fmt, ap);
-	int fd = fs_open(fs, rel, flags);
+	char path[PATH_MAX];
 
-	free(rel);
-	return fd;
+	return fs_open(fs, vrel(path, fmt, ap), flags);
 }
 
 int efa_sysfs_open_dir(const struct efa_sysfs *fs, const char *fmt, ...)
@@ -223,16 +193,15 @@ int efa_sysfs_read_in(const struct efa_sysfs *fs, int dir, const char *name, cha
 int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
 			const char *fmt, ...)
 {
-	char buf[64], *end;
+	char buf[64], path[PATH_MAX], *end;
+	const char *rel;
 	va_list ap;
-	char *rel;
 	int rc;
 
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	rel = vrel(path, fmt, ap);
 	va_end(ap);
 	rc = read_small(fs, rel, buf, sizeof(buf));
-	free(rel);
 	if (rc || !buf[0])
 		return -1;
 	errno = 0;
@@ -243,23 +212,22 @@ int efa_sysfs_read_long(const struct efa_sysfs *fs, long *value,
 int efa_sysfs_read_file(const struct efa_sysfs *fs, size_t max, char **text, size_t *len,
 			struct efa_error *err, const char *fmt, ...)
 {
+	char path[PATH_MAX];
+	const char *rel;
 	va_list ap;
-	char *rel;
 	int fd;
 
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	rel = vrel(path, fmt, ap);
 	va_end(ap);
 	if (!rel)
-		return efa_error_set(err, "out of memory");
+		return efa_error_set(err, "cannot open %s/%s...: the path is too long", fs->root,
+				     path);
 	fd = fs_open(fs, rel, O_RDONLY | O_NONBLOCK);
-	if (fd < 0) {
-		efa_error_set(err, "cannot open %s/%s: %s", fs->root, rel,
-			      fs->confined && errno == EINVAL ? "not a regular file" : strerror(errno));
-		free(rel);
-		return -1;
-	}
-	free(rel);
+	if (fd < 0)
+		return efa_error_set(err, "cannot open %s/%s: %s", fs->root, rel,
+				     fs->confined && errno == EINVAL ? "not a regular file" :
+								       strerror(errno));
 	/* O_NONBLOCK: a FIFO planted in an image must not hang the reader;
 	 * efa_read_fd refuses anything but a regular file. */
 	return efa_read_fd(fd, fs->root[0] ? fs->root : "/", max, text, len, err);
@@ -283,14 +251,15 @@ int efa_sysfs_open_regular(const struct efa_sysfs *fs, const char *fmt, ...)
 
 bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
 {
+	char path[PATH_MAX];
+	const char *rel;
 	struct stat st;
 	va_list ap;
-	char *rel;
 	bool found = false;
 	int fd;
 
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	rel = vrel(path, fmt, ap);
 	va_end(ap);
 	if (!fs->confined) {
 		found = rel && fstatat(fs->dirfd, rel, &st, 0) == 0;
@@ -298,21 +267,19 @@ bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
 		found = true;
 		close(fd);
 	}
-	free(rel);
 	return found;
 }
 
 int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
 			const char *fmt, ...)
 {
-	char target[PATH_MAX];
-	const char *base;
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base, *rel;
 	va_list ap;
 	ssize_t n;
-	char *rel;
 
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	rel = vrel(path, fmt, ap);
 	va_end(ap);
 	if (!fs->confined) {
 		n = rel ? readlinkat(fs->dirfd, rel, target, sizeof(target) - 1) : -1;
@@ -323,7 +290,6 @@ int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
 		if (fd >= 0)
 			close(fd);
 	}
-	free(rel);
 	buf[0] = '\0';
 	if (n < 0)
 		return -1;
@@ -334,54 +300,53 @@ int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
 }
 
 /*
- * Where a path really is: the kernel resolves it once when opening it, and
- * names what it opened in /proc/self/fd (realpath() would readlink every
- * component instead, some twenty per sysfs device). realpath() is the
- * fallback where /proc is not mounted.
+ * Where a path really is, into real (PATH_MAX bytes): the kernel resolves
+ * it once when opening it, and names what it opened in /proc/self/fd
+ * (realpath() would readlink every component instead, some twenty per
+ * sysfs device). realpath() is the fallback where /proc is not mounted.
+ * -1 when it is not there.
  */
-static char *real_path(const struct efa_sysfs *fs, const char *rel)
+static int real_path(const struct efa_sysfs *fs, const char *rel, char *real)
 {
-	char link[64], target[PATH_MAX], *full, *real;
-	ssize_t n = -1;
+	char link[64], full[PATH_MAX];
+	ssize_t n;
 	int fd;
 
 	fd = fs_open(fs, rel, O_PATH);
 	if (fd < 0)
-		return NULL;
+		return -1;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
+	n = readlink(link, real, PATH_MAX - 1);
 	close(fd);
-	if (n > 0 && target[0] == '/') {
-		target[n] = '\0';
-		return strdup(target);
+	if (n > 0 && real[0] == '/') {
+		real[n] = '\0';
+		return 0;
 	}
 	if (fs->confined)
-		return NULL;	/* realpath() would follow links out of the root */
-	if (asprintf(&full, "%s/%s", fs->root, rel) < 0)
-		return NULL;
-	real = realpath(full, NULL);
-	free(full);
-	return real;
+		return -1;	/* realpath() would follow links out of the root */
+	if (snprintf(full, sizeof(full), "%s/%s", fs->root, rel) >= (int)sizeof(full))
+		return -1;
+	return realpath(full, real) ? 0 : -1;
 }
 
-char *efa_sysfs_resolve(const struct efa_sysfs *fs, const char *fmt, ...)
+int efa_sysfs_resolve(const struct efa_sysfs *fs, char **node, const char *fmt, ...)
 {
 	size_t rlen = strlen(fs->real_root);
-	char *rel, *real, *node = NULL;
+	char path[PATH_MAX], real[PATH_MAX];
+	const char *rel;
 	va_list ap;
 
+	*node = NULL;
 	va_start(ap, fmt);
-	rel = vrel(fmt, ap);
+	rel = vrel(path, fmt, ap);
 	va_end(ap);
-	real = rel ? real_path(fs, rel) : NULL;
-	free(rel);
-	if (!real)
-		return NULL;
+	if (!rel || real_path(fs, rel, real))
+		return 0;
 	/* A link leaving the root tree is not part of this node's view. */
-	if (!strncmp(real, fs->real_root, rlen) && real[rlen] == '/')
-		node = strdup(real + rlen);
-	free(real);
-	return node;
+	if (strncmp(real, fs->real_root, rlen) || real[rlen] != '/')
+		return 0;
+	*node = strdup(real + rlen);
+	return *node ? 0 : -1;
 }
 
 /* The kernel's directory entry (getdents64(2)); glibc declares no
@@ -420,20 +385,19 @@ char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 	char buf[4096] __attribute__((aligned(8)));
 	char **list;
 	size_t n = 0, cap = 16;
+	char path[PATH_MAX];
+	const char *rel;
 	va_list ap;
 	long got;
-	char *p;
 	int fd;
 
 	va_start(ap, fmt);
-	p = vrel(fmt, ap);
+	rel = vrel(path, fmt, ap);
 	va_end(ap);
 	list = calloc(cap + 1, sizeof(*list));
-	if (!p || !list)
-		goto fail;
-	fd = fs_open(fs, p, O_RDONLY | O_DIRECTORY);
-	free(p);
-	p = NULL;
+	if (!list)
+		return NULL;
+	fd = fs_open(fs, rel, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return list;
 	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
@@ -451,7 +415,6 @@ char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 	qsort(list, n, sizeof(*list), efa_str_ptr_cmp);
 	return list;
 fail:
-	free(p);
 	efa_strv_free(list);
 	return NULL;
 }

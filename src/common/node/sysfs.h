@@ -3,7 +3,9 @@
  * Reading a node's /sys, /proc, /dev and /opt under a root prefix, so tests
  * (and acceptance checks) can stand a node's hardware up from a directory
  * tree. Every path argument is the path on the node ("/sys/..."); root is
- * prepended here and nowhere else.
+ * prepended here and nowhere else. Looking a path up takes no memory, so
+ * that a file reported missing is missing: a node whose devices read as
+ * gone is drained, and running short of memory is not a fault of its own.
  */
 #ifndef EFA_SYSFS_H
 #define EFA_SYSFS_H
@@ -31,10 +33,6 @@ int efa_sysfs_open(struct efa_sysfs *fs, const char *root);
  */
 int efa_sysfs_open_confined(struct efa_sysfs *fs, const char *root);
 void efa_sysfs_close(struct efa_sysfs *fs);
-
-/* root + path, malloc'd; NULL on ENOMEM. */
-char *efa_sysfs_path(const struct efa_sysfs *fs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 /* Reads a small attribute file, trailing whitespace removed. Returns 0,
  * or -1 when it cannot be read (buf is then ""). */
@@ -76,10 +74,14 @@ bool efa_sysfs_exists(const struct efa_sysfs *fs, const char *fmt, ...)
 int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
 			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* The node path a link or path resolves to ("/sys/devices/pci..."),
- * malloc'd, or NULL. */
-char *efa_sysfs_resolve(const struct efa_sysfs *fs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * The node path a link or path resolves to ("/sys/devices/pci..."),
+ * malloc'd in *node: 0, and *node NULL when it resolves to nothing under
+ * the root (a dangling link, one leaving the root); -1 without memory,
+ * which says nothing about the path.
+ */
+int efa_sysfs_resolve(const struct efa_sysfs *fs, char **node, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Sorted names in a directory (no "." entries), NULL-terminated and
  * malloc'd (free with efa_strv_free); an empty list when the directory is
