@@ -45,17 +45,17 @@ unsigned efa_node_accel_kinds(const struct efa_node *node)
 	return kinds;
 }
 
-/* Fills pci from the PCI function a sysfs "device" link (or address)
- * names. The address is the last path component. 1 when the link leads
- * nowhere, -1 without memory. */
-static int pci_fill(const struct efa_sysfs *fs, struct efa_pci *pci,
-		    const char *node_path)
+/* Fills pci from the PCI function that dir/name/tail (a sysfs "device"
+ * link, or a PCI address's directory) names. The address is the last
+ * path component. 1 when the link leads nowhere, -1 without memory. */
+static int pci_fill(const struct efa_sysfs *fs, struct efa_pci *pci, const char *dir,
+		    const char *name, const char *tail)
 {
 	const char *base;
 	long numa;
 
 	pci->numa = -1;
-	if (efa_sysfs_resolve(fs, &pci->path, "%s", node_path))
+	if (efa_sysfs_resolve(fs, &pci->path, "%s/%s%s", dir, name, tail))
 		return -1;
 	if (!pci->path)
 		return 1;
@@ -138,18 +138,14 @@ static int discover_nics(const struct efa_sysfs *fs, struct efa_node *node)
 		goto out;
 	for (char **it = names; *it; it++) {
 		struct efa_nic *nic = &node->nics[node->nnics];
-		char *dev;
 		int filled;
 
 		if (efa_sysfs_link_name(fs, driver, sizeof(driver),
 					"/sys/class/infiniband/%s/device/driver", *it) ||
 		    strcmp(driver, "efa"))
 			continue;
-		if (asprintf(&dev, "/sys/class/infiniband/%s/device", *it) < 0)
-			goto out;
 		nic->name = strdup(*it);
-		filled = nic->name ? pci_fill(fs, &nic->pci, dev) : -1;
-		free(dev);
+		filled = nic->name ? pci_fill(fs, &nic->pci, "/sys/class/infiniband", *it, "/device") : -1;
 		if (filled) {
 			free(nic->name);
 			pci_clear(&nic->pci);
@@ -244,17 +240,14 @@ static int discover_gpus(const struct efa_sysfs *fs, struct efa_node *node,
 		return -1;
 	for (char **it = addrs; *it; it++) {
 		struct efa_accel *gpu;
-		char *dev;
 		int filled;
 
 		if (!gpu_function(fs, *it))
 			continue;
-		if (add_accel(node, cap, &gpu) ||
-		    asprintf(&dev, "/sys/bus/pci/devices/%s", *it) < 0)
+		if (add_accel(node, cap, &gpu))
 			goto out;
 		gpu->kind = EFA_ACCEL_GPU;
-		filled = pci_fill(fs, &gpu->pci, dev);
-		free(dev);
+		filled = pci_fill(fs, &gpu->pci, "/sys/bus/pci/devices", *it, "");
 		if (filled) {
 			node->naccels--;
 			if (filled < 0)
@@ -355,7 +348,6 @@ static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 		struct efa_accel *dev;
 		long cores;
 		int index;
-		char *link;
 
 		if (sscanf(*it, "neuron%d", &index) != 1)
 			continue;
@@ -370,13 +362,9 @@ static int discover_neuron(const struct efa_sysfs *fs, struct efa_node *node,
 		dev->present = efa_sysfs_exists(fs, "/dev/neuron%d", index);
 		/* Current drivers give Neuron devices no parent; use the
 		 * PCI function when a driver links one. */
-		if (asprintf(&link, "/sys/class/neuron_device/%s/device", *it) < 0)
+		if (efa_sysfs_exists(fs, "/sys/class/neuron_device/%s/device", *it) &&
+		    pci_fill(fs, &dev->pci, "/sys/class/neuron_device", *it, "/device") < 0)
 			goto fail;
-		if (efa_sysfs_exists(fs, "%s", link) && pci_fill(fs, &dev->pci, link) < 0) {
-			free(link);
-			goto fail;
-		}
-		free(link);
 	}
 	efa_strv_free(names);
 	return 0;
