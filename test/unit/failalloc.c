@@ -63,6 +63,30 @@ long failalloc_live(void)
 	return live;
 }
 
+int failalloc_each(enum failalloc_result (*run)(void *ctx, long n), void *ctx,
+		   struct failalloc_tally *t)
+{
+	enum failalloc_result r;
+	long before;
+
+	memset(t, 0, sizeof(*t));
+	failalloc_count();
+	r = run(ctx, 0);
+	t->total = failalloc_stop();
+	if (r != FAILALLOC_SAME || !t->total)
+		return -1;
+	before = live;	/* what the first run kept among them */
+	for (long n = 1; n <= t->total; n++) {
+		failalloc_fail(n);
+		r = run(ctx, n);
+		failalloc_stop();
+		t->failed += r == FAILALLOC_FAILED;
+		t->other += r == FAILALLOC_OTHER;
+		t->leaked += live != before;
+	}
+	return 0;
+}
+
 /* Whether this allocation fails; one that does sets errno as malloc's. */
 static bool fails(void)
 {

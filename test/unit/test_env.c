@@ -624,6 +624,27 @@ static bool same_env(const struct fake_env *a, const struct fake_env *b)
 	return true;
 }
 
+/* One apply from start, and the environment the first one left. */
+struct apply_run {
+	const struct fake_env *start;
+	const struct efa_env_plan *plan;
+	const struct efa_env_entry *task;
+	size_t ntask;
+	struct fake_env whole;
+};
+
+static enum failalloc_result apply_once(void *ctx, long n)
+{
+	struct apply_run *r = ctx;
+	struct fake_env env = *r->start;
+
+	if (efa_env_apply(r->plan, r->task, r->ntask, NULL, fake_get, fake_put, &env))
+		return FAILALLOC_FAILED;
+	if (!n)
+		r->whole = env;
+	return same_env(&env, &r->whole) ? FAILALLOC_SAME : FAILALLOC_OTHER;
+}
+
 /*
  * An apply from start with its n-th allocation failing, for every n it
  * makes: it fails (-1), or it succeeds with what it does without failures;
@@ -634,30 +655,15 @@ static void apply_failing(const char *what, const struct fake_env *start,
 			  const struct efa_env_plan *plan, const struct efa_env_entry *task,
 			  size_t ntask)
 {
-	struct fake_env whole = *start, env;
-	long total, failed = 0, partial = 0, leaked = 0, before = failalloc_live();
-	int rc;
+	struct apply_run r = { .start = start, .plan = plan, .task = task, .ntask = ntask };
+	struct failalloc_tally t;
+	int rc = failalloc_each(apply_once, &r, &t);
 
-	failalloc_count();
-	rc = efa_env_apply(plan, task, ntask, NULL, fake_get, fake_put, &whole);
-	total = failalloc_stop();
-	if (!ok(rc == 0 && total > 0, "%s: applied with %ld allocations", what, total))
+	if (!ok(!rc, "%s: applied with %ld allocations", what, t.total))
 		return;
-	leaked += failalloc_live() != before;
-	for (long n = 1; n <= total; n++) {
-		env = *start;
-		failalloc_fail(n);
-		rc = efa_env_apply(plan, task, ntask, NULL, fake_get, fake_put, &env);
-		failalloc_stop();
-		if (rc)
-			failed++;
-		else if (!same_env(&env, &whole))
-			partial++;
-		leaked += failalloc_live() != before;
-	}
-	is_int(failed, total, "  each of the %ld failures failed the apply", total);
-	is_int(partial, 0, "  none succeeded with other decisions");
-	is_int(leaked, 0, "  none left memory allocated");
+	is_int(t.failed, t.total, "  each of the %ld failures failed the apply", t.total);
+	is_int(t.other, 0, "  none succeeded with other decisions");
+	is_int(t.leaked, 0, "  none left memory allocated");
 }
 
 static void test_allocation_failures(void)

@@ -160,6 +160,35 @@ static void test_health_check(void)
 	efa_node_check_clear(&c);
 }
 
+/* One health check of the node under root, and the first one's verdict. */
+struct check_run {
+	const char *root;
+	char verdict[EFA_NODE_PROBLEM_MAX];
+	bool told;		/* another verdict was shown */
+};
+
+static enum failalloc_result check_once(void *ctx, long n)
+{
+	struct check_run *r = ctx;
+	struct efa_node_check c;
+	struct efa_error err;
+	enum failalloc_result result = FAILALLOC_SAME;
+
+	if (efa_node_check(r->root, cfg, NULL, NULL, NULL, false, &c, &err))
+		result = FAILALLOC_FAILED;
+	else if (!n)
+		snprintf(r->verdict, sizeof(r->verdict), "%s", c.problem);
+	else if (strcmp(c.problem, r->verdict)) {
+		result = FAILALLOC_OTHER;
+		if (!r->told)
+			printf("# allocation %ld failing: \"%s\", not \"%s\"\n", n, c.problem,
+			       r->verdict);
+		r->told = true;
+	}
+	efa_node_check_clear(&c);
+	return result;
+}
+
 /*
  * The health check with its n-th allocation failing, for every n it
  * makes, on a node under root whose verdict without failures is known:
@@ -169,35 +198,15 @@ static void test_health_check(void)
  */
 static void check_failing(const char *root, const char *what)
 {
-	struct efa_node_check c;
-	struct efa_error err;
-	char verdict[EFA_NODE_PROBLEM_MAX];
-	long total, undecided = 0, other = 0, leaked = 0, before = failalloc_live();
-	int rc;
+	struct check_run r = { .root = root };
+	struct failalloc_tally t;
+	int rc = failalloc_each(check_once, &r, &t);
 
-	failalloc_count();
-	rc = efa_node_check(root, cfg, NULL, NULL, NULL, false, &c, &err);
-	total = failalloc_stop();
-	if (!ok(!rc && total > 0, "%s: checked with %ld allocations", what, total))
+	if (!ok(!rc, "%s: checked with %ld allocations", what, t.total))
 		return;
-	snprintf(verdict, sizeof(verdict), "%s", c.problem);
-	efa_node_check_clear(&c);
-	for (long n = 1; n <= total; n++) {
-		failalloc_fail(n);
-		rc = efa_node_check(root, cfg, NULL, NULL, NULL, false, &c, &err);
-		failalloc_stop();
-		if (rc)
-			undecided++;
-		else if (strcmp(c.problem, verdict)) {
-			if (!other++)
-				printf("# allocation %ld failing: \"%s\", not \"%s\"\n", n, c.problem, verdict);
-		}
-		efa_node_check_clear(&c);
-		leaked += failalloc_live() != before;
-	}
-	ok(undecided > 0, "  %ld of the %ld failures gave no verdict", undecided, total);
-	is_int(other, 0, "  none gave another verdict");
-	is_int(leaked, 0, "  none left memory allocated");
+	ok(t.failed > 0, "  %ld of the %ld failures gave no verdict", t.failed, t.total);
+	is_int(t.other, 0, "  none gave another verdict");
+	is_int(t.leaked, 0, "  none left memory allocated");
 }
 
 static void test_health_check_failing(void)

@@ -710,6 +710,33 @@ static void test_depths(void)
 	efa_cluster_clear(&c);
 }
 
+/* One render of a tree, and the text the first one gave. */
+struct render_run {
+	const struct efa_topo_tree *t;
+	int which;		/* 0, 1: topology.conf tree, block; 2, 3: yaml */
+	char *whole;
+};
+
+static enum failalloc_result render_once(void *ctx, long n)
+{
+	struct render_run *r = ctx;
+	const struct efa_topo_tree *t = r->t;
+	char *text = r->which < 2 ?
+		efa_topology_render(t, r->which ? EFA_TOPOLOGY_BLOCK : EFA_TOPOLOGY_TREE) :
+		efa_topology_render_yaml(t, r->which == 2 ? EFA_TOPOLOGY_TREE : EFA_TOPOLOGY_BLOCK);
+	bool same;
+
+	if (!n) {
+		r->whole = text;
+		return text ? FAILALLOC_SAME : FAILALLOC_FAILED;
+	}
+	if (!text)
+		return FAILALLOC_FAILED;
+	same = !strcmp(text, r->whole);
+	free(text);
+	return same ? FAILALLOC_SAME : FAILALLOC_OTHER;
+}
+
 /*
  * Each render with its n-th allocation failing, for every n it makes:
  * NULL, or the whole text; never a part of it, and nothing left
@@ -717,37 +744,17 @@ static void test_depths(void)
  */
 static void render_failing(const struct efa_topo_tree *t, int which, const char *what)
 {
-	char *whole, *text;
-	long n, total, partial = 0, leaked = 0, failed = 0;
+	struct render_run r = { .t = t, .which = which };
+	struct failalloc_tally tally;
+	int rc = failalloc_each(render_once, &r, &tally);
 
-#define RENDER() (which < 2 ? efa_topology_render(t, which ? EFA_TOPOLOGY_BLOCK : EFA_TOPOLOGY_TREE) : \
-		  efa_topology_render_yaml(t, which == 2 ? EFA_TOPOLOGY_TREE : EFA_TOPOLOGY_BLOCK))
-	failalloc_count();
-	whole = RENDER();
-	total = failalloc_stop();
-	if (!ok(whole != NULL && total > 0, "%s: rendered with %ld allocations", what, total)) {
-		free(whole);
-		return;
+	if (ok(!rc, "%s: rendered with %ld allocations", what, tally.total)) {
+		ok(tally.failed > 0, "  %ld of the %ld failures made the render fail", tally.failed,
+		   tally.total);
+		is_int(tally.other, 0, "  none returned a partial text as a success");
+		is_int(tally.leaked, 0, "  none left memory allocated");
 	}
-	for (n = 1; n <= total; n++) {
-		long before = failalloc_live();
-
-		failalloc_fail(n);
-		text = RENDER();
-		failalloc_stop();
-		if (text) {
-			partial += strcmp(text, whole) != 0;
-			free(text);
-		} else {
-			failed++;
-		}
-		leaked += failalloc_live() != before;
-	}
-#undef RENDER
-	ok(failed > 0, "  %ld of the %ld failures made the render fail", failed, total);
-	is_int(partial, 0, "  none returned a partial text as a success");
-	is_int(leaked, 0, "  none left memory allocated");
-	free(whole);
+	free(r.whole);
 }
 
 static void test_allocation_failures(void)
