@@ -8,8 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "common/usage/job_record.h"
 #include "tap.h"
+
+/*
+ * json_loads as job_record.c calls it (-Wl,--wrap=json_loads, Makefile.am):
+ * Jansson's own, except that the call numbered failing_parse (from 1)
+ * fails as Jansson does when an allocation fails: NULL, and an error
+ * without a reason (load.c sets one for every text it refuses).
+ */
+json_t *__real_json_loads(const char *input, size_t flags, json_error_t *error);
+json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error);
+
+static long parses, failing_parse;
+
+json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error)
+{
+	if (++parses != failing_parse)
+		return __real_json_loads(input, flags, error);
+	if (error)
+		memset(error, 0, sizeof(*error));
+	return NULL;
+}
 
 static struct efa_record_step part(uint32_t step, uint32_t index, uint32_t count, uint64_t bytes)
 {
@@ -165,10 +187,63 @@ static void test_bounds(void)
 	free(big);
 }
 
+/*
+ * Each parse of a node's add to comment failing for want of memory: the
+ * add fails, as does a read of it; never a summary taken for the site's
+ * text (the part then added to it a second time, or the steps read as
+ * none).
+ */
+static void parse_failing(const char *what, const char *comment)
+{
+	struct efa_record_step p = part(1, 1, 2, 7), *steps;
+	struct efa_error err;
+	unsigned long dropped;
+	long calls, other = 0, succeeded = 0;
+	char *whole, *out;
+	size_t n;
+
+	parses = failing_parse = 0;
+	if (!ok(efa_record_add(comment, &p, &whole, &err) == 0 && whole, "%s: a part added", what))
+		return;
+	calls = parses;
+	for (long k = 1; k <= calls; k++) {
+		parses = 0;
+		failing_parse = k;
+		if (!efa_record_add(comment, &p, &out, &err)) {
+			succeeded++;
+			other += !out || strcmp(out, whole);
+			free(out);
+		}
+		parses = 0;
+		if (!efa_record_steps(whole, &steps, &n, &dropped, &err)) {
+			succeeded++;
+			other += n != 1 || steps[0].bytes != 7 + 5;
+			free(steps);
+		}
+	}
+	failing_parse = 0;
+	ok(calls > 0, "  after %ld parse%s", calls, calls == 1 ? "" : "s");
+	is_int(succeeded, 0, "  each parse failing failed the add and the read");
+	is_int(other, 0, "  none gave another comment or other steps");
+	free(whole);
+}
+
+static void test_parse_failures(void)
+{
+	char *json = add(strdup("{\"ticket\":\"OPS-12\"}"), part(1, 0, 2, 5));
+	char *text = add(strdup("requeued by admin"), part(1, 0, 2, 5));
+
+	parse_failing("a JSON AdminComment with the summary", json);
+	parse_failing("the site's text with the summary after it", text);
+	free(json);
+	free(text);
+}
+
 int main(void)
 {
 	test_parts();
 	test_site_text();
 	test_bounds();
+	test_parse_failures();
 	return done_testing();
 }

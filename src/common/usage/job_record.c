@@ -31,6 +31,20 @@ static void located_clear(struct located *l)
 }
 
 /*
+ * text parsed, or NULL when it is not JSON; -1 when Jansson ran out of
+ * memory: it gives a reason for every text it refuses and none for a
+ * failed allocation (load.c), and a summary taken for the site's text
+ * would be added to a second time.
+ */
+static int parse(const char *text, json_t **out)
+{
+	json_error_t jerr;
+
+	*out = json_loads(text, 0, &jerr);
+	return *out || jerr.text[0] ? 0 : -1;
+}
+
+/*
  * A comment that is a JSON object holds the summary under its key; any
  * other text may end with {"efa":...}, added after the site's text.
  */
@@ -44,7 +58,8 @@ static int locate(const char *comment, struct located *l)
 		l->root = json_object();
 		return l->root ? 0 : -1;
 	}
-	l->root = json_loads(comment, 0, NULL);
+	if (parse(comment, &l->root))
+		return -1;
 	if (json_is_object(l->root)) {
 		l->efa = json_object_get(l->root, EFA_RECORD_KEY);
 		return 0;
@@ -56,7 +71,8 @@ static int locate(const char *comment, struct located *l)
 	for (size_t at = len; at-- > 0;) {
 		if (strncmp(comment + at, SUFFIX_START, strlen(SUFFIX_START)))
 			continue;
-		tail = json_loads(comment + at, 0, NULL);
+		if (parse(comment + at, &tail))
+			return -1;
 		if (json_is_object(tail) && json_object_size(tail) == 1 &&
 		    json_object_get(tail, EFA_RECORD_KEY)) {
 			l->root = tail;

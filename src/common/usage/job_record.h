@@ -75,7 +75,7 @@ int efa_record_steps(const char *comment, struct efa_record_step **steps, size_t
 		     unsigned long *dropped, struct efa_error *err);
 
 /* The summary's JSON ({"steps":[...]}) as text, malloc'd; NULL when
- * comment holds none. */
+ * comment holds none or memory ran out. */
 char *efa_record_json(const char *comment);
 
 #endif
