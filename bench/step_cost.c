@@ -10,12 +10,19 @@
  * the cheapest possible TaskProlog: a fork and exec of /bin/true for each
  * of the 8 tasks. Setting a variable costs what slurmstepd's spank_setenv
  * does: setenvf in Slurm's env.c formats into a cleared 256 KiB buffer.
+ * The same step is also measured with a setenv that clears nothing: the
+ * plugin's own work, apart from what Slurm spends on each variable set.
  *
- *   step_cost [--rounds N] CONF ROOT     prints "step US" and "baseline US",
- *                                        alternating, one pair per round
+ *   step_cost [--rounds N] CONF ROOT     prints "step US", "own US" and
+ *                                        "baseline US" in turn, a line each
+ *                                        per round, then "set N": the
+ *                                        variables a step sets
  *   step_cost --steps N CONF ROOT        runs N steps, prints nothing (for
  *                                        valgrind --toggle-collect=bench_step)
+ *   step_cost --own-steps N CONF ROOT    the same with a setenv that clears
+ *                                        nothing
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +76,11 @@ static int env_get(void *ctx, const char *name, char *buf, size_t size)
 /* Slurm's setenvf (env.c): xmalloc(ENV_BUFSIZE), zeroed, per call. */
 #define SLURM_ENV_BUFSIZE (256 * 1024)
 
+/* Whether a variable set costs setenvf's buffer (else only its copy), and
+ * how many were set. */
+static bool setenvf_buffer = true;
+static long variables_set;
+
 static int env_put(void *ctx, const char *name, const char *value,
 		   enum efa_env_decision decision, const char *reason)
 {
@@ -93,10 +105,12 @@ static int env_put(void *ctx, const char *name, const char *value,
 	/* As the plugin does: a variable that holds the value is not set. */
 	if (i < env->n && !strcmp(env->vars[i] + len + 1, value))
 		return 0;
-	formatted = calloc(1, SLURM_ENV_BUFSIZE);
+	variables_set++;
+	formatted = setenvf_buffer ? calloc(1, SLURM_ENV_BUFSIZE) : strdup(value);
 	if (!formatted)
 		return -1;
-	snprintf(formatted, SLURM_ENV_BUFSIZE, "%s", value);
+	if (setenvf_buffer)
+		snprintf(formatted, SLURM_ENV_BUFSIZE, "%s", value);
 	if (i == ENV_MAX || asprintf(&var, "%s=%s", name, formatted) < 0) {
 		free(formatted);
 		return -1;
@@ -315,8 +329,11 @@ int main(int argc, char **argv)
 		rounds = strtol(argv[2], NULL, 10);
 	else if (argc == 5 && !strcmp(argv[1], "--steps"))
 		steps = strtol(argv[2], NULL, 10);
-	else if (argc != 3) {
-		fprintf(stderr, "usage: step_cost [--rounds N | --steps N] CONF ROOT\n");
+	else if (argc == 5 && !strcmp(argv[1], "--own-steps")) {
+		steps = strtol(argv[2], NULL, 10);
+		setenvf_buffer = false;
+	} else if (argc != 3) {
+		fprintf(stderr, "usage: step_cost [--rounds N | --steps N | --own-steps N] CONF ROOT\n");
 		return 2;
 	}
 	conf = argv[argc - 2];
@@ -328,15 +345,23 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < WARMUP && !rc; i++)
 		rc = bench_step(conf, root, &step_env, &env) || baseline();
+	variables_set = 0;
 	for (long i = 0; i < rounds && !rc; i++) {
+		setenvf_buffer = true;
 		t0 = now_us();
 		rc = bench_step(conf, root, &step_env, &env);
 		printf("step %.2f\n", now_us() - t0);
+		setenvf_buffer = false;
+		t0 = now_us();
+		rc = rc || bench_step(conf, root, &step_env, &env);
+		printf("own %.2f\n", now_us() - t0);
 		t0 = now_us();
 		rc = rc || baseline();
 		printf("baseline %.2f\n", now_us() - t0);
 	}
+	if (rounds)
+		printf("set %ld\n", variables_set / (2 * rounds));
 	fprintf(stderr, "step_cost: %ld of %ld steps found the node's description kept\n", hits,
-		WARMUP + rounds);
+		WARMUP + 2 * rounds);
 	return rc ? 1 : 0;
 }
