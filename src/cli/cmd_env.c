@@ -49,10 +49,11 @@ static int get_applied_env(void *ctx, const char *name, char *buf, size_t size)
 }
 
 static int print_var(void *ctx, const char *name, const char *value,
-		     enum efa_env_decision decision, const char *reason)
+		     enum efa_env_decision decision, const char *reason, const char *current)
 {
 	struct printer *pr = ((struct applied *)ctx)->pr;
 
+	(void)current;
 	if (pr->json) {
 		json_t *v = json_pack("{s:s, s:s?, s:s, s:s}", "name", name,
 				      "value", value,

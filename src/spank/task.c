@@ -79,7 +79,7 @@ static bool holds(spank_t sp, const char *name, const char *value)
 }
 
 static int put_task_env(void *ctx, const char *name, const char *value,
-			enum efa_env_decision decision, const char *reason)
+			enum efa_env_decision decision, const char *reason, const char *current)
 {
 	const struct task *t = ctx;
 	spank_err_t rc;
@@ -96,7 +96,7 @@ static int put_task_env(void *ctx, const char *name, const char *value,
 	if (decision != EFA_ENV_SET && decision != EFA_ENV_FORCED &&
 	    decision != EFA_ENV_PREPENDED)
 		return 0;
-	if (holds(t->sp, name, value))
+	if (current ? !strcmp(current, value) : holds(t->sp, name, value))
 		return 0;
 	rc = spank_setenv(t->sp, name, value, 1);
 	if (rc != ESPANK_SUCCESS) {
@@ -108,7 +108,7 @@ static int put_task_env(void *ctx, const char *name, const char *value,
 
 static int set_own(const struct task *t, const char *name, const char *value)
 {
-	return put_task_env((void *)t, name, value, EFA_ENV_SET, NULL);
+	return put_task_env((void *)t, name, value, EFA_ENV_SET, NULL, NULL);
 }
 
 static int add_entry(struct efa_env_entry *e, size_t *n, const char *name,

@@ -44,8 +44,11 @@ static int fake_get(void *ctx, const char *name, char *buf, size_t size)
 	return 0;
 }
 
+/* The puts told what the environment held, and those told wrong. */
+static int told_current, told_wrong;
+
 static int fake_put(void *ctx, const char *name, const char *value,
-		    enum efa_env_decision d, const char *reason)
+		    enum efa_env_decision d, const char *reason, const char *current)
 {
 	struct fake_env *e = ctx;
 	int i;
@@ -53,6 +56,10 @@ static int fake_put(void *ctx, const char *name, const char *value,
 	(void)reason;
 	for (i = 0; i < e->n && strcmp(e->names[i], name); i++)
 		;
+	if (current) {
+		told_current++;
+		told_wrong += i == e->n || strcmp(e->values[i], current);
+	}
 	if (i == e->n) {
 		e->n++;
 		snprintf(e->names[i], sizeof(e->names[i]), "%s", name);
@@ -470,11 +477,12 @@ static int long_get(void *ctx, const char *name, char *buf, size_t size)
 }
 
 static int long_put(void *ctx, const char *name, const char *value,
-		    enum efa_env_decision decision, const char *reason)
+		    enum efa_env_decision decision, const char *reason, const char *current)
 {
 	struct long_env *e = ctx;
 
 	(void)reason;
+	(void)current;
 	if (!strcmp(name, EFA_ENV_LIBPATH_VAR) && decision == EFA_ENV_PREPENDED) {
 		free(e->prepended);
 		e->prepended = strdup(value);
@@ -538,11 +546,12 @@ static int sized_get(void *ctx, const char *name, char *buf, size_t size)
 }
 
 static int sized_put(void *ctx, const char *name, const char *value,
-		     enum efa_env_decision d, const char *reason)
+		     enum efa_env_decision d, const char *reason, const char *current)
 {
 	struct sized_env *e = ctx;
 
 	(void)reason;
+	(void)current;
 	if (!strcmp(name, "NCCL_ALGO")) {
 		snprintf(e->decision, sizeof(e->decision), "%s", efa_env_decision_name(d));
 		free(e->kept);
@@ -718,6 +727,8 @@ int main(void)
 	test_warning_boundaries();
 	test_memlock();
 	test_nccl_net_names();
+	ok(told_current > 0, "%d decisions were told the value the environment held", told_current);
+	is_int(told_wrong, 0, "  and each was told it right (a put leaves such a value unsearched)");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);

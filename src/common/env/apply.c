@@ -175,12 +175,12 @@ static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 	struct bounded path = { .max = LONG_VALUE_MAX }, added = { .max = ENV_VALUE_MAX };
 	char *current, *value = NULL, *own = NULL, *reason = NULL;
 	size_t size, used = 0;
-	int rc = 0, found;
+	int rc = 0, found, got_path, got_added;
 
-	if (get_bounded(a, EFA_ENV_LIBPATH_VAR, &path) < 0)
+	if ((got_path = get_bounded(a, EFA_ENV_LIBPATH_VAR, &path)) < 0)
 		goto out;	/* past the bound, or no memory: a->failed */
 	current = path.s;
-	if (get_bounded(a, EFA_ENV_LIBDIRS_VAR, &added) != 1) {
+	if ((got_added = get_bounded(a, EFA_ENV_LIBDIRS_VAR, &added)) != 1) {
 		if (a->failed)
 			goto out;
 		added.s[0] = '\0';
@@ -205,9 +205,11 @@ static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 			goto out;
 		}
 		/* Left as it is, but for what an earlier step put first. */
-		rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, added.s[0] ? EFA_ENV_SET : EFA_ENV_USER, reason);
+		rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, added.s[0] ? EFA_ENV_SET : EFA_ENV_USER, reason,
+			 got_path == 1 ? current : NULL);
 		if (!rc)
-			rc = put(ctx, EFA_ENV_LIBDIRS_VAR, "", EFA_ENV_SET, reason);
+			rc = put(ctx, EFA_ENV_LIBDIRS_VAR, "", EFA_ENV_SET, reason,
+				 got_added == 1 ? added.s : NULL);
 		goto out;
 	}
 	/* Ours first, then the rest without ours and without the earlier
@@ -219,10 +221,12 @@ static int apply_libdirs(const struct efa_env_plan *plan, struct apply *a)
 		goto out;	/* too long to rewrite: leave the user's path */
 	rc = put(ctx, EFA_ENV_LIBPATH_VAR, value, EFA_ENV_PREPENDED,
 		 plan->image ? "EFA and aws-ofi-nccl libraries found in the container image" :
-			       "EFA and aws-ofi-nccl libraries found on this node");
+			       "EFA and aws-ofi-nccl libraries found on this node",
+		 got_path == 1 ? current : NULL);
+	/* (added no longer holds what SLURM_EFA_LIBDIRS does.) */
 	if (!rc)
 		rc = put(ctx, EFA_ENV_LIBDIRS_VAR, plan->libdirs, EFA_ENV_SET,
-			 "what slurm-efa added to LD_LIBRARY_PATH");
+			 "what slurm-efa added to LD_LIBRARY_PATH", NULL);
 out:
 	free(path.s);
 	free(value);
@@ -335,7 +339,7 @@ static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 		/* The job unset what slurm-efa set: it stays unset, and
 		 * recorded, for the steps this one starts. */
 		rc = a->put(a->ctx, e->name, NULL, EFA_ENV_USER,
-			    "unset by the job after slurm-efa set it: left unset");
+			    "unset by the job after slurm-efa set it: left unset", NULL);
 		record_add(a, e->name, recorded_digest);
 		return rc;
 	} else {
@@ -344,7 +348,8 @@ static int apply_entry(struct apply *a, const struct efa_env_entry *e)
 			 a->image ? "set by the container image or the job: its value wins (ForceEnv= overrides)" :
 				    "already set in this environment: the job's value wins";
 	}
-	rc = a->put(a->ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, reason);
+	rc = a->put(a->ctx, e->name, d == EFA_ENV_USER ? current : e->value, d, reason,
+		    got == 1 ? current : NULL);
 	if (rc || (d != EFA_ENV_SET && d != EFA_ENV_FORCED) || e->slurm_var)
 		return rc;
 	value_digest(e->value, digest);
@@ -397,7 +402,7 @@ static int remove_stale(struct apply *a)
 		    get_bounded(a, name, &a->current) == 1 &&
 		    still_ours(r, digest, a->current.s) &&
 		    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
-				 "set by slurm-efa for an earlier step; not wanted here")))
+				 "set by slurm-efa for an earlier step; not wanted here", a->current.s)))
 			return rc;
 	}
 	return 0;
@@ -436,12 +441,14 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 			   .owned_before = { .max = ENV_VALUE_MAX },
 			   .owned_now = { .max = ENV_VALUE_MAX },
 			   .current = { .max = ENV_VALUE_MAX } };
+	bool recorded;
 	int rc = -1;
 
 	if (bounded_reserve(&a.owned_now, 0) || bounded_reserve(&a.owned_before, 0))
 		goto out;
 	/* Longer than ENV_VALUE_MAX, it is not a record of ours. */
-	if (get_bounded(&a, EFA_ENV_OWNED_VAR, &a.owned_before) != 1)
+	recorded = get_bounded(&a, EFA_ENV_OWNED_VAR, &a.owned_before) == 1;
+	if (!recorded)
 		a.owned_before.s[0] = '\0';
 	if (a.failed)
 		goto out;
@@ -461,12 +468,13 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 	if (a.failed)
 		goto out;
 	if ((rc = put(ctx, EFA_ENV_OWNED_VAR, a.owned_now.s, EFA_ENV_SET,
-		      "what slurm-efa set, so later steps may change it")))
+		      "what slurm-efa set, so later steps may change it",
+		      recorded ? a.owned_before.s : NULL)))
 		goto out;
 	/* EFA is off for this step without a plan: no profile to name. */
 	if (plan)
 		rc = put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
-			 EFA_ENV_SET, "the profile this node matched");
+			 EFA_ENV_SET, "the profile this node matched", NULL);
 out:
 	free(a.owned_before.s);
 	free(a.owned_now.s);

@@ -108,9 +108,16 @@ const char *efa_env_decision_name(enum efa_env_decision d);
  * when it is not, -1 when its value is longer than size: then it is the
  * job's, never replaced or rewritten. */
 typedef int (*efa_env_get_fn)(void *ctx, const char *name, char *buf, size_t size);
-/* Told every decision; sets name=value where the decision is to set. */
+/*
+ * Told every decision; sets name=value where the decision is to set.
+ * current is what name holds as apply read it just before, NULL when it
+ * is not set or apply did not read it: a put may leave a value that is
+ * there already without looking it up again (slurmstepd's environment is
+ * a list searched from its start).
+ */
 typedef int (*efa_env_put_fn)(void *ctx, const char *name, const char *value,
-			      enum efa_env_decision decision, const char *reason);
+			      enum efa_env_decision decision, const char *reason,
+			      const char *current);
 
 /*
  * Applies the step's plan and one task's own entries (bindings, launch
