@@ -42,9 +42,14 @@
 #define ENV_MAX 128
 #define WARMUP 20
 
-/* A task's environment as slurmstepd holds it: a flat list searched in order. */
+/*
+ * A task's environment as slurmstepd holds it: a flat list searched in
+ * order. A task's starts as the step's, which its child has by the fork,
+ * not by copying: its strings are the step's (borrowed) until it sets one.
+ */
 struct task_env {
 	char *vars[ENV_MAX];
+	bool own[ENV_MAX];
 	size_t n;
 };
 
@@ -82,7 +87,7 @@ static bool setenvf_buffer = true;
 static long variables_set;
 
 static int env_put(void *ctx, const char *name, const char *value,
-		   enum efa_env_decision decision, const char *reason)
+		   enum efa_env_decision decision, const char *reason, const char *current)
 {
 	struct task_env *env = ctx;
 	size_t len = strlen(name), i;
@@ -92,13 +97,19 @@ static int env_put(void *ctx, const char *name, const char *value,
 	if (decision != EFA_ENV_SET && decision != EFA_ENV_FORCED &&
 	    decision != EFA_ENV_PREPENDED && decision != EFA_ENV_REMOVED)
 		return 0;
+	/* As the plugin does: a value there already, as apply read it, is left. */
+	if (decision != EFA_ENV_REMOVED && current && !strcmp(current, value))
+		return 0;
 	for (i = 0; i < env->n; i++)
 		if (!strncmp(env->vars[i], name, len) && env->vars[i][len] == '=')
 			break;
 	if (decision == EFA_ENV_REMOVED) {
 		if (i < env->n) {
-			free(env->vars[i]);
-			env->vars[i] = env->vars[--env->n];
+			if (env->own[i])
+				free(env->vars[i]);
+			env->n--;
+			env->vars[i] = env->vars[env->n];
+			env->own[i] = env->own[env->n];
 		}
 		return 0;
 	}
@@ -116,34 +127,39 @@ static int env_put(void *ctx, const char *name, const char *value,
 		return -1;
 	}
 	free(formatted);
-	if (i < env->n)
+	if (i < env->n && env->own[i])
 		free(env->vars[i]);
-	else
+	else if (i == env->n)
 		env->n++;
 	env->vars[i] = var;
+	env->own[i] = true;
 	return 0;
 }
 
 static void env_clear(struct task_env *env)
 {
 	for (size_t i = 0; i < env->n; i++)
-		free(env->vars[i]);
+		if (env->own[i])
+			free(env->vars[i]);
 	env->n = 0;
 }
 
 static void env_reset(struct task_env *env)
 {
 	env_clear(env);
-	for (size_t i = 0; i < sizeof(slurm_task_env) / sizeof(slurm_task_env[0]); i++)
+	for (size_t i = 0; i < sizeof(slurm_task_env) / sizeof(slurm_task_env[0]); i++) {
+		env->own[env->n] = true;
 		env->vars[env->n++] = strdup(slurm_task_env[i]);
+	}
 }
 
-/* A task's environment starts as the step's (the fork copies it). */
+/* A task's environment starts as the step's: the fork's copy, not ours. */
 static void env_copy(struct task_env *to, const struct task_env *from)
 {
 	env_clear(to);
-	for (size_t i = 0; i < from->n; i++)
-		to->vars[to->n++] = strdup(from->vars[i]);
+	memcpy(to->vars, from->vars, from->n * sizeof(from->vars[0]));
+	memset(to->own, 0, from->n * sizeof(to->own[0]));
+	to->n = from->n;
 }
 
 static int binding_entry(struct efa_env_entry *e, const char *name, const char *value)
@@ -341,7 +357,7 @@ int main(int argc, char **argv)
 	if (steps) {
 		for (long i = 0; i < steps && !rc; i++)
 			rc = bench_step(conf, root, &step_env, &env);
-		return rc ? 1 : 0;
+		goto out;
 	}
 	for (int i = 0; i < WARMUP && !rc; i++)
 		rc = bench_step(conf, root, &step_env, &env) || baseline();
@@ -363,5 +379,9 @@ int main(int argc, char **argv)
 		printf("set %ld\n", variables_set / (2 * rounds));
 	fprintf(stderr, "step_cost: %ld of %ld steps found the node's description kept\n", hits,
 		WARMUP + 2 * rounds);
+out:
+	/* The task's first: it may borrow the step's strings. */
+	env_clear(&env);
+	env_clear(&step_env);
 	return rc ? 1 : 0;
 }
