@@ -71,10 +71,20 @@ static int env_get(void *ctx, const char *name, char *buf, size_t size)
 	const struct task_env *env = ctx;
 	size_t len = strlen(name);
 
-	for (size_t i = 0; i < env->n; i++)
-		if (!strncmp(env->vars[i], name, len) && env->vars[i][len] == '=')
-			/* As spank_getenv: ESPANK_NOSPACE when it does not fit. */
-			return snprintf(buf, size, "%s", env->vars[i] + len + 1) < (int)size ? 1 : -1;
+	for (size_t i = 0; i < env->n; i++) {
+		const char *value = env->vars[i] + len + 1;
+		size_t vlen;
+
+		if (strncmp(env->vars[i], name, len) || env->vars[i][len] != '=')
+			continue;
+		/* As spank_getenv's strlcpy: ESPANK_NOSPACE when it does not fit. */
+		vlen = strlen(value);
+		if (!size)
+			return -1;
+		memcpy(buf, value, vlen < size ? vlen + 1 : size - 1);
+		buf[size - 1] = '\0';
+		return vlen < size ? 1 : -1;
+	}
 	return 0;
 }
 
