@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,28 +52,32 @@ long efa_master_port(unsigned job_id, unsigned step_id, long lo, long hi)
 	return lo + (long)(((unsigned long)job_id + step_id) % span);
 }
 
-static int add(struct efa_env_entry *e, int *n, const char *name, const char *reason,
-	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* value as a decimal string in buf (21 bytes hold any long), by hand:
+ * a task formats seven of these, and vasprintf costs ten times as much. */
+static const char *decimal(long value, char buf[21])
+{
+	unsigned long v = value < 0 ? 0UL - (unsigned long)value : (unsigned long)value;
+	char *p = buf + 20;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	if (value < 0)
+		*--p = '-';
+	return p;
+}
 
 static int add(struct efa_env_entry *e, int *n, const char *name, const char *reason,
-	       const char *fmt, ...)
+	       const char *value)
 {
 	struct efa_env_entry *entry = &e[*n];
-	va_list ap;
-	int rc;
 
-	memset(entry, 0, sizeof(*entry));
-	va_start(ap, fmt);
-	rc = vasprintf(&entry->value, fmt, ap);
-	va_end(ap);
 	entry->name = strdup(name);
+	entry->value = strdup(value);
 	entry->reason = strdup(reason);
 	(*n)++;
-	if (rc < 0) {
-		entry->value = NULL;
-		return -1;
-	}
-	return entry->name && entry->reason ? 0 : -1;
+	return entry->name && entry->value && entry->reason ? 0 : -1;
 }
 
 int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
@@ -83,7 +86,7 @@ int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 	const char *why = l->topology_order ?
 			  "distributed launch, nodes in topology order (--efa-rank-order=topology)" :
 			  "distributed launch (DistributedEnv=yes)";
-	char master[256];
+	char master[256], root[256 + 22], num[21];
 	long port;
 	int n = 0;
 
@@ -96,16 +99,18 @@ int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 		return efa_error_set(err, "the step's first node is not known");
 	}
 	port = efa_master_port(l->job_id, l->step_id, l->port_lo, l->port_hi);
-	if ((!l->node_shared && (add(e, &n, "RANK", why, "%u", l->rank) ||
-				 add(e, &n, "LOCAL_RANK", why, "%u", l->local_rank))) ||
-	    add(e, &n, "WORLD_SIZE", why, "%u", l->world_size) ||
-	    add(e, &n, "LOCAL_WORLD_SIZE", why, "%u", l->local_world_size) ||
-	    add(e, &n, "NODE_RANK", why, "%u", l->node_rank) ||
+	if (l->neuron)
+		snprintf(root, sizeof(root), "%s:%ld", master, port == l->port_hi ? l->port_lo : port + 1);
+	if ((!l->node_shared && (add(e, &n, "RANK", why, decimal(l->rank, num)) ||
+				 add(e, &n, "LOCAL_RANK", why, decimal(l->local_rank, num)))) ||
+	    add(e, &n, "WORLD_SIZE", why, decimal(l->world_size, num)) ||
+	    add(e, &n, "LOCAL_WORLD_SIZE", why, decimal(l->local_world_size, num)) ||
+	    add(e, &n, "NODE_RANK", why, decimal(l->node_rank, num)) ||
 	    add(e, &n, "MASTER_ADDR", l->master_from ? l->master_from : "the step's first node",
-		"%s", master) ||
-	    add(e, &n, "MASTER_PORT", "from the job and step ids (MasterPortRange=)", "%ld", port) ||
-	    (l->neuron && add(e, &n, "NEURON_RT_ROOT_COMM_ID", "Neuron collectives root",
-			      "%s:%ld", master, port == l->port_hi ? l->port_lo : port + 1))) {
+		master) ||
+	    add(e, &n, "MASTER_PORT", "from the job and step ids (MasterPortRange=)",
+		decimal(port, num)) ||
+	    (l->neuron && add(e, &n, "NEURON_RT_ROOT_COMM_ID", "Neuron collectives root", root))) {
 		efa_launch_entries_free(e, (size_t)n);
 		return efa_error_set(err, "out of memory");
 	}
