@@ -18,6 +18,12 @@ is "$left" "" "spank_efa.so needs nothing from its host but slurm_* and spank_*"
 exported=$(nm -D --defined-only "$top_builddir/.libs/spank_efa.so" | awk '{print $3}' |
 	grep -Ev '^(slurm_spank_[a-z_]+|plugin_(name|type|version))$' || true)
 is "$exported" "" "  and exports only the SPANK entry points"
+# Every srun and slurmstepd loads it (a job's prolog and epilog too, with
+# or without EFA): a library it needed would be one more object each of
+# them opens, maps and binds.
+needed=$(readelf -d "$top_builddir/.libs/spank_efa.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+	grep -Ev '^(libc\.so\.[0-9]+|ld-linux.*)$' || true)
+is "$needed" "" "  and needs no shared library but libc"
 
 left=$(unresolved "$top_builddir/.libs/slurm_efa.so" | grep -Ev '^(lua_|luaL_)' || true)
 is "$left" "" "slurm_efa.so (Lua) needs nothing from its host but Lua's API"

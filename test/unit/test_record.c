@@ -8,30 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "common/usage/job_record.h"
+#include "failalloc.h"
 #include "tap.h"
-
-/*
- * json_loads as job_record.c calls it (-Wl,--wrap=json_loads, Makefile.am):
- * Jansson's own, except that the call numbered failing_parse (from 1)
- * fails as Jansson does when an allocation fails: NULL, and an error
- * without a reason (load.c sets one for every text it refuses).
- */
-json_t *__real_json_loads(const char *input, size_t flags, json_error_t *error);
-json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error);
-
-static long parses, failing_parse;
-
-json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error)
-{
-	if (++parses != failing_parse)
-		return __real_json_loads(input, flags, error);
-	if (error)
-		memset(error, 0, sizeof(*error));
-	return NULL;
-}
 
 static struct efa_record_step part(uint32_t step, uint32_t index, uint32_t count, uint64_t bytes)
 {
@@ -187,54 +166,73 @@ static void test_bounds(void)
 	free(big);
 }
 
-/*
- * Each parse of a node's add to comment failing for want of memory: the
- * add fails, as does a read of it; never a summary taken for the site's
- * text (the part then added to it a second time, or the steps read as
- * none).
- */
-static void parse_failing(const char *what, const char *comment)
+/* One node's add to comment, and the steps read back from what it gave. */
+struct add_run {
+	const char *comment;
+	struct efa_record_step part;
+	char *whole;		/* the comment the run without failures gave */
+	size_t nsteps;
+	uint64_t bytes;
+};
+
+static enum failalloc_result add_once(void *ctx, long n)
 {
-	struct efa_record_step p = part(1, 1, 2, 7), *steps;
+	struct add_run *r = ctx;
+	struct efa_record_step *steps;
 	struct efa_error err;
 	unsigned long dropped;
-	long calls, other = 0, succeeded = 0;
-	char *whole, *out;
-	size_t n;
+	bool same;
+	char *out;
+	size_t k;
 
-	parses = failing_parse = 0;
-	if (!ok(efa_record_add(comment, &p, &whole, &err) == 0 && whole, "%s: a part added", what))
-		return;
-	calls = parses;
-	for (long k = 1; k <= calls; k++) {
-		parses = 0;
-		failing_parse = k;
-		if (!efa_record_add(comment, &p, &out, &err)) {
-			succeeded++;
-			other += !out || strcmp(out, whole);
-			free(out);
-		}
-		parses = 0;
-		if (!efa_record_steps(whole, &steps, &n, &dropped, &err)) {
-			succeeded++;
-			other += n != 1 || steps[0].bytes != 7 + 5;
-			free(steps);
-		}
+	if (efa_record_add(r->comment, &r->part, &out, &err))
+		return FAILALLOC_FAILED;
+	if (!out)
+		return FAILALLOC_OTHER;	/* "nothing to change": it had to */
+	if (!n) {
+		r->whole = out;
+		return FAILALLOC_SAME;
 	}
-	failing_parse = 0;
-	ok(calls > 0, "  after %ld parse%s", calls, calls == 1 ? "" : "s");
-	is_int(succeeded, 0, "  each parse failing failed the add and the read");
-	is_int(other, 0, "  none gave another comment or other steps");
-	free(whole);
+	same = !strcmp(out, r->whole);
+	free(out);
+	if (efa_record_steps(r->whole, &steps, &k, &dropped, &err))
+		return FAILALLOC_FAILED;
+	same = same && k == r->nsteps && steps[k - 1].bytes == r->bytes;
+	free(steps);
+	return same ? FAILALLOC_SAME : FAILALLOC_OTHER;
 }
 
-static void test_parse_failures(void)
+/*
+ * A node's add to comment, and the read of the result, with each of
+ * their allocations failing in turn: they fail, or give what they give
+ * without failures; never a summary taken for the site's text (the part
+ * then added to a second summary) or steps read as none, nothing leaked.
+ */
+static void add_failing(const char *what, const char *comment, size_t nsteps, uint64_t bytes)
+{
+	struct add_run r = { .comment = comment, .part = part(1, 1, 2, 7), .nsteps = nsteps,
+			     .bytes = bytes };
+	struct failalloc_tally t;
+	int rc = failalloc_each(add_once, &r, &t);
+
+	if (!ok(!rc, "%s: a part added with %ld allocations", what, t.total)) {
+		free(r.whole);
+		return;
+	}
+	is_int(t.failed, t.total, "  each of the %ld failures failed the add or the read", t.total);
+	is_int(t.other, 0, "  none gave another comment or other steps");
+	is_int(t.leaked, 0, "  none left memory allocated");
+	free(r.whole);
+}
+
+static void test_allocation_failures(void)
 {
 	char *json = add(strdup("{\"ticket\":\"OPS-12\"}"), part(1, 0, 2, 5));
 	char *text = add(strdup("requeued by admin"), part(1, 0, 2, 5));
 
-	parse_failing("a JSON AdminComment with the summary", json);
-	parse_failing("the site's text with the summary after it", text);
+	add_failing("a JSON AdminComment with the summary", json, 1, 12);
+	add_failing("the site's text with the summary after it", text, 1, 12);
+	add_failing("no AdminComment", "", 1, 7);
 	free(json);
 	free(text);
 }
@@ -244,6 +242,6 @@ int main(void)
 	test_parts();
 	test_site_text();
 	test_bounds();
-	test_parse_failures();
+	test_allocation_failures();
 	return done_testing();
 }

@@ -1,107 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The summary is read and written where it stands in the AdminComment
+ * (common/base/json_text.h), not through a JSON library: the plugin that
+ * writes it is loaded by every srun and slurmstepd, jobs without EFA too,
+ * and a library it needs is one more object each of them loads. Writing
+ * in place also keeps the rest of a site's JSON byte for byte.
+ */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "common/base/array.h"
+#include "common/base/json_text.h"
 #include "common/usage/job_record.h"
 
 #define SUFFIX_START "{\"" EFA_RECORD_KEY "\":"
 
-/* Jansson's integer: long long where the compiler has it, else long. */
-#if JSON_INTEGER_IS_LONG_LONG
-#define RECORD_INT_MAX LLONG_MAX
-#else
-#define RECORD_INT_MAX LONG_MAX
-#endif
-
-/* Where the summary is in an AdminComment, and what else it holds. */
-struct located {
-	json_t *root;		/* the whole comment, when it is a JSON object */
-	json_t *efa;		/* the summary (borrowed), or NULL */
-	size_t prefix;		/* text: bytes of the site's kept before it */
-};
-
-static void located_clear(struct located *l)
-{
-	json_decref(l->root);
-	memset(l, 0, sizeof(*l));
-}
-
-/*
- * text parsed, or NULL when it is not JSON; -1 when Jansson ran out of
- * memory: it gives a reason for every text it refuses and none for a
- * failed allocation (load.c), and a summary taken for the site's text
- * would be added to a second time.
- */
-static int parse(const char *text, json_t **out)
-{
-	json_error_t jerr;
-
-	*out = json_loads(text, 0, &jerr);
-	return *out || jerr.text[0] ? 0 : -1;
-}
-
-/*
- * A comment that is a JSON object holds the summary under its key; any
- * other text may end with {"efa":...}, added after the site's text.
- */
-static int locate(const char *comment, struct located *l)
-{
-	size_t len = comment ? strlen(comment) : 0;
-	json_t *tail;
-
-	memset(l, 0, sizeof(*l));
-	if (!len) {
-		l->root = json_object();
-		return l->root ? 0 : -1;
-	}
-	if (parse(comment, &l->root))
-		return -1;
-	if (json_is_object(l->root)) {
-		l->efa = json_object_get(l->root, EFA_RECORD_KEY);
-		return 0;
-	}
-	json_decref(l->root);
-	l->root = NULL;
-	l->prefix = len;
-	/* From the end: the summary is the last thing there, one parse. */
-	for (size_t at = len; at-- > 0;) {
-		if (strncmp(comment + at, SUFFIX_START, strlen(SUFFIX_START)))
-			continue;
-		if (parse(comment + at, &tail))
-			return -1;
-		if (json_is_object(tail) && json_object_size(tail) == 1 &&
-		    json_object_get(tail, EFA_RECORD_KEY)) {
-			l->root = tail;
-			l->efa = json_object_get(tail, EFA_RECORD_KEY);
-			l->prefix = at;
-			return 0;
-		}
-		json_decref(tail);
-	}
-	l->root = json_object();
-	return l->root ? 0 : -1;
-}
-
-static uint64_t get_count(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
-/* Jansson's integers are signed: a sum past its range stays at the top. */
-static int add_count(json_t *o, const char *key, uint64_t add)
-{
-	uint64_t sum = get_count(o, key) + add;
-
-	if (sum > (uint64_t)RECORD_INT_MAX || sum < add)
-		sum = (uint64_t)RECORD_INT_MAX;
-	return json_object_set_new(o, key, json_integer((json_int_t)sum));
-}
+/* The largest count kept: JSON readers take a long long, so a sum past it
+ * stays there. */
+#define COUNT_MAX ((uint64_t)LLONG_MAX)
 
 static const struct {
 	const char *key;
@@ -121,6 +39,99 @@ static const struct {
 static uint64_t *sum_field(struct efa_record_step *s, size_t i)
 {
 	return (uint64_t *)((char *)s + sums[i].offset);
+}
+
+/* A step's entry as the summary holds it. */
+struct entry {
+	uint32_t step, node_count;
+	char *nodes;		/* its JSON string, quotes and escapes as written */
+	char *reported;		/* hex digits, a bit per node */
+	uint64_t seconds;
+	bool fallback, shared;
+	uint64_t sums[NSUMS];
+};
+
+struct summary {
+	struct entry *steps;
+	size_t n;
+	uint64_t dropped;
+};
+
+static void summary_clear(struct summary *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->steps[i].nodes);
+		free(s->steps[i].reported);
+	}
+	free(s->steps);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Where the summary is in an AdminComment, and what else it holds. */
+struct located {
+	bool object;		/* the comment is a JSON object */
+	const char *efa, *efa_end;	/* the summary's value in it, or NULL */
+	const char *close;	/* an object without one: its closing brace */
+	bool members;		/*   and whether it has other members */
+	size_t prefix;		/* text: bytes of the site's kept before it */
+};
+
+/* The last member of the object at text named key (as JSON readers take
+ * the last of a name given twice); the number of members in *count. */
+static bool find_member(const char *text, const char *key, struct efa_json_member *found,
+			size_t *count, const char **close)
+{
+	struct efa_json_member m;
+	const char *p = text;
+	bool seen = false;
+	int rc;
+
+	*count = 0;
+	while ((rc = efa_json_member_next(&p, &m)) == 1) {
+		(*count)++;
+		if (m.key_fits && !strcmp(m.key, key)) {
+			*found = m;
+			seen = true;
+		}
+	}
+	if (close)
+		*close = p - 1;
+	return rc == 0 && seen;
+}
+
+/*
+ * A comment that is a JSON object holds the summary under its key; any
+ * other text may end with {"efa":...}, added after the site's text.
+ */
+static void locate(const char *comment, struct located *l)
+{
+	size_t len = comment ? strlen(comment) : 0, count;
+	struct efa_json_member m;
+
+	memset(l, 0, sizeof(*l));
+	if (!len)
+		return;
+	if (efa_json_is_object(comment)) {
+		l->object = true;
+		if (find_member(comment, EFA_RECORD_KEY, &m, &count, &l->close)) {
+			l->efa = m.value;
+			l->efa_end = m.end;
+		}
+		l->members = count > 0;
+		return;
+	}
+	l->prefix = len;
+	/* From the end: the summary is the last thing there. */
+	for (size_t at = len; at-- > 0;) {
+		if (strncmp(comment + at, SUFFIX_START, strlen(SUFFIX_START)) ||
+		    !efa_json_is_object(comment + at) ||
+		    !find_member(comment + at, EFA_RECORD_KEY, &m, &count, NULL) || count != 1)
+			continue;
+		l->efa = m.value;
+		l->efa_end = m.end;
+		l->prefix = at;
+		return;
+	}
 }
 
 static int hex_value(char c)
@@ -151,144 +162,287 @@ static long reported_count(const char *bits, uint32_t node_count)
 	return n;
 }
 
-/* Whether an entry has the shape this file gives it. */
-static bool entry_valid(const json_t *e)
+/* A count as the summary keeps it: an integer above 0, else 0. */
+static uint64_t count_value(const char *value)
 {
-	const json_t *step = json_object_get(e, "step"), *count = json_object_get(e, "node_count");
+	long long v;
 
-	return json_is_object(e) && json_is_integer(step) && json_integer_value(step) >= 0 &&
-	       json_integer_value(step) <= UINT32_MAX && json_is_integer(count) &&
-	       json_integer_value(count) > 0 && json_integer_value(count) <= UINT32_MAX &&
-	       json_is_string(json_object_get(e, "nodes")) &&
-	       reported_count(json_string_value(json_object_get(e, "reported")),
-			      (uint32_t)json_integer_value(count)) >= 0;
+	return efa_json_integer(value, &v) && v > 0 ? (uint64_t)v : 0;
 }
 
-static json_t *new_entry(const struct efa_record_step *part)
+/* An id of the summary: an integer from min to UINT32_MAX; -1 if not. */
+static long long id_value(const char *value, long long min)
 {
-	size_t nbits = (part->node_count + 3) / 4;
-	char *bits = malloc(nbits + 1);
-	json_t *e;
+	long long v;
 
-	if (!bits)
-		return NULL;
-	memset(bits, '0', nbits);
-	bits[nbits] = '\0';
-	e = json_pack("{s:I, s:s, s:I, s:s, s:I, s:b, s:b}", "step", (json_int_t)part->step_id,
-		      "nodes", part->nodes, "node_count", (json_int_t)part->node_count, "reported",
-		      bits, "seconds", (json_int_t)0, "fallback", 0, "shared", 0);
-	free(bits);
-	for (size_t i = 0; e && i < NSUMS; i++)
-		if (json_object_set_new(e, sums[i].key, json_integer(0))) {
-			json_decref(e);
-			e = NULL;
-		}
-	return e;
+	return efa_json_integer(value, &v) && v >= min && v <= UINT32_MAX ? v : -1;
 }
 
-/* The steps array of a summary, made valid: entries that are not ours'
- * shape are dropped. NULL when out of memory. */
-static json_t *valid_steps(json_t *efa)
+/* The string at value, unescaped and malloc'd: it is never longer than
+ * its JSON. NULL when it is not a string, or out of memory (*oom). */
+static char *string_value(const char *value, const char *end, bool *oom)
 {
-	json_t *steps = json_object_get(efa, "steps"), *out = json_array(), *e;
-	size_t i;
+	char *s;
 
-	if (!out)
+	if (*value != '"')
 		return NULL;
-	json_array_foreach(steps, i, e) {
-		if (entry_valid(e) && json_array_append(out, e)) {
-			json_decref(out);
-			return NULL;
-		}
+	if (!(s = malloc((size_t)(end - value) + 1))) {
+		*oom = true;
+		return NULL;
 	}
-	return out;
+	if (!efa_json_string(value, s, (size_t)(end - value) + 1)) {
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
-/* Adds part to steps' entry for its step (made, in step order, when
- * missing); 1 when the entry has this node's part already. */
-static int add_part(json_t *steps, const struct efa_record_step *part)
+/*
+ * The entry at value, when it has the shape this file gives it (else
+ * e->nodes stays NULL); -1 out of memory. Of a name given twice, the last.
+ */
+static int read_entry(const char *value, struct entry *e)
 {
-	json_t *e = NULL, *fresh;
-	size_t i, at = json_array_size(steps);
+	const char *p = value, *nodes = NULL, *nodes_end = NULL, *reported = NULL, *reported_end = NULL;
+	long long step = -1, count = -1;
+	struct efa_json_member m;
+	bool oom = false;
 	char *bits;
-	int v;
 
-	for (i = 0; i < json_array_size(steps); i++) {
-		json_t *s = json_array_get(steps, i);
-		json_int_t id = json_integer_value(json_object_get(s, "step"));
-
-		if (id == (json_int_t)part->step_id) {
-			e = s;
-			break;
-		}
-		if (id > (json_int_t)part->step_id && at == json_array_size(steps))
-			at = i;
+	memset(e, 0, sizeof(*e));
+	if (*value != '{')
+		return 0;
+	while (efa_json_member_next(&p, &m) == 1) {
+		if (!m.key_fits)
+			continue;
+		if (!strcmp(m.key, "step"))
+			step = id_value(m.value, 0);
+		else if (!strcmp(m.key, "node_count"))
+			count = id_value(m.value, 1);
+		else if (!strcmp(m.key, "nodes"))
+			nodes = m.value, nodes_end = m.end;
+		else if (!strcmp(m.key, "reported"))
+			reported = m.value, reported_end = m.end;
+		else if (!strcmp(m.key, "seconds"))
+			e->seconds = count_value(m.value);
+		else if (!strcmp(m.key, "fallback"))
+			e->fallback = !strncmp(m.value, "true", 4);
+		else if (!strcmp(m.key, "shared"))
+			e->shared = !strncmp(m.value, "true", 4);
+		else
+			for (size_t i = 0; i < NSUMS; i++)
+				if (!strcmp(m.key, sums[i].key))
+					e->sums[i] = count_value(m.value);
 	}
-	if (e && (uint32_t)json_integer_value(json_object_get(e, "node_count")) != part->node_count)
-		return -1;	/* not this step: a job's step ids are unique */
-	if (!e) {
-		fresh = new_entry(part);
-		if (!fresh || json_array_insert_new(steps, at, fresh))
-			return -1;
-		e = fresh;
-	}
-	bits = strdup(json_string_value(json_object_get(e, "reported")));
-	if (!bits)
-		return -1;
-	v = hex_value(bits[part->node_index / 4]);
-	if (v & (1 << (part->node_index % 4))) {
+	if (step < 0 || count < 0 || !nodes || *nodes != '"' || !reported)
+		return 0;
+	bits = string_value(reported, reported_end, &oom);
+	if (!bits || reported_count(bits, (uint32_t)count) < 0) {
 		free(bits);
-		return 1;
+		return oom ? -1 : 0;
 	}
-	bits[part->node_index / 4] = "0123456789abcdef"[v | (1 << (part->node_index % 4))];
-	if (json_object_set_new(e, "reported", json_string(bits))) {
+	e->nodes = strndup(nodes, (size_t)(nodes_end - nodes));
+	if (!e->nodes) {
 		free(bits);
 		return -1;
 	}
-	free(bits);
-	for (size_t s = 0; s < NSUMS; s++)
-		if (add_count(e, sums[s].key, *sum_field((struct efa_record_step *)part, s)))
-			return -1;
-	if (part->seconds > 0 && (uint64_t)part->seconds > get_count(e, "seconds") &&
-	    json_object_set_new(e, "seconds", json_integer(part->seconds)))
-		return -1;
-	if (part->shared && json_object_set_new(e, "shared", json_true()))
-		return -1;
-	/* The fall-back is the first node's verdict (verdict.h). */
-	if (part->node_index == 0 && json_object_set_new(e, "fallback", json_boolean(part->fallback)))
-		return -1;
+	e->reported = bits;
+	e->step = (uint32_t)step;
+	e->node_count = (uint32_t)count;
 	return 0;
 }
 
-static bool holds_step(const json_t *steps, uint32_t id)
+/* The summary at efa: its entries of the right shape (the others are not
+ * ours: dropped). -1 out of memory. */
+static int read_summary(const char *efa, struct summary *s)
 {
-	size_t i;
-	json_t *e;
+	struct efa_json_member steps, dropped;
+	const char *p = efa, *value, *end;
+	struct entry e;
+	size_t count;
 
-	json_array_foreach(steps, i, e)
-		if (json_integer_value(json_object_get(e, "step")) == (json_int_t)id)
+	memset(s, 0, sizeof(*s));
+	if (!efa || *efa != '{')
+		return 0;
+	if (find_member(efa, "steps_dropped", &dropped, &count, NULL))
+		s->dropped = count_value(dropped.value);
+	if (!find_member(efa, "steps", &steps, &count, NULL) || *steps.value != '[')
+		return 0;
+	p = steps.value;
+	while (efa_json_element_next(&p, &value, &end) == 1) {
+		if (read_entry(value, &e))
+			goto oom;
+		if (!e.nodes)
+			continue;
+		if (efa_array_room(&s->steps, s->n, sizeof(*s->steps))) {
+			free(e.nodes);
+			free(e.reported);
+			goto oom;
+		}
+		s->steps[s->n++] = e;
+	}
+	return 0;
+oom:
+	summary_clear(s);
+	return -1;
+}
+
+/* A new entry for part's step: nothing reported yet. -1 out of memory. */
+static int new_entry(const struct efa_record_step *part, struct entry *e)
+{
+	size_t nbits = (part->node_count + 3) / 4;
+
+	memset(e, 0, sizeof(*e));
+	e->step = part->step_id;
+	e->node_count = part->node_count;
+	e->nodes = efa_json_quote(part->nodes);
+	e->reported = malloc(nbits + 1);
+	if (!e->nodes || !e->reported) {
+		free(e->nodes);
+		free(e->reported);
+		return -1;
+	}
+	memset(e->reported, '0', nbits);
+	e->reported[nbits] = '\0';
+	return 0;
+}
+
+static uint64_t saturated_sum(uint64_t a, uint64_t b)
+{
+	return a + b < a || a + b > COUNT_MAX ? COUNT_MAX : a + b;
+}
+
+/* Adds part to its step's entry (made, in step order, when missing); 1
+ * when the entry has this node's part already, -1 when the step is there
+ * with another node count (*oom: or out of memory). */
+static int add_part(struct summary *s, const struct efa_record_step *part, bool *oom)
+{
+	struct entry *e = NULL, fresh;
+	size_t at = s->n;
+	int v, bit = 1 << (part->node_index % 4);
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->steps[i].step == part->step_id) {
+			e = &s->steps[i];
+			break;
+		}
+		if (s->steps[i].step > part->step_id && at == s->n)
+			at = i;
+	}
+	if (e && e->node_count != part->node_count)
+		return -1;	/* not this step: a job's step ids are unique */
+	if (!e) {
+		if (new_entry(part, &fresh))
+			goto oom;
+		if (efa_array_room(&s->steps, s->n, sizeof(*s->steps))) {
+			free(fresh.nodes);
+			free(fresh.reported);
+			goto oom;
+		}
+		memmove(s->steps + at + 1, s->steps + at, (s->n - at) * sizeof(*s->steps));
+		s->steps[at] = fresh;
+		s->n++;
+		e = &s->steps[at];
+	}
+	v = hex_value(e->reported[part->node_index / 4]);
+	if (v & bit)
+		return 1;
+	e->reported[part->node_index / 4] = "0123456789abcdef"[v | bit];
+	for (size_t i = 0; i < NSUMS; i++)
+		e->sums[i] = saturated_sum(e->sums[i], *sum_field((struct efa_record_step *)part, i));
+	if (part->seconds > 0 && (uint64_t)part->seconds > e->seconds)
+		e->seconds = (uint64_t)part->seconds;
+	if (part->shared)
+		e->shared = true;
+	/* The fall-back is the first node's verdict (verdict.h). */
+	if (part->node_index == 0)
+		e->fallback = part->fallback;
+	return 0;
+oom:
+	*oom = true;
+	return -1;
+}
+
+static void drop_oldest(struct summary *s)
+{
+	free(s->steps[0].nodes);
+	free(s->steps[0].reported);
+	memmove(s->steps, s->steps + 1, --s->n * sizeof(*s->steps));
+	s->dropped = saturated_sum(s->dropped, 1);
+}
+
+static bool holds_step(const struct summary *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->steps[i].step == id)
 			return true;
 	return false;
 }
 
-/* The AdminComment: the site's text, then the summary; or the object. */
-static char *render(const char *comment, const struct located *l)
+/* The summary as JSON, malloc'd. */
+static char *summary_json(const struct summary *s)
 {
-	char *json = json_dumps(l->root, JSON_COMPACT), *out;
-	size_t keep = l->prefix;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	bool failed;
 
-	if (!json || !keep)
-		return json;
-	out = malloc(keep + 1 + strlen(json) + 1);
-	if (out) {
-		memcpy(out, comment, keep);
-		/* The space was added with the summary when it is there. */
-		if (comment[keep - 1] == ' ' && keep < strlen(comment))
-			strcpy(out + keep, json);
-		else
-			sprintf(out + keep, " %s", json);
+	if (!f)
+		return NULL;
+	fputs("{\"steps\":[", f);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct entry *e = &s->steps[i];
+
+		fprintf(f, "%s{\"step\":%u,\"nodes\":%s,\"node_count\":%u,\"reported\":\"%s\","
+			"\"seconds\":%llu,\"fallback\":%s,\"shared\":%s", i ? "," : "", e->step,
+			e->nodes, e->node_count, e->reported, (unsigned long long)e->seconds,
+			e->fallback ? "true" : "false", e->shared ? "true" : "false");
+		for (size_t k = 0; k < NSUMS; k++)
+			fprintf(f, ",\"%s\":%llu", sums[k].key, (unsigned long long)e->sums[k]);
+		fputc('}', f);
 	}
-	free(json);
+	fputc(']', f);
+	if (s->dropped)
+		fprintf(f, ",\"steps_dropped\":%llu", (unsigned long long)s->dropped);
+	fputc('}', f);
+	/* A write the stream could not grow for fails alone: fclose succeeds. */
+	failed = ferror(f);
+	if (fclose(f) || failed) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The AdminComment with the summary json where l found it (or added). */
+static char *render(const char *comment, const struct located *l, const char *json)
+{
+	size_t len = comment ? strlen(comment) : 0, keep;
+	char *out;
+
+	if (!len) {
+		if (asprintf(&out, "%s%s}", SUFFIX_START, json) < 0)
+			return NULL;
+		return out;
+	}
+	if (l->object && l->efa) {
+		keep = (size_t)(l->efa - comment);
+		if (asprintf(&out, "%.*s%s%s", (int)keep, comment, json, l->efa_end) < 0)
+			return NULL;
+		return out;
+	}
+	if (l->object) {
+		keep = (size_t)(l->close - comment);
+		if (asprintf(&out, "%.*s%s\"%s\":%s%s", (int)keep, comment, l->members ? "," : "",
+			     EFA_RECORD_KEY, json, l->close) < 0)
+			return NULL;
+		return out;
+	}
+	keep = l->prefix;
+	/* The space was added with the summary when it is there. */
+	if (asprintf(&out, "%.*s%s%s%s}", (int)keep, comment,
+		     comment[keep - 1] == ' ' && keep < len ? "" : " ", SUFFIX_START, json) < 0)
+		return NULL;
 	return out;
 }
 
@@ -296,127 +450,105 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
 		   struct efa_error *err)
 {
 	struct located l;
-	json_t *efa = NULL, *steps = NULL;
-	unsigned long dropped;
-	int rc = -1, added;
+	struct summary s;
+	bool oom = false;
+	char *json;
+	int added;
 
 	*out = NULL;
 	if (!part->node_count || part->node_index >= part->node_count)
 		return efa_error_set(err, "node %u of a step of %u nodes", part->node_index,
 				     part->node_count);
-	if (locate(comment, &l))
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
 		return efa_error_set(err, "out of memory");
-	efa = json_object();
-	steps = valid_steps(l.efa);
-	if (!efa || !steps)
-		goto oom;
-	dropped = (unsigned long)get_count(l.efa, "steps_dropped");
-	added = add_part(steps, part);
-	if (added < 0) {
-		efa_error_set(err, "step %u is in the record with another node count",
-			      part->step_id);
-		goto out;
+	added = add_part(&s, part, &oom);
+	if (added) {
+		summary_clear(&s);
+		if (added > 0)
+			return 0;	/* this node's part is there already */
+		return oom ? efa_error_set(err, "out of memory") :
+			     efa_error_set(err, "step %u is in the record with another node count",
+					   part->step_id);
 	}
-	if (added > 0) {
-		rc = 0;		/* this node's part is there already */
-		goto out;
-	}
+	while (s.n > EFA_RECORD_STEPS_MAX)
+		drop_oldest(&s);
 	for (;;) {
-		while (json_array_size(steps) > EFA_RECORD_STEPS_MAX) {
-			json_array_remove(steps, 0);
-			dropped++;
+		if (!holds_step(&s, part->step_id))
+			break;	/* a step older than the ones kept: nothing to add */
+		json = summary_json(&s);
+		*out = json ? render(comment, &l, json) : NULL;
+		free(json);
+		if (!*out) {
+			summary_clear(&s);
+			return efa_error_set(err, "out of memory");
 		}
-		if (!holds_step(steps, part->step_id)) {
-			rc = 0;		/* a step older than the ones kept: nothing to add */
-			goto out;
-		}
-		if (json_object_set(efa, "steps", steps) ||
-		    (dropped && json_object_set_new(efa, "steps_dropped", json_integer((json_int_t)dropped))) ||
-		    json_object_set(l.root, EFA_RECORD_KEY, efa))
-			goto oom;
-		free(*out);
-		*out = render(comment, &l);
-		if (!*out)
-			goto oom;
 		if (strlen(*out) <= EFA_RECORD_COMMENT_MAX)
 			break;
-		if (json_array_size(steps) <= 1) {
-			free(*out);
-			*out = NULL;
-			efa_error_set(err, "the job's AdminComment would pass %d bytes, what slurmdbd keeps",
-				      EFA_RECORD_COMMENT_MAX);
-			goto out;
+		free(*out);
+		*out = NULL;
+		if (s.n <= 1) {
+			summary_clear(&s);
+			return efa_error_set(err, "the job's AdminComment would pass %d bytes, what slurmdbd keeps",
+					     EFA_RECORD_COMMENT_MAX);
 		}
-		json_array_remove(steps, 0);
-		dropped++;
+		drop_oldest(&s);
 	}
-	rc = 0;
-	goto out;
-oom:
-	efa_error_set(err, "out of memory");
-out:
-	json_decref(steps);
-	json_decref(efa);
-	located_clear(&l);
-	return rc;
+	summary_clear(&s);
+	return 0;
 }
 
 int efa_record_steps(const char *comment, struct efa_record_step **steps, size_t *nsteps,
 		     unsigned long *dropped, struct efa_error *err)
 {
 	struct located l;
-	json_t *valid, *e;
-	size_t i;
+	struct summary s;
+	bool oom = false;
 
 	*steps = NULL;
 	*nsteps = 0;
 	*dropped = 0;
-	if (locate(comment, &l))
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
 		return efa_error_set(err, "out of memory");
-	valid = valid_steps(l.efa);
-	if (!valid) {
-		located_clear(&l);
+	*dropped = s.dropped > ULONG_MAX ? ULONG_MAX : (unsigned long)s.dropped;
+	if (s.n && !(*steps = calloc(s.n, sizeof(**steps)))) {
+		summary_clear(&s);
 		return efa_error_set(err, "out of memory");
 	}
-	*dropped = (unsigned long)get_count(l.efa, "steps_dropped");
-	if (json_array_size(valid)) {
-		*steps = calloc(json_array_size(valid), sizeof(**steps));
-		if (!*steps) {
-			json_decref(valid);
-			located_clear(&l);
+	for (size_t i = 0; i < s.n; i++) {
+		const struct entry *e = &s.steps[i];
+		struct efa_record_step *r = &(*steps)[i];
+		char *nodes = string_value(e->nodes, e->nodes + strlen(e->nodes), &oom);
+
+		if (!nodes) {
+			free(*steps);
+			*steps = NULL;
+			summary_clear(&s);
 			return efa_error_set(err, "out of memory");
 		}
-	}
-	json_array_foreach(valid, i, e) {
-		struct efa_record_step *s = &(*steps)[i];
-		uint32_t count = (uint32_t)json_integer_value(json_object_get(e, "node_count"));
-
-		s->step_id = (uint32_t)json_integer_value(json_object_get(e, "step"));
-		snprintf(s->nodes, sizeof(s->nodes), "%s", json_string_value(json_object_get(e, "nodes")));
-		s->node_count = count;
-		s->reported = (uint32_t)reported_count(json_string_value(json_object_get(e, "reported")),
-						       count);
-		s->seconds = (long)get_count(e, "seconds");
-		s->fallback = json_is_true(json_object_get(e, "fallback"));
-		s->shared = json_is_true(json_object_get(e, "shared"));
+		snprintf(r->nodes, sizeof(r->nodes), "%s", nodes);
+		free(nodes);
+		r->step_id = e->step;
+		r->node_count = e->node_count;
+		r->reported = (uint32_t)reported_count(e->reported, e->node_count);
+		r->seconds = e->seconds > LONG_MAX ? LONG_MAX : (long)e->seconds;
+		r->fallback = e->fallback;
+		r->shared = e->shared;
 		for (size_t k = 0; k < NSUMS; k++)
-			*sum_field(s, k) = get_count(e, sums[k].key);
+			*sum_field(r, k) = e->sums[k];
 	}
-	*nsteps = json_array_size(valid);
-	json_decref(valid);
-	located_clear(&l);
+	*nsteps = s.n;
+	summary_clear(&s);
 	return 0;
 }
 
 char *efa_record_json(const char *comment)
 {
 	struct located l;
-	char *text = NULL;
 
-	if (locate(comment, &l))
+	locate(comment, &l);
+	if (!l.efa || *l.efa != '{')
 		return NULL;
-	if (json_is_object(l.efa))
-		text = json_dumps(l.efa, JSON_COMPACT);
-	located_clear(&l);
-	return text;
+	return strndup(l.efa, (size_t)(l.efa_end - l.efa));
 }

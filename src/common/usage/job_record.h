@@ -18,9 +18,10 @@
  * verdict (common/usage/verdict.h), "shared" whether any node had another
  * job's step beside it.
  *
- * Whatever the AdminComment held stays: a JSON object keeps its other
- * keys; anything else (the site's text) is kept as it was, the summary
- * after it, one space between.
+ * Whatever the AdminComment held stays as it was, byte for byte: in a
+ * JSON object the summary is the value of its key (the last, if the key
+ * is there twice), added before the closing brace when missing; anything
+ * else (the site's text) is followed by the summary, one space between.
  */
 #ifndef EFA_JOB_RECORD_H
 #define EFA_JOB_RECORD_H
