@@ -287,15 +287,21 @@ static char *get_str(struct rd *r, bool required)
 	return s;
 }
 
+/* A string into buf (size bytes with its NUL), copied where it is. */
 static void get_fixed(struct rd *r, char *buf, size_t size)
 {
-	char *s = get_str(r, true);
+	uint32_t len = get_u32(r);
 
-	if (s && strlen(s) < size)
-		memcpy(buf, s, strlen(s) + 1);
-	else
+	if (r->bad || len == NO_STRING || len >= size || len > r->left ||
+	    memchr(r->p, '\0', len)) {
 		r->bad = true;
-	free(s);
+		buf[0] = '\0';
+		return;
+	}
+	memcpy(buf, r->p, len);
+	buf[len] = '\0';
+	r->p += len;
+	r->left -= len;
 }
 
 static char **get_strv(struct rd *r)
