@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/strutil.h"
 #include "common/node/bind.h"
 #include "common/env/launch.h"
 #include "tap.h"
@@ -449,8 +450,24 @@ static void test_step_groups(void)
 	   compared, differ);
 }
 
+/* How a task's NIC list is built: whole names or none. */
+static void test_list_append(void)
+{
+	char buf[12] = "";
+
+	ok(!efa_list_append(buf, sizeof(buf), ",", "rdmap0") && !strcmp(buf, "rdmap0"),
+	   "the first item without a separator");
+	ok(!efa_list_append(buf, sizeof(buf), ",", "r1") && !strcmp(buf, "rdmap0,r1"),
+	   "  the next after one");
+	ok(efa_list_append(buf, sizeof(buf), ",", "r2") && !strcmp(buf, "rdmap0,r1"),
+	   "  one that does not fit whole is left out, the list as it was");
+	ok(!efa_list_append(buf, sizeof(buf), ",", "r") && !strcmp(buf, "rdmap0,r1,r"),
+	   "  one that fills the last byte but the NUL goes in");
+}
+
 int main(void)
 {
+	test_list_append();
 	test_p5();
 	test_p4d();
 	test_p5en_trn1();

@@ -24,6 +24,17 @@ int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 	return (n < 0 || (size_t)n >= size - used) ? -1 : 0;
 }
 
+int efa_list_append(char *buf, size_t size, const char *sep, const char *item)
+{
+	size_t used = strnlen(buf, size), slen = used ? strlen(sep) : 0, ilen = strlen(item);
+
+	if (used >= size || slen + ilen >= size - used)
+		return -1;
+	memcpy(buf + used, sep, slen);
+	memcpy(buf + used + slen, item, ilen + 1);
+	return 0;
+}
+
 int efa_reopen_regular(int path_fd, int flags)
 {
 	char self[64];

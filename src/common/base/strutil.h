@@ -13,6 +13,11 @@
 int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Appends item to the list in buf (size bytes with its NUL), after sep
+ * when the list is not empty: whole, or not at all (-1). Without
+ * formatting, for lists built per task. */
+int efa_list_append(char *buf, size_t size, const char *sep, const char *item);
+
 /*
  * Reads a whole regular file of at most max bytes into a NUL-terminated
  * malloc'd buffer. Errors name the path and say what was wrong.

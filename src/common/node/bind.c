@@ -299,8 +299,7 @@ int efa_bind_task(const struct efa_node *node, const struct efa_bind_request *re
 		if (!group[n])
 			continue;
 		if (seen >= first && seen < first + count)
-			efa_strlcatf(out->nics, sizeof(out->nics), "%s%s",
-				     out->nics[0] ? "," : "", node->nics[n].name);
+			efa_list_append(out->nics, sizeof(out->nics), ",", node->nics[n].name);
 		seen++;
 	}
 	rc = 0;
