@@ -126,6 +126,10 @@ static void test_site_text(void)
 			    &steps, &n, &dropped, &err) == 0 && n == 0,
 	   "a step whose reported bits name a node past its last is not ours: left out (found by fuzz_record)");
 	free(steps);
+	ok(efa_record_steps("{\"efa\":{\"steps\":[{\"step\":1,\"nodes\":\"a1\",\"node_count\":4294967295,\"reported\":\"\"}]}}",
+			    &steps, &n, &dropped, &err) == 0 && n == 0,
+	   "  nor one of 4294967295 nodes with no bits (their count wrapped around 32 bits)");
+	free(steps);
 	ok(efa_record_json("plain text") == NULL, "no summary: none to show");
 	ok(efa_record_steps("[1,2]", &steps, &n, &dropped, &err) == 0 && n == 0 && !steps,
 	   "  and no steps (a JSON array is the site's text)");

@@ -149,7 +149,7 @@ static long reported_count(const char *bits, uint32_t node_count)
 {
 	long n = 0;
 
-	if (!bits || strlen(bits) != (node_count + 3) / 4)
+	if (!bits || strlen(bits) != ((uint64_t)node_count + 3) / 4)
 		return -1;
 	for (size_t k = 0; bits[k]; k++) {
 		int v = hex_value(bits[k]);
@@ -290,7 +290,7 @@ oom:
 /* A new entry for part's step: nothing reported yet. -1 out of memory. */
 static int new_entry(const struct efa_record_step *part, struct entry *e)
 {
-	size_t nbits = (part->node_count + 3) / 4;
+	size_t nbits = ((size_t)part->node_count + 3) / 4;
 
 	memset(e, 0, sizeof(*e));
 	e->step = part->step_id;
