@@ -315,25 +315,40 @@ const char *efa_json_string(const char *p, char *buf, size_t size)
 	return string_at(efa_json_blank(p), buf, size);
 }
 
-int efa_json_member_next(const char **p, struct efa_json_member *m)
+/*
+ * The next item of the container opened by open at *p (the first call at
+ * open, each next past the item before): 1 with *item at its start, 0
+ * with *p past close, -1 when the text there is neither.
+ */
+static int next_item(const char **p, char open, char close, const char **item)
 {
-	const char *q = efa_json_blank(*p), *key;
+	const char *q = efa_json_blank(*p);
 
-	if (*q == '{') {
+	if (*q == open) {
 		q = efa_json_blank(q + 1);
-		if (*q == '}') {
+		if (*q == close) {
 			*p = q + 1;
 			return 0;
 		}
 	} else if (*q == ',') {
 		q = efa_json_blank(q + 1);
-	} else if (*q == '}') {
+	} else if (*q == close) {
 		*p = q + 1;
 		return 0;
 	} else {
 		return -1;
 	}
-	key = q;
+	*item = q;
+	return 1;
+}
+
+int efa_json_member_next(const char **p, struct efa_json_member *m)
+{
+	const char *key, *q;
+	int rc = next_item(p, '{', '}', &key);
+
+	if (rc != 1)
+		return rc;
 	m->key_fits = true;
 	if (!(q = string_at(key, m->key, sizeof(m->key)))) {
 		/* A key longer than m->key is still a key. */
@@ -354,24 +369,11 @@ int efa_json_member_next(const char **p, struct efa_json_member *m)
 
 int efa_json_element_next(const char **p, const char **value, const char **end)
 {
-	const char *q = efa_json_blank(*p);
+	int rc = next_item(p, '[', ']', value);
 
-	if (*q == '[') {
-		q = efa_json_blank(q + 1);
-		if (*q == ']') {
-			*p = q + 1;
-			return 0;
-		}
-	} else if (*q == ',') {
-		q = efa_json_blank(q + 1);
-	} else if (*q == ']') {
-		*p = q + 1;
-		return 0;
-	} else {
-		return -1;
-	}
-	*value = q;
-	if (!(*end = efa_json_skip(q)))
+	if (rc != 1)
+		return rc;
+	if (!(*end = efa_json_skip(*value)))
 		return -1;
 	*p = *end;
 	return 1;
