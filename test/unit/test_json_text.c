@@ -28,7 +28,8 @@ static void test_objects(void)
 		"{\"a\":\"\\u0000\"}", "{\"a\":\"\xff\"}", "{\"a\":\"\xc0\xaf\"}",
 		"{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf4\x90\x80\x80\"}",
 		"{\"a\":9223372036854775808}", "{\"a\":-9223372036854775809}", "{} x", "{}{}",
-		"{\"a\":[1 2]}", "{\"a\":[1,]}",
+		"{\"a\":[1 2]}", "{\"a\":[1,]}", "{\"a\":{\"b\":1} {}", "{\"\":{}{}",
+		"{\"a\":[[1] []}",
 	};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
@@ -75,12 +76,13 @@ static void test_members(void)
 	const char *text = "{ \"a\" : 1, \"\\u0062\":[true, {\"c\":2}] ,"
 			   "\"a-key-longer-than-the-sixty-four-bytes-a-member-keeps-of-its-name-xyz\":null,"
 			   "\"a\":\"last\" }tail";
-	const char *p = text, *value, *end;
+	struct efa_json_walk w = { .p = text };
+	const char *value, *end;
 	struct efa_json_member m;
 	char buf[16];
 	int n = 0, rc;
 
-	while ((rc = efa_json_member_next(&p, &m)) == 1) {
+	while ((rc = efa_json_member_next(&w, &m)) == 1) {
 		n++;
 		if (n == 1) {
 			is_str(m.key, "a", "the first member's key");
@@ -98,17 +100,20 @@ static void test_members(void)
 	}
 	is_int(rc, 0, "the walk ends at the closing brace");
 	is_int(n, 4, "  after 4 members");
-	is_str(p, "tail", "  and stops past it");
+	is_str(w.p, "tail", "  and stops past it");
 
-	p = "[ 1 , \"x\", [2] ]";
+	w = (struct efa_json_walk){ .p = "[ 1 , \"x\", [2] ]" };
 	n = 0;
-	while ((rc = efa_json_element_next(&p, &value, &end)) == 1)
+	while ((rc = efa_json_element_next(&w, &value, &end)) == 1)
 		n++;
-	ok(rc == 0 && n == 3 && !*p, "an array's 3 elements walked");
-	p = "[]";
-	ok(efa_json_element_next(&p, &value, &end) == 0 && !*p, "an empty array has none");
-	p = "{\"a\" 1}";
-	is_int(efa_json_member_next(&p, &m), -1, "a member without its colon: malformed");
+	ok(rc == 0 && n == 3 && !*w.p, "an array's 3 elements walked");
+	w = (struct efa_json_walk){ .p = "[]" };
+	ok(efa_json_element_next(&w, &value, &end) == 0 && !*w.p, "an empty array has none");
+	w = (struct efa_json_walk){ .p = "{\"a\" 1}" };
+	is_int(efa_json_member_next(&w, &m), -1, "a member without its colon: malformed");
+	w = (struct efa_json_walk){ .p = "{\"a\":1 {}" };
+	ok(efa_json_member_next(&w, &m) == 1 && efa_json_member_next(&w, &m) == -1,
+	   "a brace after a member is no new object (found by fuzz_record)");
 }
 
 static void test_strings(void)

@@ -241,47 +241,62 @@ const char *efa_json_integer(const char *p, long long *value)
 	return end;
 }
 
+/*
+ * The next item of the container w walks (opened by open): 1 with *item
+ * at its start, 0 with w->p past close, -1 when the text there is
+ * neither. After an item, w->p must be moved past it.
+ */
+static int next_item(struct efa_json_walk *w, char open, char close, const char **item)
+{
+	const char *q = efa_json_blank(w->p);
+
+	if (!w->inside) {
+		if (*q != open)
+			return -1;
+		w->inside = true;
+		q = efa_json_blank(q + 1);
+		if (*q == close) {
+			w->p = q + 1;
+			return 0;
+		}
+	} else if (*q == ',') {
+		q = efa_json_blank(q + 1);
+	} else if (*q == close) {
+		w->p = q + 1;
+		return 0;
+	} else {
+		return -1;
+	}
+	*item = q;
+	return 1;
+}
+
 static const char *skip(const char *p, int depth)
 {
-	const char *q;
+	struct efa_json_walk w;
+	const char *q, *item;
 	long long unused;
 	bool integer;
+	char close;
+	int rc;
 
 	p = efa_json_blank(p);
 	switch (*p) {
 	case '{':
-		if (depth >= EFA_JSON_DEPTH_MAX)
-			return NULL;
-		p++;
-		if (*(q = efa_json_blank(p)) == '}')
-			return q + 1;
-		for (;;) {
-			p = efa_json_blank(p);
-			if (!(p = string_at(p, NULL, 0)))
-				return NULL;
-			p = efa_json_blank(p);
-			if (*p++ != ':' || !(p = skip(p, depth + 1)))
-				return NULL;
-			p = efa_json_blank(p);
-			if (*p == '}')
-				return p + 1;
-			if (*p++ != ',')
-				return NULL;
-		}
 	case '[':
 		if (depth >= EFA_JSON_DEPTH_MAX)
 			return NULL;
-		if (*(q = efa_json_blank(p + 1)) == ']')
-			return q + 1;
-		for (;;) {
-			if (!(q = skip(q, depth + 1)))
+		close = *p == '{' ? '}' : ']';
+		w = (struct efa_json_walk){ .p = p };
+		while ((rc = next_item(&w, *p, close, &item)) == 1) {
+			/* A member: its key and colon, then its value. */
+			if (close == '}' &&
+			    (!(item = string_at(item, NULL, 0)) || *(item = efa_json_blank(item)) != ':'))
 				return NULL;
-			q = efa_json_blank(q);
-			if (*q == ']')
-				return q + 1;
-			if (*q++ != ',')
+			if (!(w.p = skip(item + (close == '}'), depth + 1)))
 				return NULL;
 		}
+		return rc ? NULL : w.p;
 	case '"':
 		return string_at(p, NULL, 0);
 	case 't':
@@ -315,37 +330,10 @@ const char *efa_json_string(const char *p, char *buf, size_t size)
 	return string_at(efa_json_blank(p), buf, size);
 }
 
-/*
- * The next item of the container opened by open at *p (the first call at
- * open, each next past the item before): 1 with *item at its start, 0
- * with *p past close, -1 when the text there is neither.
- */
-static int next_item(const char **p, char open, char close, const char **item)
-{
-	const char *q = efa_json_blank(*p);
-
-	if (*q == open) {
-		q = efa_json_blank(q + 1);
-		if (*q == close) {
-			*p = q + 1;
-			return 0;
-		}
-	} else if (*q == ',') {
-		q = efa_json_blank(q + 1);
-	} else if (*q == close) {
-		*p = q + 1;
-		return 0;
-	} else {
-		return -1;
-	}
-	*item = q;
-	return 1;
-}
-
-int efa_json_member_next(const char **p, struct efa_json_member *m)
+int efa_json_member_next(struct efa_json_walk *w, struct efa_json_member *m)
 {
 	const char *key, *q;
-	int rc = next_item(p, '{', '}', &key);
+	int rc = next_item(w, '{', '}', &key);
 
 	if (rc != 1)
 		return rc;
@@ -363,19 +351,19 @@ int efa_json_member_next(const char **p, struct efa_json_member *m)
 	m->value = efa_json_blank(q + 1);
 	if (!(m->end = efa_json_skip(m->value)))
 		return -1;
-	*p = m->end;
+	w->p = m->end;
 	return 1;
 }
 
-int efa_json_element_next(const char **p, const char **value, const char **end)
+int efa_json_element_next(struct efa_json_walk *w, const char **value, const char **end)
 {
-	int rc = next_item(p, '[', ']', value);
+	int rc = next_item(w, '[', ']', value);
 
 	if (rc != 1)
 		return rc;
 	if (!(*end = efa_json_skip(*value)))
 		return -1;
-	*p = *end;
+	w->p = *end;
 	return 1;
 }
 

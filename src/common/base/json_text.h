@@ -39,6 +39,13 @@ const char *efa_json_string(const char *p, char *buf, size_t size);
 /* The integer at p (a number without fraction or exponent); past it. */
 const char *efa_json_integer(const char *p, long long *value);
 
+/* A walk through an object's members or an array's elements: start it
+ * with p at or before the opening bracket, inside false. */
+struct efa_json_walk {
+	const char *p;		/* where it is; past the closing bracket at the end */
+	bool inside;		/* past the opening bracket */
+};
+
 /* One member of an object: the key (unescaped; key_fits false when it
  * was longer than key), where its value starts (after blanks) and ends. */
 struct efa_json_member {
@@ -47,16 +54,13 @@ struct efa_json_member {
 	const char *value, *end;
 };
 
-/*
- * Walks the object at *p: the first call with *p at or before its '{',
- * each next with *p as the call before left it. 1 with m filled, 0 past
- * its '}' (*p past it), -1 when it is malformed.
- */
-int efa_json_member_next(const char **p, struct efa_json_member *m);
+/* The object's next member: 1 with m filled, 0 at its end, -1 when it is
+ * malformed. */
+int efa_json_member_next(struct efa_json_walk *w, struct efa_json_member *m);
 
-/* Walks the array at *p as efa_json_member_next walks an object: 1 with
- * *value at an element's start and *end past it, 0 past its ']'. */
-int efa_json_element_next(const char **p, const char **value, const char **end);
+/* The array's next element: 1 with *value at its start and *end past it,
+ * 0 at its end, -1 when it is malformed. */
+int efa_json_element_next(struct efa_json_walk *w, const char **value, const char **end);
 
 /*
  * text as a JSON string, quotes included (malloc'd; NULL out of memory):

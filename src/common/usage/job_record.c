@@ -81,13 +81,13 @@ struct located {
 static bool find_member(const char *text, const char *key, struct efa_json_member *found,
 			size_t *count, const char **close)
 {
+	struct efa_json_walk w = { .p = text };
 	struct efa_json_member m;
-	const char *p = text;
 	bool seen = false;
 	int rc;
 
 	*count = 0;
-	while ((rc = efa_json_member_next(&p, &m)) == 1) {
+	while ((rc = efa_json_member_next(&w, &m)) == 1) {
 		(*count)++;
 		if (m.key_fits && !strcmp(m.key, key)) {
 			*found = m;
@@ -95,7 +95,7 @@ static bool find_member(const char *text, const char *key, struct efa_json_membe
 		}
 	}
 	if (close)
-		*close = p - 1;
+		*close = w.p - 1;
 	return rc == 0 && seen;
 }
 
@@ -203,7 +203,8 @@ static char *string_value(const char *value, const char *end, bool *oom)
  */
 static int read_entry(const char *value, struct entry *e)
 {
-	const char *p = value, *nodes = NULL, *nodes_end = NULL, *reported = NULL, *reported_end = NULL;
+	const char *nodes = NULL, *nodes_end = NULL, *reported = NULL, *reported_end = NULL;
+	struct efa_json_walk w = { .p = value };
 	long long step = -1, count = -1;
 	struct efa_json_member m;
 	bool oom = false;
@@ -212,7 +213,7 @@ static int read_entry(const char *value, struct entry *e)
 	memset(e, 0, sizeof(*e));
 	if (*value != '{')
 		return 0;
-	while (efa_json_member_next(&p, &m) == 1) {
+	while (efa_json_member_next(&w, &m) == 1) {
 		if (!m.key_fits)
 			continue;
 		if (!strcmp(m.key, "step"))
@@ -257,7 +258,8 @@ static int read_entry(const char *value, struct entry *e)
 static int read_summary(const char *efa, struct summary *s)
 {
 	struct efa_json_member steps, dropped;
-	const char *p = efa, *value, *end;
+	struct efa_json_walk w;
+	const char *value, *end;
 	struct entry e;
 	size_t count;
 
@@ -268,8 +270,8 @@ static int read_summary(const char *efa, struct summary *s)
 		s->dropped = count_value(dropped.value);
 	if (!find_member(efa, "steps", &steps, &count, NULL) || *steps.value != '[')
 		return 0;
-	p = steps.value;
-	while (efa_json_element_next(&p, &value, &end) == 1) {
+	w = (struct efa_json_walk){ .p = steps.value };
+	while (efa_json_element_next(&w, &value, &end) == 1) {
 		if (read_entry(value, &e))
 			goto oom;
 		if (!e.nodes)
