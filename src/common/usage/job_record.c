@@ -57,12 +57,16 @@ struct summary {
 	uint64_t dropped;
 };
 
+static void entry_clear(struct entry *e)
+{
+	free(e->nodes);
+	free(e->reported);
+}
+
 static void summary_clear(struct summary *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->steps[i].nodes);
-		free(s->steps[i].reported);
-	}
+	for (size_t i = 0; i < s->n; i++)
+		entry_clear(&s->steps[i]);
 	free(s->steps);
 	memset(s, 0, sizeof(*s));
 }
@@ -257,28 +261,31 @@ static int read_entry(const char *value, struct entry *e)
  * ours: dropped). -1 out of memory. */
 static int read_summary(const char *efa, struct summary *s)
 {
-	struct efa_json_member steps, dropped;
-	struct efa_json_walk w;
-	const char *value, *end;
+	struct efa_json_walk w = { .p = efa };
+	const char *steps = NULL, *value, *end;
+	struct efa_json_member m;
 	struct entry e;
-	size_t count;
 
 	memset(s, 0, sizeof(*s));
 	if (!efa || *efa != '{')
 		return 0;
-	if (find_member(efa, "steps_dropped", &dropped, &count, NULL))
-		s->dropped = count_value(dropped.value);
-	if (!find_member(efa, "steps", &steps, &count, NULL) || *steps.value != '[')
+	/* Of a name given twice, the last. */
+	while (efa_json_member_next(&w, &m) == 1) {
+		if (m.key_fits && !strcmp(m.key, "steps_dropped"))
+			s->dropped = count_value(m.value);
+		else if (m.key_fits && !strcmp(m.key, "steps"))
+			steps = m.value;
+	}
+	if (!steps || *steps != '[')
 		return 0;
-	w = (struct efa_json_walk){ .p = steps.value };
+	w = (struct efa_json_walk){ .p = steps };
 	while (efa_json_element_next(&w, &value, &end) == 1) {
 		if (read_entry(value, &e))
 			goto oom;
 		if (!e.nodes)
 			continue;
 		if (efa_array_room(&s->steps, s->n, sizeof(*s->steps))) {
-			free(e.nodes);
-			free(e.reported);
+			entry_clear(&e);
 			goto oom;
 		}
 		s->steps[s->n++] = e;
@@ -300,8 +307,7 @@ static int new_entry(const struct efa_record_step *part, struct entry *e)
 	e->nodes = efa_json_quote(part->nodes);
 	e->reported = malloc(nbits + 1);
 	if (!e->nodes || !e->reported) {
-		free(e->nodes);
-		free(e->reported);
+		entry_clear(e);
 		return -1;
 	}
 	memset(e->reported, '0', nbits);
@@ -337,8 +343,7 @@ static int add_part(struct summary *s, const struct efa_record_step *part, bool 
 		if (new_entry(part, &fresh))
 			goto oom;
 		if (efa_array_room(&s->steps, s->n, sizeof(*s->steps))) {
-			free(fresh.nodes);
-			free(fresh.reported);
+			entry_clear(&fresh);
 			goto oom;
 		}
 		memmove(s->steps + at + 1, s->steps + at, (s->n - at) * sizeof(*s->steps));
@@ -367,8 +372,7 @@ oom:
 
 static void drop_oldest(struct summary *s)
 {
-	free(s->steps[0].nodes);
-	free(s->steps[0].reported);
+	entry_clear(&s->steps[0]);
 	memmove(s->steps, s->steps + 1, --s->n * sizeof(*s->steps));
 	s->dropped = saturated_sum(s->dropped, 1);
 }
