@@ -265,43 +265,52 @@ static size_t get_count(struct rd *r, size_t min)
 	return n;
 }
 
-/* A string, or NULL for none; required: none is bad. */
-static char *get_str(struct rd *r, bool required)
+/* The next string's bytes where they are, *len of them, and past them;
+ * NULL for none (required: none is bad). */
+static const char *take_str(struct rd *r, bool required, uint32_t *len)
 {
-	uint32_t len = get_u32(r);
-	char *s;
+	const char *at;
 
-	if (r->bad || (len == NO_STRING && !required))
+	*len = get_u32(r);
+	if (r->bad || (*len == NO_STRING && !required))
 		return NULL;
-	if (len == NO_STRING || len > r->left || memchr(r->p, '\0', len)) {
+	if (*len == NO_STRING || *len > r->left || memchr(r->p, '\0', *len)) {
 		r->bad = true;
 		return NULL;
 	}
-	s = strndup((const char *)r->p, len);
-	if (!s) {
-		r->oom = r->bad = true;
+	at = (const char *)r->p;
+	r->p += *len;
+	r->left -= *len;
+	return at;
+}
+
+/* A string, or NULL for none; required: none is bad. */
+static char *get_str(struct rd *r, bool required)
+{
+	uint32_t len;
+	const char *at = take_str(r, required, &len);
+	char *s;
+
+	if (!at)
 		return NULL;
-	}
-	r->p += len;
-	r->left -= len;
+	if (!(s = strndup(at, len)))
+		r->oom = r->bad = true;
 	return s;
 }
 
 /* A string into buf (size bytes with its NUL), copied where it is. */
 static void get_fixed(struct rd *r, char *buf, size_t size)
 {
-	uint32_t len = get_u32(r);
+	uint32_t len;
+	const char *at = take_str(r, true, &len);
 
-	if (r->bad || len == NO_STRING || len >= size || len > r->left ||
-	    memchr(r->p, '\0', len)) {
+	if (!at || len >= size) {
 		r->bad = true;
 		buf[0] = '\0';
 		return;
 	}
-	memcpy(buf, r->p, len);
+	memcpy(buf, at, len);
 	buf[len] = '\0';
-	r->p += len;
-	r->left -= len;
 }
 
 static char **get_strv(struct rd *r)
