@@ -6,7 +6,7 @@
  * anything they came from changed), build the step's plan and its tasks'
  * closest NICs; what every task gets alike applied once to the step's
  * environment (user_init); then per task its binding, its launch
- * variables and applying them to its copy of that environment), against
+ * variables and applying its own to its copy of that environment), against
  * the cheapest possible TaskProlog: a fork and exec of /bin/true for each
  * of the 8 tasks. Setting a variable costs what slurmstepd's spank_setenv
  * does: setenvf in Slurm's env.c formats into a cleared 256 KiB buffer.
@@ -177,6 +177,7 @@ static int binding_entry(struct efa_env_entry *e, const char *name, const char *
 	e->name = strdup(name);
 	e->value = strdup(value);
 	e->reason = strdup("--efa-bind=closest");
+	e->per_task = true;
 	return e->name && e->value && e->reason ? 0 : -1;
 }
 
@@ -232,7 +233,9 @@ static int task_apply(const struct efa_config *cfg, const struct efa_node *node,
 		goto out;
 	n += (size_t)added;
 	env_copy(env, step_env);
-	rc = efa_env_apply(plan, entries, n, cfg, env_get, env_put, env);
+	/* As the plugin does in a task outside a container: the step's
+	 * shared part is in the environment the task has. */
+	rc = efa_env_apply_task(plan, entries, n, cfg, env_get, env_put, env);
 out:
 	efa_launch_entries_free(entries, n);
 	return rc;

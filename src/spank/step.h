@@ -110,6 +110,10 @@ struct efa_step {
 	/* user_init checked the plan against the node's own files, as the
 	 * job's user: a task outside a container sees the same. */
 	bool host_settled;
+	/* ...and applied what every task shares to the step's environment,
+	 * which a task outside a container has by the fork: each task then
+	 * decides only its own variables (efa_env_apply_task). */
+	bool env_settled;
 	/* --efa-rank-order (or the partition's RankOrder=); ranked: the step's
 	 * nodes are in topology order, this node's tasks numbered from
 	 * rank_base and the node itself node_rank (prepare.c). */

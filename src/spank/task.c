@@ -28,6 +28,7 @@ struct task {
 	struct efa_step *step;
 	spank_t sp;
 	bool shared;
+	bool after_shared;	/* its environment is one the shared part settled */
 };
 
 static uint32_t item_u32(spank_t sp, spank_item_t item)
@@ -298,6 +299,8 @@ static int apply_task(const struct task *t)
 	if (!t->shared && step->plan && rank && step->bind == EFA_BIND_CLOSEST &&
 	    binding_entries(t, task, &n))
 		goto out;
+	for (size_t i = 0; i < n; i++)
+		task[i].per_task = true;
 	if (launch && launch_entries(t, task, &n))
 		goto out;
 	if (ckpt_dir &&
@@ -310,8 +313,10 @@ static int apply_task(const struct task *t)
 	    add_entry(task, &n, EFA_CKPT_RESUME_VAR, efa_ckpt_resume_dir(step),
 		      "the newest complete checkpoint in the job's checkpoint directory", false))
 		goto out;
-	rc = (t->shared ? efa_env_apply_shared : efa_env_apply)(step->plan, task, n, step->cfg,
-							       get_task_env, put_task_env, (void *)t);
+	rc = (t->shared ? efa_env_apply_shared :
+	      t->after_shared ? efa_env_apply_task : efa_env_apply)(step->plan, task, n, step->cfg,
+								       get_task_env, put_task_env,
+								       (void *)t);
 out:
 	efa_launch_entries_free(task, n);
 	return rc;
@@ -439,15 +444,14 @@ void efa_task_step_env(struct efa_step *step, spank_t sp)
 		return;
 	if (!settle_task_plan(step, sp, &fs, efa_container_entered(step))) {
 		step->host_settled = true;
-		if (!set_mode(&t))
-			apply_task(&t);
+		step->env_settled = !set_mode(&t) && !apply_task(&t);
 	}
 	efa_sysfs_close(&fs);
 }
 
 int efa_task_init(struct efa_step *step, spank_t sp)
 {
-	const struct task t = { .step = step, .sp = sp };
+	struct task t = { .step = step, .sp = sp };
 	struct efa_sysfs fs = { .dirfd = -1 };
 	bool container, settled;
 	int rc;
@@ -477,7 +481,10 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 		slurm_error("%s", step->warning);
 	if (step->rank_warning[0] && item_u32(sp, S_TASK_GLOBAL_ID) == 0)
 		slurm_error("%s", step->rank_warning);
-	if (set_mode(&t)) {
+	/* The step's environment, which the task has, holds the mode and
+	 * what every task shares when user_init applied them. */
+	t.after_shared = settled && step->env_settled;
+	if (!t.after_shared && set_mode(&t)) {
 		efa_sysfs_close(&fs);
 		return -1;
 	}

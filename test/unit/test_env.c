@@ -32,9 +32,15 @@ struct fake_env {
 	int n;
 };
 
+/* The names fake_get was asked for, in turn. */
+static char read_names[512];
+
 static int fake_get(void *ctx, const char *name, char *buf, size_t size)
 {
 	struct fake_env *e = ctx;
+	size_t used = strlen(read_names);
+
+	snprintf(read_names + used, sizeof(read_names) - used, "%s%s", used ? "," : "", name);
 
 	for (int i = 0; i < e->n; i++) {
 		if (!strcmp(e->names[i], name))
@@ -92,10 +98,10 @@ static const char *fake_decision(struct fake_env *e, const char *name)
 static void test_apply(void)
 {
 	struct efa_env_entry entries[] = {
-		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
-		{ "FI_PROVIDER", NULL, "p.profile:2: ofi-nccl 1.16 is not <= 1.5.0", false },
-		{ "NCCL_ALGO", "Ring", "p.profile:3", false },
-		{ "FORCED_ONE", "site", "p.profile:4", false },
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false, false },
+		{ "FI_PROVIDER", NULL, "p.profile:2: ofi-nccl 1.16 is not <= 1.5.0", false, false },
+		{ "NCCL_ALGO", "Ring", "p.profile:3", false, false },
+		{ "FORCED_ONE", "site", "p.profile:4", false, false },
 	};
 	struct efa_env_plan plan = { .profile = "p5", .v = entries, .n = 4,
 				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };
@@ -134,8 +140,8 @@ static void test_apply(void)
 	/* A later step (another node, no binding) in that environment. */
 	{
 		struct efa_env_entry task[] = {
-			{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true },
-			{ "RANK", "5", "launch", false },
+			{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true, false },
+			{ "RANK", "5", "launch", false, false },
 		};
 		struct efa_env_plan next = { .profile = "p4d", .v = entries, .n = 3 };
 
@@ -163,10 +169,10 @@ static void test_apply(void)
 	 * between steps: the next step keeps both as the job left them. */
 	{
 		struct efa_env_entry plan_vars[] = {
-			{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
-			{ "FI_PROVIDER", "efa", "p.profile:2", false },
-			{ "FI_EFA_USE_DEVICE_RDMA", "1", "p.profile:3", false },
-			{ "NCCL_TUNED", "1", "p.profile:4", false },
+			{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false, false },
+			{ "FI_PROVIDER", "efa", "p.profile:2", false, false },
+			{ "FI_EFA_USE_DEVICE_RDMA", "1", "p.profile:3", false, false },
+			{ "NCCL_TUNED", "1", "p.profile:4", false, false },
 		};
 		struct efa_env_plan step = { .profile = "p5", .v = plan_vars, .n = 4 };
 		struct efa_env_plan later = { .profile = "p5", .v = plan_vars, .n = 3 };
@@ -225,55 +231,95 @@ static void setvar(struct fake_env *e, const char *name, const char *value)
 	snprintf(e->values[e->n++], sizeof(e->values[0]), "%s", value);
 }
 
-/* The environment a task ends with is the same whether the step's shared
- * part was applied first (efa_env_apply_shared, before the tasks fork) or
- * not; both start from start. The last nshared of the task's entries are
- * the same for every task, and in the shared part too. Returns the number of variables that
- * differ, each named in a diagnostic. */
-static int differences(const struct fake_env *start, const struct efa_env_plan *plan,
-		       const struct efa_env_entry *task, size_t ntask, size_t nshared,
-		       const struct efa_config *cfg, struct fake_env *alone)
+static int cmp_str(const void *a, const void *b)
 {
-	struct fake_env shared = *start;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* SLURM_EFA_SET's records sorted: their order means nothing. */
+static void sorted_records(const char *record, char *out, size_t size)
+{
+	char copy[256], *names[32], *save = NULL;
+	size_t n = 0, used = 0;
+
+	snprintf(copy, sizeof(copy), "%s", record);
+	for (char *r = strtok_r(copy, ",", &save); r && n < 32; r = strtok_r(NULL, ",", &save))
+		names[n++] = r;
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	out[0] = '\0';
+	for (size_t i = 0; i < n && used < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", names[i]);
+}
+
+/* How many variables differ between two environments (one unset where the
+ * other has "" does not), each named in a diagnostic. */
+static int env_differences(struct fake_env *a, struct fake_env *b, const char *how)
+{
 	int differ = 0;
 
-	*alone = *start;
-	if (efa_env_apply(plan, task, ntask, cfg, fake_get, fake_put, alone) ||
-	    efa_env_apply_shared(plan, task + ntask - nshared, nshared, cfg, fake_get, fake_put,
-				 &shared) ||
-	    efa_env_apply(plan, task, ntask, cfg, fake_get, fake_put, &shared))
-		return -1;
-	for (int i = 0; i < alone->n; i++) {
-		const char *other = fake_value(&shared, alone->names[i]);
+	for (int i = 0; i < a->n; i++) {
+		const char *other = fake_value(b, a->names[i]);
+		char mine[256], theirs[256];
 
-		if (strcmp(alone->values[i], other ? other : "")) {
-			printf("# %s: %s alone, %s after the shared part\n", alone->names[i],
-			       alone->values[i], other ? other : "(unset)");
+		snprintf(mine, sizeof(mine), "%s", a->values[i]);
+		snprintf(theirs, sizeof(theirs), "%s", other ? other : "");
+		if (!strcmp(a->names[i], "SLURM_EFA_SET")) {
+			sorted_records(a->values[i], mine, sizeof(mine));
+			sorted_records(other ? other : "", theirs, sizeof(theirs));
+		}
+		if (strcmp(mine, theirs)) {
+			printf("# %s: %s alone, %s %s\n", a->names[i], a->values[i],
+			       other ? other : "(unset)", how);
 			differ++;
 		}
 	}
-	for (int i = 0; i < shared.n; i++)
-		if (!fake_value(alone, shared.names[i]) && shared.values[i][0]) {
-			printf("# %s: unset alone, %s after the shared part\n", shared.names[i],
-			       shared.values[i]);
+	for (int i = 0; i < b->n; i++)
+		if (!fake_value(a, b->names[i]) && b->values[i][0]) {
+			printf("# %s: unset alone, %s %s\n", b->names[i], b->values[i], how);
 			differ++;
 		}
 	return differ;
 }
 
+/* The environment a task ends with is the same whether the step's shared
+ * part was applied first (efa_env_apply_shared, before the tasks fork) or
+ * not, and whether the task then applies all of its entries
+ * (efa_env_apply) or its own (efa_env_apply_task); each starts from
+ * start. The last nshared of the task's entries are the same for every
+ * task, and in the shared part too. Returns the number of variables that
+ * differ, each named in a diagnostic. */
+static int differences(const struct fake_env *start, const struct efa_env_plan *plan,
+		       const struct efa_env_entry *task, size_t ntask, size_t nshared,
+		       const struct efa_config *cfg, struct fake_env *alone)
+{
+	struct fake_env shared = *start, own;
+
+	*alone = *start;
+	if (efa_env_apply(plan, task, ntask, cfg, fake_get, fake_put, alone) ||
+	    efa_env_apply_shared(plan, task + ntask - nshared, nshared, cfg, fake_get, fake_put,
+				 &shared))
+		return -1;
+	own = shared;
+	if (efa_env_apply(plan, task, ntask, cfg, fake_get, fake_put, &shared) ||
+	    efa_env_apply_task(plan, task, ntask, cfg, fake_get, fake_put, &own))
+		return -1;
+	return env_differences(alone, &shared, "after the shared part") +
+	       env_differences(alone, &own, "after the shared part, the task's own");
+}
+
 static void test_apply_shared(void)
 {
 	struct efa_env_entry vars[] = {
-		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
-		{ "FI_PROVIDER", "efa", "p.profile:2", false },
-		{ "NCCL_ALGO", "Ring", "p.profile:3", false },
-		{ "FORCED_ONE", "site", "p.profile:4", false },
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false, false },
+		{ "FI_PROVIDER", "efa", "p.profile:2", false, false },
+		{ "NCCL_ALGO", "Ring", "p.profile:3", false, false },
+		{ "FORCED_ONE", "site", "p.profile:4", false, false },
 	};
 	struct efa_env_entry task[] = {
-		{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true },
-		{ "FI_EFA_IFACE", "rdmap16s27", "binding", false },
-		{ "RANK", "5", "launch", false },
-		{ "WORLD_SIZE", "16", "launch", false },
+		{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true, true },
+		{ "FI_EFA_IFACE", "rdmap16s27", "binding", false, true },
+		{ "RANK", "5", "launch", false, true },
+		{ "WORLD_SIZE", "16", "launch", false, false },
 	};
 	struct efa_env_plan plan = { .profile = "p5", .v = vars, .n = 4,
 				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };
@@ -309,6 +355,30 @@ static void test_apply_shared(void)
 	is_str(fake_value(&alone, "FORCED_ONE"), "", "  (what the plan no longer sets is removed)");
 	is_int(differences(&start, NULL, task + 2, 2, 1, &cfg, &alone), 0,
 	       "  a step without EFA, its launch variables only");
+	is_int(differences(&earlier, &plan, task + 2, 2, 1, &cfg, &alone), 0,
+	       "  a later step without a binding");
+	is_str(fake_value(&alone, "FI_EFA_IFACE"), "", "  (the earlier step's binding is removed)");
+
+	/* After the shared part a task reads the record, its own variables
+	 * and those ForceEnv= lists, nothing else; a forced variable changed
+	 * since (by another plugin) is forced again, as by the whole apply. */
+	{
+		struct fake_env env = { 0 };
+
+		require(ok(!efa_env_apply_shared(&plan, task + 3, 1, &cfg, fake_get, fake_put, &env),
+			   "the shared part applied"));
+		for (int i = 0; i < env.n; i++)
+			if (!strcmp(env.names[i], "FORCED_ONE"))
+				strcpy(env.values[i], "another plugin's");
+		read_names[0] = '\0';
+		ok(!efa_env_apply_task(&plan, task, 4, &cfg, fake_get, fake_put, &env),
+		   "a task's own part applied");
+		is_str(read_names, "SLURM_EFA_SET,FORCED_ONE,FI_EFA_IFACE,RANK",
+		       "  it read the record, the forced variable and its own");
+		is_str(fake_value(&env, "FORCED_ONE"), "site", "  the forced variable forced again");
+		is_str(fake_value(&env, "RANK"), "5", "  its rank set");
+		is_str(fake_value(&env, "NCCL_ALGO"), "Ring", "  the shared part's kept");
+	}
 }
 
 static void test_own_libraries(void)
@@ -354,10 +424,10 @@ static void test_own_libraries(void)
 static void test_warnings(void)
 {
 	struct efa_env_entry entries[] = {
-		{ "NCCL_PROTO", "simple", "efa-common.profile:23, ofi-nccl 1.5.0 is <= 1.5.0", false },
-		{ "NCCL_NVLS_CHUNKSIZE", "131072", "site.profile:4", false },
-		{ "FI_PROVIDER", "efa", "efa-common.profile:22", false },
-		{ "NCCL_ALGO", NULL, "site.profile:5: ofi-nccl 1.16.3 is not < 1.7", false },
+		{ "NCCL_PROTO", "simple", "efa-common.profile:23, ofi-nccl 1.5.0 is <= 1.5.0", false, false },
+		{ "NCCL_NVLS_CHUNKSIZE", "131072", "site.profile:4", false, false },
+		{ "FI_PROVIDER", "efa", "efa-common.profile:22", false, false },
+		{ "NCCL_ALGO", NULL, "site.profile:5: ofi-nccl 1.16.3 is not < 1.7", false, false },
 	};
 	struct efa_env_plan plan = { .profile = "site", .v = entries, .n = 4 };
 	struct efa_node node = { .stack = { .ofi_nccl = "1.5.0" } };
@@ -406,7 +476,7 @@ static void test_warning_boundaries(void)
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *versions[] = { vars[i].before, vars[i].since, "1.21.1" };
-		struct efa_env_entry e = { (char *)vars[i].name, "1", "site.profile:2", false };
+		struct efa_env_entry e = { (char *)vars[i].name, "1", "site.profile:2", false, false };
 		struct efa_env_plan plan = { .profile = "site", .v = &e, .n = 1 };
 		char *force[] = { (char *)vars[i].name, NULL };
 		struct efa_config cfg = { .force_env = force };
@@ -569,8 +639,8 @@ static int sized_put(void *ctx, const char *name, const char *value,
 static void test_value_lengths(void)
 {
 	struct efa_env_entry entries[] = {
-		{ "NCCL_ALGO", "Ring", "p.profile:1", false },
-		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:2", false },
+		{ "NCCL_ALGO", "Ring", "p.profile:1", false, false },
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:2", false, false },
 	};
 	struct efa_env_plan plan = { .profile = "p5", .v = entries, .n = 2 };
 	size_t lengths[] = { 255, 256, 1000, 4096, 8191, 8192, 20000 };
@@ -678,13 +748,13 @@ static void apply_failing(const char *what, const struct fake_env *start,
 static void test_allocation_failures(void)
 {
 	struct efa_env_entry vars[] = {
-		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false },
-		{ "FI_PROVIDER", "efa", "p.profile:2", false },
-		{ "NCCL_ALGO", "Ring", "p.profile:3", false },
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo,veth", "p.profile:1", false, false },
+		{ "FI_PROVIDER", "efa", "p.profile:2", false, false },
+		{ "NCCL_ALGO", "Ring", "p.profile:3", false, false },
 	};
 	struct efa_env_entry task[] = {
-		{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true },
-		{ "FI_EFA_IFACE", "rdmap16s27", "binding", false },
+		{ "CUDA_VISIBLE_DEVICES", "2,3", "binding", true, false },
+		{ "FI_EFA_IFACE", "rdmap16s27", "binding", false, false },
 	};
 	struct efa_env_plan plan = { .profile = "p5", .v = vars, .n = 3,
 				     .libdirs = "/opt/amazon/efa/lib:/opt/ofi" };

@@ -379,62 +379,105 @@ static const char *next_undecided(const struct apply *a, const char **p, size_t 
 	return NULL;
 }
 
-/* Removes what an earlier step set that this one does not, unless the job
- * changed it since. */
-static int remove_stale(struct apply *a)
+/* Removes the record at (its name len bytes) unless the job changed the
+ * variable since slurm-efa set it. */
+static int remove_if_ours(struct apply *a, const char *at, size_t len)
 {
 	char digest[DIGEST_LEN + 1], name[256];
+	enum recorded r;
+
+	if (len >= sizeof(name))
+		return 0;
+	memcpy(name, at, len);
+	name[len] = '\0';
+	r = record_find(at, name, len, digest);	/* this entry */
+	/* The record is in the user's hands: never let it remove what
+	 * slurm-efa could not have set. */
+	if (efa_env_reserved(name) || !strcmp(name, "PATH") ||
+	    get_bounded(a, name, &a->current) != 1 || !still_ours(r, digest, a->current.s))
+		return 0;
+	return a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
+		      "set by slurm-efa for an earlier step; not wanted here", a->current.s);
+}
+
+/* Copies the record at (entry bytes) to owned_now as it is. */
+static void keep_record(struct apply *a, const char *at, size_t entry)
+{
+	size_t sep = a->owned_len ? 1 : 0;
+
+	if (a->owned_len + sep + entry >= ENV_VALUE_MAX)
+		return;
+	if (bounded_reserve(&a->owned_now, a->owned_len + sep + entry)) {
+		a->failed = true;
+		return;
+	}
+	if (sep)
+		a->owned_now.s[a->owned_len++] = ',';
+	memcpy(a->owned_now.s + a->owned_len, at, entry);
+	a->owned_len += entry;
+	a->owned_now.s[a->owned_len] = '\0';
+}
+
+/*
+ * How much of a step an apply decides: all of it for one task
+ * (efa_env_apply); what every task shares (efa_env_apply_shared); or a
+ * task's own entries in an environment the shared part settled
+ * (efa_env_apply_task).
+ */
+enum part { WHOLE, SHARED, TASK_AFTER_SHARED };
+
+/* Whether name (len bytes) is one the shared part decided: a plan entry's
+ * or an entry's that is not per task. */
+static bool settled_by_shared(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+			      size_t ntask, const char *name, size_t len)
+{
+	for (size_t i = 0; plan && i < plan->n; i++)
+		if (!strncmp(plan->v[i].name, name, len) && !plan->v[i].name[len])
+			return true;
+	for (size_t i = 0; i < ntask; i++)
+		if (!task[i].per_task && !strncmp(task[i].name, name, len) && !task[i].name[len])
+			return true;
+	return false;
+}
+
+/*
+ * The records of owned_before that owned_now does not hold: a variable the
+ * apply made no decision on, or left as the job changed it. The shared
+ * part drops those it decided on and keeps the others for the tasks to
+ * decide; a task removes what an earlier step set and this one does not
+ * (unless the job changed it since), and after the shared part keeps the
+ * records of what that part decided.
+ */
+static int undecided_records(struct apply *a, enum part part, const struct efa_env_plan *plan,
+			     const struct efa_env_entry *task, size_t ntask)
+{
 	const char *p = a->owned_before.s, *at;
 	size_t entry, len;
+	int rc;
 
 	while ((at = next_undecided(a, &p, &entry, &len))) {
-		enum recorded r;
-		int rc;
+		bool settled = part != WHOLE && settled_by_shared(plan, task, ntask, at, len);
 
-		if (len >= sizeof(name))
-			continue;
-		memcpy(name, at, len);
-		name[len] = '\0';
-		r = record_find(at, name, len, digest);	/* this entry */
-		/* The record is in the user's hands: never let it remove
-		 * what slurm-efa could not have set. */
-		if (!efa_env_reserved(name) && strcmp(name, "PATH") &&
-		    get_bounded(a, name, &a->current) == 1 &&
-		    still_ours(r, digest, a->current.s) &&
-		    (rc = a->put(a->ctx, name, NULL, EFA_ENV_REMOVED,
-				 "set by slurm-efa for an earlier step; not wanted here", a->current.s)))
+		if (part == SHARED ? !settled : settled)
+			keep_record(a, at, entry);
+		else if (part != SHARED && (rc = remove_if_ours(a, at, len)))
 			return rc;
+		if (a->failed)
+			return -1;
 	}
 	return 0;
 }
 
-/* Keeps the records of owned_before that this apply made no decision on:
- * a task decides those after the step's shared part. */
-static void keep_other_records(struct apply *a)
+/* Whether this part decides e: after the shared part, a task decides its
+ * own entries, and ForceEnv='s again (as the whole apply would). */
+static bool decides(const struct apply *a, enum part part, const struct efa_env_entry *e)
 {
-	const char *p = a->owned_before.s, *at;
-	size_t entry, len;
-
-	while ((at = next_undecided(a, &p, &entry, &len))) {
-		size_t sep = a->owned_len ? 1 : 0;
-
-		if (a->owned_len + sep + entry >= ENV_VALUE_MAX)
-			continue;
-		if (bounded_reserve(&a->owned_now, a->owned_len + sep + entry)) {
-			a->failed = true;
-			return;
-		}
-		if (sep)
-			a->owned_now.s[a->owned_len++] = ',';
-		memcpy(a->owned_now.s + a->owned_len, at, entry);
-		a->owned_len += entry;
-		a->owned_now.s[a->owned_len] = '\0';
-	}
+	return part != TASK_AFTER_SHARED || e->per_task || forced(a->cfg, e->name);
 }
 
 static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *task, size_t ntask,
 		 const struct efa_config *cfg, efa_env_get_fn get, efa_env_put_fn put, void *ctx,
-		 bool shared)
+		 enum part part)
 {
 	struct apply a = { .cfg = cfg, .image = plan ? plan->image : NULL,
 			   .get = get, .put = put, .ctx = ctx,
@@ -453,16 +496,16 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 	if (a.failed)
 		goto out;
 	for (size_t i = 0; plan && i < plan->n; i++)
-		if ((rc = apply_entry(&a, &plan->v[i])))
+		if (decides(&a, part, &plan->v[i]) && (rc = apply_entry(&a, &plan->v[i])))
 			goto out;
 	for (size_t i = 0; i < ntask; i++)
-		if ((rc = apply_entry(&a, &task[i])))
+		if (decides(&a, part, &task[i]) && (rc = apply_entry(&a, &task[i])))
 			goto out;
-	if (shared)
-		keep_other_records(&a);
-	else if ((rc = remove_stale(&a)))
+	if ((rc = undecided_records(&a, part, plan, task, ntask)))
 		goto out;
-	if (plan && plan->libdirs && (rc = apply_libdirs(plan, &a)))
+	/* The shared part prepended the library directories and named the
+	 * profile in the environment the task has. */
+	if (part != TASK_AFTER_SHARED && plan && plan->libdirs && (rc = apply_libdirs(plan, &a)))
 		goto out;
 	rc = -1;
 	if (a.failed)
@@ -472,7 +515,7 @@ static int apply(const struct efa_env_plan *plan, const struct efa_env_entry *ta
 		      recorded ? a.owned_before.s : NULL)))
 		goto out;
 	/* EFA is off for this step without a plan: no profile to name. */
-	if (plan)
+	if (plan && part != TASK_AFTER_SHARED)
 		rc = put(ctx, EFA_ENV_PROFILE_VAR, plan->profile ? plan->profile : "none",
 			 EFA_ENV_SET, "the profile this node matched", NULL);
 out:
@@ -486,12 +529,19 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
 		  size_t ntask, const struct efa_config *cfg,
 		  efa_env_get_fn get, efa_env_put_fn put, void *ctx)
 {
-	return apply(plan, task, ntask, cfg, get, put, ctx, false);
+	return apply(plan, task, ntask, cfg, get, put, ctx, WHOLE);
 }
 
 int efa_env_apply_shared(const struct efa_env_plan *plan, const struct efa_env_entry *entries,
 			 size_t n, const struct efa_config *cfg,
 			 efa_env_get_fn get, efa_env_put_fn put, void *ctx)
 {
-	return apply(plan, entries, n, cfg, get, put, ctx, true);
+	return apply(plan, entries, n, cfg, get, put, ctx, SHARED);
+}
+
+int efa_env_apply_task(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+		       size_t ntask, const struct efa_config *cfg,
+		       efa_env_get_fn get, efa_env_put_fn put, void *ctx)
+{
+	return apply(plan, task, ntask, cfg, get, put, ctx, TASK_AFTER_SHARED);
 }

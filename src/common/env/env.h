@@ -43,6 +43,9 @@ struct efa_env_entry {
 	bool slurm_var;		/* Slurm's own (CUDA_VISIBLE_DEVICES) or one
 				 * slurm-efa always owns: always set, never
 				 * recorded or removed */
+	bool per_task;		/* differs between a step's tasks (a binding,
+				 * RANK, LOCAL_RANK): never given to
+				 * efa_env_apply_shared */
 };
 
 struct efa_env_plan {
@@ -147,11 +150,28 @@ int efa_env_apply(const struct efa_env_plan *plan, const struct efa_env_entry *t
  * all of them), applied once to the step's environment before its tasks
  * start, with the same decisions efa_env_apply makes: each task's
  * efa_env_apply then finds those made and ends with the same environment
- * as without it. It keeps SLURM_EFA_SET's records of the variables it does
- * not decide, for the tasks to decide, and removes nothing (the tasks do).
+ * as without it, and efa_env_apply_task takes them as made. It keeps
+ * SLURM_EFA_SET's records of the variables it does not decide, for the
+ * tasks to decide, and removes nothing (the tasks do).
  */
 int efa_env_apply_shared(const struct efa_env_plan *plan, const struct efa_env_entry *entries,
 			 size_t n, const struct efa_config *cfg,
 			 efa_env_get_fn get, efa_env_put_fn put, void *ctx);
+
+/*
+ * One task's part in an environment that efa_env_apply_shared settled for
+ * the same plan and the same shared entries (a task's environment is its
+ * step's, by the fork): task holds all the task's entries, as
+ * efa_env_apply would take them; only the per_task ones, and those
+ * ForceEnv= lists, are decided, and what an earlier step set that neither
+ * part decides is removed. The others were decided by the shared part and
+ * are not read again, nor the library path. The task ends with the
+ * environment efa_env_apply would give it, SLURM_EFA_SET's records in
+ * another order. A step's shared part runs once, each task's in its own
+ * process: this is the part every task pays.
+ */
+int efa_env_apply_task(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+		       size_t ntask, const struct efa_config *cfg,
+		       efa_env_get_fn get, efa_env_put_fn put, void *ctx);
 
 #endif

@@ -108,6 +108,9 @@ int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 		efa_launch_entries_free(e, (size_t)n);
 		return efa_error_set(err, "out of memory");
 	}
+	/* RANK and LOCAL_RANK come first, and are each task's own. */
+	for (int i = 0; !l->node_shared && i < 2; i++)
+		e[i].per_task = true;
 	return n;
 }
 
