@@ -174,11 +174,10 @@ static void env_copy(struct task_env *to, const struct task_env *from)
 
 static int binding_entry(struct efa_env_entry *e, const char *name, const char *value)
 {
-	e->name = strdup(name);
-	e->value = strdup(value);
-	e->reason = strdup("--efa-bind=closest");
+	int rc = efa_launch_entry_set(e, name, value, "--efa-bind=closest");
+
 	e->per_task = true;
-	return e->name && e->value && e->reason ? 0 : -1;
+	return rc;
 }
 
 /* What every task gets alike, once in the step's environment (user_init). */

@@ -115,12 +115,10 @@ static int set_own(const struct task *t, const char *name, const char *value)
 static int add_entry(struct efa_env_entry *e, size_t *n, const char *name,
 		     const char *value, const char *reason, bool slurm_var)
 {
-	e[*n].name = strdup(name);
-	e[*n].value = strdup(value);
-	e[*n].reason = strdup(reason);
-	e[*n].slurm_var = slurm_var;
-	(*n)++;
-	return e[*n - 1].name && e[*n - 1].value && e[*n - 1].reason ? 0 : -1;
+	int rc = efa_launch_entry_set(&e[*n], name, value, reason);
+
+	e[(*n)++].slurm_var = slurm_var;
+	return rc;
 }
 
 /* The step's CUDA_VISIBLE_DEVICES entries at positions [first, first+count). */

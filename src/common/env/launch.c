@@ -62,16 +62,25 @@ static const char *decimal(long value, char buf[21])
 	return buf;
 }
 
+int efa_launch_entry_set(struct efa_env_entry *e, const char *name, const char *value,
+			 const char *reason)
+{
+	size_t nlen = strlen(name) + 1, vlen = strlen(value) + 1, rlen = strlen(reason) + 1;
+	char *block = malloc(nlen + vlen + rlen);
+
+	memset(e, 0, sizeof(*e));
+	if (!block)
+		return -1;
+	e->name = memcpy(block, name, nlen);
+	e->value = memcpy(block + nlen, value, vlen);
+	e->reason = memcpy(block + nlen + vlen, reason, rlen);
+	return 0;
+}
+
 static int add(struct efa_env_entry *e, int *n, const char *name, const char *reason,
 	       const char *value)
 {
-	struct efa_env_entry *entry = &e[*n];
-
-	entry->name = strdup(name);
-	entry->value = strdup(value);
-	entry->reason = strdup(reason);
-	(*n)++;
-	return entry->name && entry->value && entry->reason ? 0 : -1;
+	return efa_launch_entry_set(&e[(*n)++], name, value, reason);
 }
 
 int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
@@ -116,9 +125,6 @@ int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *e,
 
 void efa_launch_entries_free(struct efa_env_entry *entries, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(entries[i].name);
-		free(entries[i].value);
-		free(entries[i].reason);
-	}
+	for (size_t i = 0; i < n; i++)
+		free(entries[i].name);	/* the value and the reason with it */
 }

@@ -42,11 +42,20 @@ int efa_hostlist_first(const char *hostlist, char *buf, size_t size);
 long efa_master_port(unsigned job_id, unsigned step_id, long lo, long hi);
 
 /*
- * Fills entries (EFA_LAUNCH_VARS at most) with malloc'd names and values;
+ * Fills entries (EFA_LAUNCH_VARS at most) as efa_launch_entry_set does;
  * free them with efa_launch_entries_free. Returns the count, or -1.
  */
 int efa_launch_entries(const struct efa_launch *l, struct efa_env_entry *entries,
 		       struct efa_error *err);
 void efa_launch_entries_free(struct efa_env_entry *entries, size_t n);
+
+/*
+ * Fills e (its flags cleared) with copies of name, value and reason in one
+ * allocation, which efa_launch_entries_free frees: a task makes a dozen
+ * entries, and three allocations each cost more than the rest of making
+ * them. -1 without memory (e then holds nothing).
+ */
+int efa_launch_entry_set(struct efa_env_entry *e, const char *name, const char *value,
+			 const char *reason);
 
 #endif
