@@ -451,8 +451,34 @@ static void test_expected_devices(void)
 	}
 }
 
+/* A plan's reasons are joined by efa_strlcat_all: what snprintf's "%s"s
+ * would give, truncation included, at every size. */
+static void test_strlcat_all(void)
+{
+	int wrong = 0;
+
+	for (size_t size = 1; size <= 24; size++) {
+		char mine[24] = "p5.profile:3", theirs[64];
+		int n = snprintf(theirs, sizeof(theirs), "%s%s%s%s", mine, ", ", "ofi-nccl 1.16", "");
+		int rc = efa_strlcat_all(mine, size, ", ", "ofi-nccl 1.16", "", NULL);
+
+		theirs[size - 1] = '\0';	/* where snprintf with size would stop */
+
+		if (size <= strlen("p5.profile:3")) {
+			wrong += rc != -1;	/* buf already full */
+			continue;
+		}
+		if (strcmp(mine, theirs) || (rc == -1) != (n >= (int)size)) {
+			printf("# size %zu: \"%s\" (%d), snprintf \"%s\" (%d)\n", size, mine, rc, theirs, n);
+			wrong++;
+		}
+	}
+	is_int(wrong, 0, "efa_strlcat_all: snprintf's text and truncation at every size");
+}
+
 int main(void)
 {
+	test_strlcat_all();
 	if (!mkdtemp(dir)) {
 		ok(0, "mkdtemp");
 		return done_testing();

@@ -24,6 +24,33 @@ int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 	return (n < 0 || (size_t)n >= size - used) ? -1 : 0;
 }
 
+int efa_strlcat_all(char *buf, size_t size, ...)
+{
+	size_t used = strnlen(buf, size);
+	const char *s;
+	va_list ap;
+	int rc = 0;
+
+	if (used >= size)
+		return -1;
+	va_start(ap, size);
+	while ((s = va_arg(ap, const char *))) {
+		size_t len = strlen(s);
+
+		if (len >= size - used) {
+			len = size - used - 1;
+			rc = -1;
+		}
+		memcpy(buf + used, s, len);
+		used += len;
+		if (rc)
+			break;
+	}
+	va_end(ap);
+	buf[used] = '\0';
+	return rc;
+}
+
 int efa_list_append(char *buf, size_t size, const char *sep, const char *item)
 {
 	size_t used = strnlen(buf, size), slen = used ? strlen(sep) : 0, ilen = strlen(item);

@@ -13,6 +13,12 @@
 int efa_strlcatf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Appends the strings given, up to a NULL one, to the NUL-terminated buf
+ * of size bytes, truncating: what "%s%s..." would, without formatting (a
+ * step's plan explains each variable's line this way). Returns 0, or -1
+ * when they did not fit. */
+int efa_strlcat_all(char *buf, size_t size, ...) __attribute__((sentinel));
+
 /* Appends item to the list in buf (size bytes with its NUL), after sep
  * when the list is not empty: whole, or not at all (-1). Without
  * formatting, for lists built per task. */

@@ -60,11 +60,12 @@ static int take_var(struct efa_env_plan *plan, const struct efa_profile_var *var
 		return -1;
 	if (!holds && e->value)
 		return 0;	/* an earlier line already set it */
+	reason[0] = '\0';
 	if (holds)
-		snprintf(reason, sizeof(reason), "%s%s%s", var->where, why[0] ? ", " : "", why);
+		efa_strlcat_all(reason, sizeof(reason), var->where, why[0] ? ", " : "", why, NULL);
 	else	/* every line that could have set it, and why it did not */
-		snprintf(reason, sizeof(reason), "%s%s%s: %s", e->reason ? e->reason : "",
-			 e->reason ? "; " : "", var->where, why);
+		efa_strlcat_all(reason, sizeof(reason), e->reason ? e->reason : "",
+				e->reason ? "; " : "", var->where, ": ", why, NULL);
 	free(e->value);
 	free(e->reason);
 	e->value = holds ? strdup(var->value) : NULL;

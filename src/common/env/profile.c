@@ -558,7 +558,10 @@ bool efa_cond_holds(const struct efa_cond *cond, const struct efa_stack *stack,
 	case EFA_CMP_EQ: holds = c == 0; break;
 	case EFA_CMP_NE: holds = c != 0; break;
 	}
-	snprintf(why, size, "%s %s is %s%s %s", cond->component, have, holds ? "" : "not ",
-		 cmp_names[cond->cmp % EFA_CMP_COUNT], cond->version);
+	if (size) {
+		why[0] = '\0';
+		efa_strlcat_all(why, size, cond->component, " ", have, " is ", holds ? "" : "not ",
+				cmp_names[cond->cmp % EFA_CMP_COUNT], " ", cond->version, NULL);
+	}
 	return holds;
 }
