@@ -10,7 +10,7 @@ failed=0
 made=$(mktemp -d)
 trap 'rm -rf "$made"' EXIT
 "$top_srcdir/test/fuzz/rest-seeds" "$top_builddir/test/fixtures/rest" "$made/rest"
-for name in conf profile rest snapshot options constraint path hostlist topology compact record; do
+for name in conf profile rest snapshot options constraint path hostlist topology compact record apply; do
 	inputs=()
 	for dir in "$top_srcdir/test/fuzz/seeds/$name" "$made/$name" "$top_srcdir/test/fuzz/regress/$name"; do
 		[ -d "$dir" ] && inputs+=("$dir"/*)

@@ -359,6 +359,22 @@ static void test_apply_shared(void)
 	       "  a later step without a binding");
 	is_str(fake_value(&alone, "FI_EFA_IFACE"), "", "  (the earlier step's binding is removed)");
 
+	/* A record the job wrote may name a variable twice: the apply that
+	 * left the job's value (the first record's digest is not of it) must
+	 * not then remove it as an earlier step's (the second's is). */
+	{
+		struct fake_env env = { 0 };
+		char record[128];
+
+		snprintf(record, sizeof(record), "FI_PROVIDER:00000000,FI_PROVIDER:%08x",
+			 efa_fnv1a32_str("efa"));
+		setvar(&env, "FI_PROVIDER", "efa");
+		setvar(&env, "SLURM_EFA_SET", record);
+		ok(!efa_env_apply(&plan, task, 4, &cfg, fake_get, fake_put, &env),
+		   "a record naming a variable twice");
+		is_str(fake_value(&env, "FI_PROVIDER"), "efa", "  the job's value kept, not removed");
+	}
+
 	/* After the shared part a task reads the record, its own variables
 	 * and those ForceEnv= lists, nothing else; a forced variable changed
 	 * since (by another plugin) is forced again, as by the whole apply. */

@@ -426,27 +426,31 @@ static void keep_record(struct apply *a, const char *at, size_t entry)
  */
 enum part { WHOLE, SHARED, TASK_AFTER_SHARED };
 
-/* Whether name (len bytes) is one the shared part decided: a plan entry's
- * or an entry's that is not per task. */
-static bool settled_by_shared(const struct efa_env_plan *plan, const struct efa_env_entry *task,
-			      size_t ntask, const char *name, size_t len)
+/* Whether name (len bytes) is a plan entry's or one of task's, and
+ * whether that one is per task. */
+static bool entry_named(const struct efa_env_plan *plan, const struct efa_env_entry *task,
+			size_t ntask, const char *name, size_t len, bool *per_task)
 {
+	*per_task = false;
 	for (size_t i = 0; plan && i < plan->n; i++)
 		if (!strncmp(plan->v[i].name, name, len) && !plan->v[i].name[len])
 			return true;
 	for (size_t i = 0; i < ntask; i++)
-		if (!task[i].per_task && !strncmp(task[i].name, name, len) && !task[i].name[len])
+		if (!strncmp(task[i].name, name, len) && !task[i].name[len]) {
+			*per_task = task[i].per_task;
 			return true;
+		}
 	return false;
 }
 
 /*
- * The records of owned_before that owned_now does not hold: a variable the
- * apply made no decision on, or left as the job changed it. The shared
- * part drops those it decided on and keeps the others for the tasks to
- * decide; a task removes what an earlier step set and this one does not
- * (unless the job changed it since), and after the shared part keeps the
- * records of what that part decided.
+ * The records of owned_before that owned_now does not hold: a variable no
+ * entry names, or one this apply or the shared part left as the job
+ * changed it (a record the job wrote may name one twice). A variable no
+ * entry names is an earlier step's: the shared part keeps its record for
+ * the tasks, a task removes it unless the job changed it since. Of those
+ * an entry names, a task after the shared part keeps the records of what
+ * that part decided; the others are dropped.
  */
 static int undecided_records(struct apply *a, enum part part, const struct efa_env_plan *plan,
 			     const struct efa_env_entry *task, size_t ntask)
@@ -456,11 +460,11 @@ static int undecided_records(struct apply *a, enum part part, const struct efa_e
 	int rc;
 
 	while ((at = next_undecided(a, &p, &entry, &len))) {
-		bool settled = part != WHOLE && settled_by_shared(plan, task, ntask, at, len);
+		bool per_task, named = entry_named(plan, task, ntask, at, len, &per_task);
 
-		if (part == SHARED ? !settled : settled)
+		if (named ? part == TASK_AFTER_SHARED && !per_task : part == SHARED)
 			keep_record(a, at, entry);
-		else if (part != SHARED && (rc = remove_if_ours(a, at, len)))
+		else if (!named && (rc = remove_if_ours(a, at, len)))
 			return rc;
 		if (a->failed)
 			return -1;
