@@ -21,31 +21,43 @@ static const char *const cmp_names[] = {
 	[EFA_CMP_GE] = ">=", [EFA_CMP_EQ] = "==", [EFA_CMP_NE] = "!=",
 };
 
-static void var_clear(struct efa_profile_var *v)
+/* Frees what p holds; its strings too unless they are in its set's block. */
+static void profile_clear(struct efa_profile *p, bool strings)
 {
-	free(v->name);
-	free(v->value);
-	for (size_t i = 0; i < v->nconds; i++) {
-		free(v->conds[i].component);
-		free(v->conds[i].version);
+	for (size_t i = 0; i < p->nvars; i++) {
+		struct efa_profile_var *v = &p->vars[i];
+
+		for (size_t j = 0; strings && j < v->nconds; j++) {
+			free(v->conds[j].component);
+			free(v->conds[j].version);
+		}
+		free(v->conds);
+		if (strings) {
+			free(v->name);
+			free(v->value);
+			free(v->where);
+		}
 	}
-	free(v->conds);
-	free(v->where);
+	free(p->vars);
+	for (size_t i = 0; strings && i < p->nexpect; i++)
+		free(p->expect[i].type);
+	free(p->expect);
+	if (strings) {
+		free(p->name);
+		efa_strv_free(p->match);
+		efa_strv_free(p->includes);
+		efa_strv_free(p->accelerators);
+	} else {
+		free(p->match);
+		free(p->includes);
+		free(p->accelerators);
+	}
+	memset(p, 0, sizeof(*p));
 }
 
 void efa_profile_clear(struct efa_profile *p)
 {
-	free(p->name);
-	efa_strv_free(p->match);
-	efa_strv_free(p->includes);
-	efa_strv_free(p->accelerators);
-	for (size_t i = 0; i < p->nvars; i++)
-		var_clear(&p->vars[i]);
-	free(p->vars);
-	for (size_t i = 0; i < p->nexpect; i++)
-		free(p->expect[i].type);
-	free(p->expect);
-	memset(p, 0, sizeof(*p));
+	profile_clear(p, true);
 }
 
 void efa_profiles_free(struct efa_profiles *set)
@@ -53,8 +65,9 @@ void efa_profiles_free(struct efa_profiles *set)
 	if (!set)
 		return;
 	for (size_t i = 0; i < set->n; i++)
-		efa_profile_clear(&set->v[i]);
+		profile_clear(&set->v[i], !set->strings);
 	free(set->v);
+	free(set->strings);
 	free(set);
 }
 
@@ -393,7 +406,7 @@ int efa_profiles_keep_matching(struct efa_profiles *set, const char *instance_ty
 	}
 	for (size_t i = 0; i < set->n; i++)
 		if (!keep[i])
-			efa_profile_clear(&set->v[i]);
+			profile_clear(&set->v[i], !set->strings);
 	free(set->v);
 	set->v = kept.v;
 	set->n = kept.n;

@@ -74,6 +74,9 @@ struct efa_profile {
 struct efa_profiles {
 	struct efa_profile *v;
 	size_t n;
+	/* A set decoded from the node cache holds its profiles' strings in
+	 * this one block; NULL: each is allocated on its own. */
+	char *strings;
 };
 
 /* Loads every *.profile in dir; errors name the file and line. */

@@ -21,16 +21,21 @@ void efa_node_free(struct efa_node *node)
 {
 	if (!node)
 		return;
-	free(node->instance_type);
-	for (size_t i = 0; i < node->nnics; i++) {
-		free(node->nics[i].name);
-		pci_clear(&node->nics[i].pci);
+	if (node->strings) {
+		free(node->stack.libdirs);	/* the list; its strings are in the block */
+		free(node->strings);
+	} else {
+		free(node->instance_type);
+		for (size_t i = 0; i < node->nnics; i++) {
+			free(node->nics[i].name);
+			pci_clear(&node->nics[i].pci);
+		}
+		for (size_t i = 0; i < node->naccels; i++)
+			pci_clear(&node->accels[i].pci);
+		efa_stack_clear(&node->stack);
 	}
 	free(node->nics);
-	for (size_t i = 0; i < node->naccels; i++)
-		pci_clear(&node->accels[i].pci);
 	free(node->accels);
-	efa_stack_clear(&node->stack);
 	free(node->closeness);
 	free(node);
 }

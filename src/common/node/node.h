@@ -68,6 +68,10 @@ struct efa_node {
 	enum efa_rdma_read rdma_read;	/* of its EFA devices (rdma.h) */
 	char rdma_read_why[384];
 	unsigned char *closeness;	/* naccels x nnics, see efa_bind_index() */
+	/* A node decoded from the node cache holds every string above in
+	 * this one block; NULL: each is allocated on its own. Either way
+	 * efa_node_free frees them; nothing else replaces one. */
+	char *strings;
 };
 
 /*

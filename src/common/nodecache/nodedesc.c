@@ -208,7 +208,26 @@ struct rd {
 	size_t left;
 	bool bad;		/* ran out, or a value out of range */
 	bool oom;
+	/* The block get_str copies the strings of what is decoded into
+	 * (strings_begin): every step decodes a node's description, and a
+	 * hundred and fifty allocations each and their frees cost more than
+	 * the rest of it. */
+	char *strings;
+	size_t used, cap;
 };
+
+/* A block for the strings decoded from here on: each takes its bytes and
+ * a NUL, no more than the length before them, so what is left of the
+ * payload bounds them all. NULL without memory. */
+static char *strings_begin(struct rd *r)
+{
+	r->used = 0;
+	r->cap = r->left + 1;
+	r->strings = malloc(r->cap);
+	if (!r->strings)
+		r->oom = r->bad = true;
+	return r->strings;
+}
 
 static void get(struct rd *r, void *out, size_t len)
 {
@@ -284,7 +303,8 @@ static const char *take_str(struct rd *r, bool required, uint32_t *len)
 	return at;
 }
 
-/* A string, or NULL for none; required: none is bad. */
+/* A string, or NULL for none; required: none is bad. It is in the
+ * current block, or allocated on its own when there is none. */
 static char *get_str(struct rd *r, bool required)
 {
 	uint32_t len;
@@ -293,8 +313,19 @@ static char *get_str(struct rd *r, bool required)
 
 	if (!at)
 		return NULL;
-	if (!(s = strndup(at, len)))
-		r->oom = r->bad = true;
+	if (!r->strings) {
+		if (!(s = strndup(at, len)))
+			r->oom = r->bad = true;
+		return s;
+	}
+	if ((size_t)len >= r->cap - r->used) {
+		r->bad = true;	/* cannot be: the block holds the payload */
+		return NULL;
+	}
+	s = r->strings + r->used;
+	memcpy(s, at, len);
+	s[len] = '\0';
+	r->used += (size_t)len + 1;
 	return s;
 }
 
@@ -351,6 +382,7 @@ static struct efa_node *get_node(struct rd *r)
 		r->oom = r->bad = true;
 		return NULL;
 	}
+	node->strings = strings_begin(r);
 	s = &node->stack;
 	node->instance_type = get_str(r, false);
 	node->instance_type_configured = get_bool(r);
@@ -459,8 +491,10 @@ static struct efa_profiles *get_profiles(struct rd *r)
 	struct efa_profiles *set = calloc(1, sizeof(*set));
 	size_t n = get_count(r, 28);
 
-	if (set)
+	if (set) {
+		set->strings = strings_begin(r);
 		set->v = calloc(n ? n : 1, sizeof(*set->v));
+	}
 	if (!set || !set->v) {
 		r->oom = r->bad = true;
 		return set;
@@ -520,12 +554,15 @@ int efa_nodedesc_decode(const char *buf, size_t len, struct efa_nodedesc *desc,
 	if (efa_fnv1a64_words(EFA_FNV1A64_SEED, (const unsigned char *)buf + HEADER_SIZE, payload) != sum)
 		return efa_error_set(err, "checksum mismatch");
 	r = (struct rd){ .p = (const unsigned char *)buf + HEADER_SIZE, .left = payload };
+	desc->strings = strings_begin(&r);	/* the key's strings */
 	get_key(&r, &desc->key);
 	desc->node = get_node(&r);
-	if (get_bool(&r))
+	if (get_bool(&r)) {
 		desc->profiles = get_profiles(&r);
-	else
+	} else {
+		r.strings = NULL;	/* rare: a string of its own */
 		desc->profiles_error = get_str(&r, true);
+	}
 	if (!r.bad && r.left)
 		r.bad = true;	/* bytes after the end */
 	if (r.bad) {
@@ -539,11 +576,14 @@ void efa_nodedesc_clear(struct efa_nodedesc *desc)
 {
 	struct efa_nodedesc_key *k = &desc->key;
 
-	free(k->boot_id);
-	free(k->instance_type);
-	free(k->profile_dir);
-	for (size_t i = 0; i < k->nstamps; i++)
-		free(k->stamps[i].path);
+	if (!desc->strings) {
+		free(k->boot_id);
+		free(k->instance_type);
+		free(k->profile_dir);
+		for (size_t i = 0; i < k->nstamps; i++)
+			free(k->stamps[i].path);
+	}
+	free(desc->strings);
 	free(k->stamps);
 	efa_node_free(desc->node);
 	efa_profiles_free(desc->profiles);

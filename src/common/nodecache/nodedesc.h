@@ -50,6 +50,10 @@ struct efa_nodedesc_key {
 };
 
 struct efa_nodedesc {
+	/* Decoded: the key's strings are in this one block (the node's and
+	 * the profiles' in blocks of their own); NULL: each is allocated on
+	 * its own. */
+	char *strings;
 	struct efa_nodedesc_key key;
 	struct efa_node *node;
 	struct efa_profiles *profiles;	/* those the node uses (nodecache.h);
