@@ -152,6 +152,7 @@ if [ -x "$hangfs" ] && [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && command -v fuse
 	mkdir -p "$tmp/fsx"
 	"$hangfs" "$tmp/fsx" "$tmp/hang.gate" 2>/dev/null &
 	hang_pid=$!
+	bg_track "$hang_pid"
 	for _ in $(seq 50); do [ -d "$tmp/fsx/ckpt" ] && break; sleep 0.1; done
 	cat >"$tmp/fs.conf" <<EOC
 ProfileDir=$top_srcdir/etc/profiles
@@ -179,7 +180,8 @@ EOC
 		"  --partition big --json: its root, in the JSON"
 	rm -f "$tmp/hang.gate"
 	fusermount3 -u "$tmp/fsx" 2>/dev/null || umount -l "$tmp/fsx" 2>/dev/null || true
-	kill "$hang_pid" 2>/dev/null || true
+	# (Unmounted, it ends on its own: its pid may be another's by now.)
+	bg_kill "$hang_pid" || true
 	wait "$hang_pid" 2>/dev/null || true
 else
 	tap_n=$((tap_n + 1))

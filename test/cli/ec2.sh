@@ -91,7 +91,7 @@ conf "ZoneSource=ec2" "TopologySource=ec2" "Topology=tree" "TopologyFile=$tmp/to
 : >"$tmp/ec2.log"
 "$efa" sync --interval 1 --config "$tmp/efa.conf" 2>"$tmp/daemon.log" &
 daemon=$!
-pids+=("$daemon")
+bg_track "$daemon"
 for _ in $(seq 50); do grep -q "wrote $tmp/snapshot.json" "$tmp/daemon.log" && break; sleep 0.1; done
 echo "i-0bbbbbbbbbbbbbb05 10.0.0.5 us-west-2a p5.48xlarge nn-dddd4444,nn-eeee5555,nn-ffff6666" >>"$tmp/instances"
 for f in "$tmp"/rest/v0.0.4*/nodes.json; do
@@ -100,7 +100,7 @@ for f in "$tmp"/rest/v0.0.4*/nodes.json; do
 done
 for _ in $(seq 50); do grep -q "n4: .* -> .*\|nodes moved" "$tmp/daemon.log" && break; sleep 0.1; done
 sleep 1.5
-kill "$daemon"
+bg_kill "$daemon"
 wait "$daemon" 2>/dev/null || true
 like "$(cat "$tmp/daemon.log")" "topology: wrote $tmp/topology\.conf.*nodes moved: 1 \(n4: us-west-2b-nolayers -> nn-ffff6666\)" \
 	"a new instance for n4: sync moves it as EC2 says"
@@ -233,11 +233,11 @@ sed -i "s|^Ec2Endpoint=.*|Ec2Endpoint=$deep_ec2|" "$tmp/efa.conf"
 : >"$tmp/deep/daemon.log"
 "$efa" sync --interval 1 --config "$tmp/efa.conf" 2>"$tmp/deep/daemon.log" &
 daemon=$!
-pids+=("$daemon")
+bg_track "$daemon"
 for _ in $(seq 50); do grep -q "topology: wrote" "$tmp/deep/daemon.log" && break; sleep 0.1; done
 echo "i-0ccccccccccccccc1 10.0.0.1 us-west-2a p5.48xlarge nn-t1,nn-s2,nn-l2" >"$tmp/deep/instances"
 for _ in $(seq 80); do grep -q "nodes moved" "$tmp/deep/daemon.log" && break; sleep 0.1; done
-kill "$daemon"
+bg_kill "$daemon"
 wait "$daemon" 2>/dev/null || true
 like "$(cat "$tmp/deep/daemon.log")" "nodes moved: 1 \(n1: nn-l1 -> nn-l2\)" \
 	"Ec2MaxAge=2: the instance is asked about again, and its new layers move n1"

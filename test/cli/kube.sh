@@ -87,7 +87,7 @@ conf "ZoneSource=kubernetes"
 rm -f "$tmp/snapshot.json"
 "$efa" sync --interval 1 --config "$tmp/efa.conf" 2>"$tmp/daemon.log" &
 daemon=$!
-pids+=("$daemon")
+bg_track "$daemon"
 for _ in $(seq 50); do [ -s "$tmp/snapshot.json" ] && break; sleep 0.1; done
 printf 'service-account-token-2\n' >"$tmp/kube-accepts"
 sleep 1.5
@@ -98,7 +98,7 @@ printf 'service-account-token-2\n' >"$tmp/sa-token.new"
 mv "$tmp/sa-token.new" "$tmp/sa-token"
 : >"$tmp/daemon.log"
 sleep 2.5
-kill "$daemon"
+bg_kill "$daemon"
 wait "$daemon" 2>/dev/null || true
 unlike "$(cat "$tmp/daemon.log")" "HTTP 401" "  the renewed token is read without a restart"
 like "$(cat "$tmp/daemon.log")" "wrote $tmp/snapshot.json" "  and snapshots are written again"
@@ -130,7 +130,7 @@ broken_kube() {	# broken_kube ENV=VALUE...: a stand-in with those settings; sets
 	rm -f "$tmp/broken.port" "$tmp/broken.log"
 	env "$@" "$fakekube" 60 "$fixtures/kube" "$tmp/ca.pem" "$tmp/key.pem" "$tmp/kube-accepts" \
 		>"$tmp/broken.port" 2>"$tmp/broken.log" &
-	pids+=($!)
+	bg_track $!
 	for _ in $(seq 50); do [ -s "$tmp/broken.port" ] && break; sleep 0.1; done
 	kube_broken=https://127.0.0.1:$(head -n 1 "$tmp/broken.port")
 	conf "ZoneSource=kubernetes"
@@ -173,7 +173,7 @@ conf "ZoneSource=kubernetes"
 sed -i "s|^KubernetesURL=.*|KubernetesURL=https://127.0.0.1:$port|" "$tmp/efa.conf"
 "$efa" sync --interval 1 --config "$tmp/efa.conf" 2>"$tmp/daemon.log" &
 daemon=$!
-pids+=("$daemon")
+bg_track "$daemon"
 for _ in $(seq 50); do [ -s "$tmp/snapshot.json" ] && break; sleep 0.1; done
 good=$(zones_of)
 jq '.items += [range(5; 20) | {metadata: {name: "slurm-worker-n-\(.)", namespace: "slurm",
@@ -182,7 +182,7 @@ jq '.items += [range(5; 20) | {metadata: {name: "slurm-worker-n-\(.)", namespace
 mv "$tmp/grow/pods.json.new" "$tmp/grow/pods.json"
 for _ in $(seq 50); do grep -q "paging does not advance" "$tmp/daemon.log" && break; sleep 0.1; done
 sleep 1.2
-kill "$daemon"
+bg_kill "$daemon"
 wait "$daemon" 2>/dev/null || true
 is "$good" "n1=us-west-2b n2=us-west-2a n3=us-west-2a n4=us-west-2b" "a daemon wrote a snapshot while the pods fit one page"
 like "$(cat "$tmp/daemon.log")" "GET /api/v1/namespaces/slurm/pods with the continue token it was sent .*: its paging does not advance; the list is abandoned; keeping the last good snapshot $tmp/snapshot.json" \

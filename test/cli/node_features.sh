@@ -18,6 +18,7 @@ start_fake() {	# start_fake MODE ZONE TYPE -> $url; requests logged in $tmp/MODE
 
 start_fake ok us-west-2a p5.48xlarge
 ok_url=$url
+ok_pid=$server_pid
 run "$efa" node-features --imds "$ok_url" --root "$fixtures/p5.48xlarge"
 is "$rc" 0 "p5 with the metadata service: exit 0"
 is "$out" "az-us-west-2a,efa,p5.48xlarge" "  zone, efa and instance type, comma-separated"
@@ -48,8 +49,8 @@ is "$out" "k8s-az-us-west-2a,efa,p5e.48xlarge" "ZoneFeaturePrefix= and InstanceT
 
 # Nothing listening: what the node has, and stderr says what is missing.
 port=${ok_url##*:}
-kill "${pids[0]}"
-wait "${pids[0]}" 2>/dev/null || true
+bg_kill "$ok_pid"
+wait "$ok_pid" 2>/dev/null || true
 timed "$efa" node-features --imds "http://127.0.0.1:$port" --root "$fixtures/p5.48xlarge"
 is "$rc" 1 "no metadata service: exit 1"
 like "$out" "^efa,p5\.48xlarge$" "  still prints efa and the DMI instance type"

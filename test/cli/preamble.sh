@@ -2,7 +2,7 @@
 # What every CLI test starts with (bash, sourced after set -euo pipefail):
 # the TAP helpers, the slurm-efa under test ($efa), the fixtures
 # ($fixtures), a scratch directory ($tmp) removed at exit with every
-# stand-in server whose pid is in $pids (start_server in tap.sh).
+# stand-in server still running (start_server and bg_track in tap.sh).
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 # shellcheck source=../lib/tap.sh
@@ -11,10 +11,8 @@ top_builddir=${top_builddir:-$top_srcdir}
 efa=$top_builddir/slurm-efa
 fixtures=$top_builddir/test/fixtures
 tmp=$(mktemp -d)
-pids=()
 cli_test_cleanup() {
-	local p
-	for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
+	bg_kill_all
 	rm -rf "$tmp"
 }
 trap cli_test_cleanup EXIT

@@ -19,6 +19,7 @@ start_fake() {	# start_fake MODE -> $port
 }
 
 start_fake hang
+hang_pid=$server_pid
 timed "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$port" --timeout 1000
 is "$rc" 1 "a server that never answers: exit 1"
 like "$out" "no complete answer from slurmrestd at http://127\.0\.0\.1:$port .* within 1000 ms" "  a timeout, named"
@@ -38,8 +39,8 @@ start_fake status500
 run "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$port"
 like "$out" "answered HTTP 500" "an HTTP 500 is reported as such"
 
-kill "${pids[0]}"
-wait "${pids[0]}" 2>/dev/null || true
+bg_kill "$hang_pid"
+wait "$hang_pid" 2>/dev/null || true
 start_port=$(cat "$tmp/hang.port")
 timed "$efa" zones "${auth[@]}" --url "http://127.0.0.1:$start_port" --timeout 3000
 is "$rc" 1 "nothing listening: exit 1"
@@ -51,7 +52,7 @@ if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/c
 	-days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
 	openssl s_server -accept 127.0.0.1:0 -cert "$tmp/cert.pem" -key "$tmp/key.pem" -www \
 		>"$tmp/tls.out" 2>&1 </dev/null &
-	pids+=($!)
+	bg_track $!
 	for _ in $(seq 50); do grep -q '^ACCEPT' "$tmp/tls.out" && break; sleep 0.1; done
 	tls_url=https://127.0.0.1:$(sed -n 's/^ACCEPT .*:\([0-9]*\)$/\1/p' "$tmp/tls.out")
 	run "$efa" zones --url "$tls_url"

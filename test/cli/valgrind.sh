@@ -17,8 +17,7 @@ if ! command -v valgrind >/dev/null; then
 	exit 0
 fi
 tmp=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+trap 'bg_kill_all; rm -rf "$tmp"' EXIT
 export SLURM_EFA_CONF=$tmp/efa.conf
 printf '%s\n' "ProfileDir=$top_srcdir/etc/profiles" "Snapshot=$tmp/snapshot.json" \
 	"PartitionName=gpu CheckpointRoot=/fsx/ckpt" >"$SLURM_EFA_CONF"
@@ -36,7 +35,7 @@ memcheck "a bad option" "$efa" env --root
 memcheck "zones without slurmrestd" "$efa" zones --url "unix:$tmp/none.sock"
 memcheck "sync --once without slurmrestd" "$efa" sync --once --url "unix:$tmp/none.sock"
 "$top_builddir/test/standins/fakerest" garbage 60 >"$tmp/port" &
-pids+=($!)
+bg_track $!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 memcheck "zones against garbage" "$efa" zones --url "http://127.0.0.1:$(cat "$tmp/port")"
 printf '#!/bin/bash\ntrue\n' >"$tmp/job.sh"

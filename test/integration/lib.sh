@@ -108,6 +108,12 @@ job_log() {	# job_log JOBID
 restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	local pid cmd=() envv=() _
 	pid=$(cat "$1")
+	# A pid file outlives its daemon, and its pid may be another
+	# process's by now: only one marked as this cluster's is restarted.
+	if ! grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null; then
+		diag "restart_daemon: $1 names $pid, no process of this cluster"
+		return 1
+	fi
 	shift
 	if [ -n "${RESTART_FROM:-}" ]; then
 		mapfile -d '' -t cmd <"$RESTART_FROM/cmdline"
@@ -181,12 +187,13 @@ hangfs_mount() {	# hangfs_mount DIR (sets hang_pid)
 	mkdir -p "$1"
 	"$top_builddir/test/standins/hangfs" "$1" "$HANGFS_GATE" >>"$SLURM_EFA_CLUSTER/hangfs.log" 2>&1 &
 	hang_pid=$!
+	bg_track "$hang_pid"
 	for _ in $(seq 50); do [ -d "$1/ckpt" ] && break; sleep 0.1; done
 }
 hangfs_umount() {	# hangfs_umount DIR
 	rm -f "$HANGFS_GATE"
 	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
-	kill "$hang_pid" 2>/dev/null || true
+	bg_kill "$hang_pid" || true
 	wait "$hang_pid" 2>/dev/null || true
 }
 
@@ -273,6 +280,7 @@ kube_api_start() {	# kube_api_start DIR
 	SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/test/standins/fakekube" 900 "$dir/api" \
 		"$dir/ca.pem" "$dir/key.pem" "$dir/token" >"$dir/port" 2>"$dir/requests.log" &
 	kube_pid=$!
+	bg_track "$kube_pid"
 	for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
 	kube_url=https://127.0.0.1:$(cat "$dir/port")
 }

@@ -87,7 +87,8 @@ harness_stopped() {	# harness_stopped STATUS
 # passes on to the command it runs.
 stop_jobs() {
 	local pids
-	pids=$(jobs -p)
+	# (Running ones only: a job bash has reaped may have its pid reused.)
+	pids=$(jobs -pr)
 	[ -n "$pids" ] || return 0
 	# shellcheck disable=SC2086 # one pid a word
 	kill $pids 2>/dev/null || true
@@ -152,6 +153,12 @@ export LUA_PATH="$SLURM_EFA_LUA_DIR/?.lua;;" LUA_CPATH="$top_builddir/.libs/?.so
 mkdir -p "$SLURM_EFA_CLUSTER/out"
 chmod 1777 "$SLURM_EFA_CLUSTER/out"
 
+# How each slurmd was started (test/cluster/node keep), so that one found
+# gone between two test files is started again as it was.
+for n in n1 n2 n3 n4; do
+	"$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" keep "$n"
+done
+
 # Each node's hardware, for plugstack lines with root=$ROOTS/%n.
 FIXTURES=$top_builddir/test/fixtures
 ROOTS=$SLURM_EFA_CLUSTER/roots
@@ -189,6 +196,33 @@ if [ -n "$accounting_missing" ]; then
 	echo "# accounting: not tested: $accounting_missing"
 fi
 
+# A daemon of the cluster that a test file left stopped, or that something
+# no test meant stopped (a crash; a signal meant for a process whose pid it
+# now has) fails a check of its own, with the end of its log; a slurmd is
+# started again as it was, so that the files after it still test what they
+# are about instead of failing for want of a node.
+cluster_pid() {	# cluster_pid PIDFILE: true while it names a process of this cluster
+	local pid
+	pid=$(cat "$1" 2>/dev/null) || return 1
+	grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null
+}
+daemons_after() {	# daemons_after TEST
+	local d gone=() revived
+	for d in slurmctld slurmd-n1 slurmd-n2 slurmd-n3 slurmd-n4; do
+		cluster_pid "$SLURM_EFA_CLUSTER/run/$d.pid" || gone+=("$d")
+	done
+	ok "${#gone[@]}" "slurmctld and every slurmd still run after $1${gone[*]:+ (not: ${gone[*]})}"
+	for d in ${gone[@]+"${gone[@]}"}; do
+		diag "$d is not running; the end of its log:"$'\n'"$(tail -n 8 "$SLURM_EFA_CLUSTER/log/$d.log" 2>&1)"
+		[ "$d" != slurmctld ] || continue
+		if revived=$("$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" revive "${d#slurmd-}" 2>&1); then
+			diag "$d started again, as it was"
+		else
+			diag "$d did not start again: $revived"
+		fi
+	done
+}
+
 # SLURM_EFA_TESTS="t_env.sh t_bind.sh" runs only those (for development).
 for t in "$top_srcdir"/test/integration/t_*.sh; do
 	t_name=$(basename "$t")
@@ -214,6 +248,7 @@ for t in "$top_srcdir"/test/integration/t_*.sh; do
 	# shellcheck source=/dev/null
 	. "$t"
 	echo "# $t_name took $((SECONDS - t_start)) s"
+	daemons_after "$t_name"
 	if [ "$t_name" = t_container.sh ]; then
 		containers "pyxis $SLURM_EFA_PYXIS_VERSION + enroot $SLURM_EFA_ENROOT_VERSION: $((tap_n - t_checks)) checks"
 	fi

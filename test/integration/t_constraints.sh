@@ -16,6 +16,7 @@ write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$sync_dir/snapshot.js
 chmod 644 "$EFA_CONF"
 runuser -u "$SLURMRESTD_USER" -- "$efa" sync --interval 5 --config "$EFA_CONF" 2>"$sync_dir/sync.log" &
 sync_pid=$!
+bg_track "$sync_pid"
 for _ in $(seq 50); do
 	[ -s "$sync_dir/snapshot.json" ] && break
 	sleep 0.2
@@ -139,7 +140,7 @@ while IFS=$'\t' read -r c policy r1 r2 note; do
 done <"$table"
 ok $((rows < 50)) "the table's $rows rows were checked"
 
-kill "$sync_pid"
+bg_kill "$sync_pid"
 wait "$sync_pid" 2>/dev/null || true
 scontrol delete partitionname=span
 scontrol delete partitionname=whole

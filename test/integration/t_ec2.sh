@@ -51,6 +51,7 @@ echo "AKIAFAKEKEY000000001 fake+secret/key" >"$ec2_dir/credentials"
 SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/test/standins/fakeec2" 900 us-west-2 \
 	"$ec2_dir/credentials" "$ec2_dir/instances" >"$ec2_dir/port" 2>"$ec2_dir/requests.log" &
 ec2_pid=$!
+bg_track "$ec2_pid"
 for _ in $(seq 50); do [ -s "$ec2_dir/port" ] && break; sleep 0.1; done
 scontrol token username=root lifespan=900 >"$ec2_dir/root.jwt"
 chmod 600 "$ec2_dir/root.jwt"
@@ -91,7 +92,7 @@ else
 	unlike "$out" "features: updated" "the next sync finds nothing to update"
 fi
 
-kill "$ec2_pid" 2>/dev/null || true
+bg_kill "$ec2_pid" || true
 wait "$ec2_pid" 2>/dev/null || true
 node_addrs 127.0.0.1 127.0.0.1 127.0.0.1 127.0.0.1
 is "$(features_of)" "n1 az-us-west-2a,efa n2 az-us-west-2a,efa n3 az-us-west-2b,efa n4 az-us-west-2b,efa" \

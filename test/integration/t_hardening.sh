@@ -18,6 +18,7 @@ start_rest() {
 		SLURM_EFA_CLUSTER_DAEMON="$SLURM_EFA_CLUSTER" \
 		slurmrestd -s "$SLURMRESTD_PLUGIN" -a rest_auth/local "unix:$sock" >>"$hard/slurmrestd.log" 2>&1 &
 	rest_pid=$!
+	bg_track "$rest_pid"
 	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 }
 start_rest
@@ -25,6 +26,7 @@ printf '%s\n' "RestURL=unix:$sock" "Snapshot=$hard/snapshot.json" >"$hard/efa.co
 chmod 644 "$hard/efa.conf"
 "${as_rest[@]}" "$efa" sync --interval 1 --config "$hard/efa.conf" 2>"$hard/sync.log" &
 sync_pid=$!
+bg_track "$sync_pid"
 for _ in $(seq 50); do [ -s "$hard/snapshot.json" ] && break; sleep 0.1; done
 
 # A reader checking every 10 ms while slurmrestd dies and comes back.
@@ -37,8 +39,9 @@ for _ in $(seq 50); do [ -s "$hard/snapshot.json" ] && break; sleep 0.1; done
 	echo "$bad" >"$hard/reader.bad"
 ) &
 reader_pid=$!
+bg_track "$reader_pid"
 sleep 1.5
-kill "$rest_pid"
+bg_kill "$rest_pid"
 wait "$rest_pid" 2>/dev/null || true
 sleep 2.5
 start_rest
@@ -50,7 +53,7 @@ wait "$reader_pid"
 is "$(cat "$hard/reader.bad")" 0 "a reader checking every 10 ms never saw a partial or broken snapshot"
 like "$(cat "$hard/sync.log")" "cannot connect to slurmrestd.*keeping the last good snapshot" \
 	"sync says it keeps the last good snapshot while slurmrestd is down"
-ok "$(kill -0 "$sync_pid"; echo $?)" "sync is still running (it needed no restart)"
+ok "$(bg_alive "$sync_pid"; echo $?)" "sync is still running (it needed no restart)"
 ok "$([ "$(grep -c 'wrote' "$hard/sync.log")" -ge 2 ]; echo $?)" "  and writes again once slurmrestd is back"
 
 # A snapshot directory sync cannot write: the old file stays, said once a
@@ -68,7 +71,7 @@ chmod 555 "$hard"
 run "${as_rest[@]}" "$efa" sync --once --config "$hard/efa.conf"
 chmod 755 "$hard"
 is "$rc" 1 "  sync --once exits 1 there"
-kill "$sync_pid"
+bg_kill "$sync_pid"
 wait "$sync_pid" 2>/dev/null || true
 
 # A full disk: a small tmpfs holding the snapshot, filled up behind sync.
@@ -79,6 +82,7 @@ if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$full"; then
 	printf '%s\n' "RestURL=unix:$sock" "Snapshot=$full/snapshot.json" >"$hard/full.conf"
 	"${as_rest[@]}" "$efa" sync --interval 1 --config "$hard/full.conf" 2>"$hard/full.log" &
 	sync_pid=$!
+	bg_track "$sync_pid"
 	for _ in $(seq 50); do [ -s "$full/snapshot.json" ] && break; sleep 0.1; done
 	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true
 	# Compared from its first failure on, as above.
@@ -96,13 +100,13 @@ if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$full"; then
 	for _ in $(seq 30); do cmp -s "$full/snapshot.json" "$hard/full-before.json" || break; sleep 0.2; done
 	ok "$(cmp -s "$full/snapshot.json" "$hard/full-before.json"; [ $? -eq 1 ]; echo $?)" \
 		"  once there is room, sync writes again by itself"
-	kill "$sync_pid"
+	bg_kill "$sync_pid"
 	wait "$sync_pid" 2>/dev/null || true
 	umount "$full"
 else
 	ok 1 "a tmpfs for the full-disk test can be mounted (needs root with CAP_SYS_ADMIN)"
 fi
-kill "$rest_pid"
+bg_kill "$rest_pid"
 wait "$rest_pid" 2>/dev/null || true
 
 # A burst of submissions through the bridge; slurmctld stays responsive.
@@ -118,6 +122,7 @@ is "$rc" 0 "a fresh snapshot for the burst"
 	echo "$slow" >"$hard/ping.slow"
 ) &
 ping_pid=$!
+bg_track "$ping_pid"
 accepted=0
 refused=0
 for i in $(seq 200); do

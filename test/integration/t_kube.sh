@@ -66,7 +66,7 @@ else
 		"WriteFeatures=yes as a user who may not update nodes: said, with what to do"
 	scontrol update NodeName=n3 AvailableFeatures=az-us-west-2b,efa ActiveFeatures=az-us-west-2b,efa
 fi
-kill "$kube_pid" 2>/dev/null || true
+bg_kill "$kube_pid" || true
 wait "$kube_pid" 2>/dev/null || true
 is "$(features_of)" "n1 az-us-west-2a,efa n2 az-us-west-2a,efa n3 az-us-west-2b,efa n4 az-us-west-2b,efa" \
 	"the nodes' features of slurm.conf are back"

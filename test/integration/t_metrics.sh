@@ -100,6 +100,7 @@ port=$(($(cat "$SLURM_EFA_CLUSTER/run/base-port") + 8))
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
 	--collector.textfile --collector.textfile.directory="$mdir" >"$metrics/node_exporter.log" 2>&1 &
 exporter=$!
+bg_track "$exporter"
 scraped=""
 for _ in $(seq 50); do
 	scraped=$(curl -sf "http://127.0.0.1:$port/metrics") && break
@@ -108,7 +109,7 @@ done
 like "$scraped" "slurm_efa_job_tx_bytes_total\{job_id=\"$job\",node=\"n2\",partition=\"gpu\",user=\"root\"\} 10000" \
 	"node_exporter serves a job's bytes from the node's file"
 is "$(grep -c '^node_textfile_scrape_error 0$' <<<"$scraped")" 1 "  and reads every file without an error"
-kill "$exporter"
+bg_kill "$exporter"
 wait "$exporter" 2>/dev/null || true
 
 # Bad input: counter files that are not numbers, or that go back (a driver

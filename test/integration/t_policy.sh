@@ -17,6 +17,7 @@ policy_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 runuser -u "$SLURMRESTD_USER" -- "$efa" sync --interval 1 --config "$EFA_CONF" 2>"$sync_dir/sync.log" &
 sync_pid=$!
+bg_track "$sync_pid"
 for _ in $(seq 50); do
 	[ -s "$sync_dir/snapshot.json" ] && break
 	sleep 0.2
@@ -89,7 +90,7 @@ is "$rc" 1 "a slurmrestd submission the bridge refuses fails"
 like "$out" "slurm-efa submit: job refused: Slurm:" "  with Slurm's error"
 
 # The snapshot goes stale when sync stops.
-kill "$sync_pid"
+bg_kill "$sync_pid"
 wait "$sync_pid" 2>/dev/null || true
 like "$(cat "$sync_dir/sync.log")" "wrote $sync_dir/snapshot.json: 4 nodes" "sync wrote the snapshot"
 policy_conf 1 accept

@@ -41,6 +41,7 @@ install -m 600 "$rest_home/bad.jwt" "$rest_home/renewed.jwt"
 "$efa" sync --interval 1 --config "$rest_conf" --url "$SLURMRESTD_URL" --user root \
 	--token-file "$rest_home/renewed.jwt" --snapshot "$rest_home/renewed.json" 2>"$rest_home/renewed.log" &
 renew_pid=$!
+bg_track "$renew_pid"
 sleep 2.5
 ok "$([ ! -e "$rest_home/renewed.json" ]; echo $?)" "sync --interval 1 with a rejected token writes no snapshot"
 like "$(cat "$rest_home/renewed.log")" "renew it with scontrol token username=root" "  and says to renew the token"
@@ -49,8 +50,8 @@ scontrol token username=root lifespan=300 >"$rest_home/renewed.jwt.new"
 mv "$rest_home/renewed.jwt.new" "$rest_home/renewed.jwt"
 for _ in $(seq 50); do [ -s "$rest_home/renewed.json" ] && break; sleep 0.2; done
 ok "$([ -s "$rest_home/renewed.json" ]; echo $?)" "  once the token is renewed in its file, sync writes it, with no restart"
-ok "$(kill -0 "$renew_pid"; echo $?)" "  (the same sync process)"
-kill "$renew_pid"
+ok "$(bg_alive "$renew_pid"; echo $?)" "  (the same sync process)"
+bg_kill "$renew_pid"
 wait "$renew_pid" 2>/dev/null || true
 unlike "$(cat "$rest_home/renewed.log")" "not-a-token|$(cut -c1-40 "$rest_home/renewed.jwt" | sed 's/^SLURM_JWT=//')" \
 	"  its log holds neither token"
@@ -75,8 +76,9 @@ scontrol update nodename=n4 state=resume
 before=$(jq .generated "$snapshot")
 "${as_rest[@]}" "$efa" sync --interval 1 --config "$rest_conf" 2>"$rest_home/sync.log" &
 sync_pid=$!
+bg_track "$sync_pid"
 sleep 4.5
-kill "$sync_pid"
+bg_kill "$sync_pid"
 wait "$sync_pid" 2>/dev/null || true
 like "$(cat "$rest_home/sync.log")" "nodes unchanged since [0-9]+ \(conditional request answered 304\)" \
 	"sync --interval 1 uses conditional requests on an idle cluster"
@@ -206,12 +208,13 @@ for api in $SLURMRESTD_APIS; do
 	"${as_rest[@]}" "$efa" sync --interval 1 --config "$rest_conf" --api-version "$api" \
 		--snapshot "$rest_home/pinned.json" 2>"$rest_home/pinned.log" &
 	pinned_pid=$!
+	bg_track "$pinned_pid"
 	# Nodes settle a few seconds after a job ends; then answers are 304.
 	for _ in $(seq 50); do
 		grep -q "answered 304" "$rest_home/pinned.log" && break
 		sleep 0.2
 	done
-	kill "$pinned_pid"
+	bg_kill "$pinned_pid"
 	wait "$pinned_pid" 2>/dev/null || true
 	is "$(jq -r .api_version "$rest_home/pinned.json" 2>/dev/null)" "$api" "  sync --interval over the unix socket too"
 	like "$(cat "$rest_home/pinned.log")" "nodes unchanged since [0-9]+ \(conditional request answered 304\)" \

@@ -82,6 +82,7 @@ set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER "$top_builddir/slurm-efa" sync --interval 1 \
 	--config "$EFA_CONF" >"$slinky/sync.log" 2>&1 &
 sync_pid=$!
+bg_track "$sync_pid"
 until_up 20 sh -c "sinfo -h -n p5-2 -o %b | grep -q az-us-west-2b" || true
 is "$(p5_features)" "p5-1 p5,efa,az-us-west-2a p5-2 p5,efa,az-us-west-2b" \
 	"sync wrote each pod's zone from Kubernetes into its node's features"
@@ -132,11 +133,11 @@ like "$out" "efa: no Availability Zone in partition p5 has 3 usable nodes" \
 	"  and the bridge refuses a 3-node --efa job at submission"
 is "$(sinfo -h -t drain,down,fail -o %N | paste -sd ' ')" "" "no node was drained or set down on the way"
 
-kill "$sync_pid" 2>/dev/null || true
+bg_kill "$sync_pid" || true
 wait "$sync_pid" 2>/dev/null || true
 pod_down p5-1
 pod_down p5-2
-kill "$kube_pid" 2>/dev/null || true
+bg_kill "$kube_pid" || true
 wait "$kube_pid" 2>/dev/null || true
 cp "$slinky/slurm.conf.orig" "$SLURM_CONF"
 printf '%s\n' "$TOPOLOGY_DEFAULT" >"$slurm_topo"

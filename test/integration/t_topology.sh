@@ -90,6 +90,7 @@ reconfigure
 topo_conf
 "$efa" sync --interval 1 --config "$EFA_CONF" 2>"$sync_log" &
 sync_pid=$!
+bg_track "$sync_pid"
 until_true grep -q leafa "$topo_file"
 run cat "$topo_file"
 like "$out" "^SwitchName=us-west-2a Switches=core1$" "sync wrote topology.conf: the zone's switch on top"
@@ -133,7 +134,7 @@ is "$idle" "$other" "  the other leaf idle"
 sleep 2
 is "$(grep -c 'topology: wrote' "$sync_log")" 2 "jobs starting and ending change states, not the tree: no rewrite"
 is "$(grep -c 'TopologyReload' "$sync_log")" 2 "  and no reload"
-kill "$sync_pid"
+bg_kill "$sync_pid"
 wait "$sync_pid" 2>/dev/null || true
 
 run "$efa" topo --cluster --config "$EFA_CONF"
@@ -381,7 +382,7 @@ if kube_api_start "$topo_dir/kube"; then
 		run "$efa" sync --once --config "$EFA_CONF"
 		unlike "$out" "features: updated|TopologyReload" "  the next sync --once finds nothing to write or reload"
 	fi
-	kill "$kube_pid" 2>/dev/null || true
+	bg_kill "$kube_pid" || true
 	wait "$kube_pid" 2>/dev/null || true
 else
 	ok 1 "test/standins/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"

@@ -82,9 +82,51 @@ timed() {	# timed CMD...: $out, $rc and $ms
 	ms=$(((t1 - t0) / 1000000))
 }
 
+# The processes a test started in the background, each pid with the time
+# its process started. The kernel hands a pid out again once its process
+# is gone, within a minute on a busy machine whose pid_max is 32768, so a
+# root `kill` of a server a test had stopped already can reach whatever has
+# that pid now: a slurmd of the cluster tested beside it, which then shuts
+# down. A signal goes only to the process that was started.
+declare -A bg_started=()
+
+# The start time of process PID (clock ticks after boot, field 22 of
+# /proc/PID/stat, read after the command name, which may hold spaces and
+# parentheses); nothing when there is no such process.
+proc_start_time() {	# proc_start_time PID
+	local stat fields
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	read -r -a fields <<<"${stat##*) }"
+	echo "${fields[19]:-}"
+}
+
+bg_track() {	# bg_track PID: right after starting PID with &
+	bg_started[$1]=$(proc_start_time "$1")
+}
+
+# 0 while PID is the process bg_track saw (a zombie still is).
+bg_alive() {	# bg_alive PID
+	local start
+	start=$(proc_start_time "$1")
+	[ -n "$start" ] && [ "$start" = "${bg_started[$1]:-}" ]
+}
+
+# Sends SIGNAL (TERM) to PID while it is the process bg_track saw; 1 when
+# that process is gone (its pid free or another's).
+bg_kill() {	# bg_kill PID [SIGNAL]
+	bg_alive "$1" && kill -s "${2:-TERM}" "$1" 2>/dev/null
+}
+
+bg_kill_all() {	# every process bg_track saw that is still there
+	local p
+	for p in "${!bg_started[@]}"; do
+		bg_kill "$p" || true
+	done
+}
+
 # Starts a stand-in server (test/standins/fake*) in the background, which prints
-# the port it listens on first; sets $port and adds its pid to the array
-# $pids (the caller kills them). Redirect stderr on the call to keep its log.
+# the port it listens on first; sets $port and $server_pid (bg_track'ed:
+# bg_kill_all stops it). Redirect stderr on the call to keep its log.
 start_server() {	# start_server PORTFILE CMD...
 	local file=$1
 	shift
@@ -92,7 +134,8 @@ start_server() {	# start_server PORTFILE CMD...
 	# truncates it.
 	rm -f "$file"
 	"$@" >"$file" &
-	pids+=($!)
+	server_pid=$!
+	bg_track "$server_pid"
 	for _ in $(seq 50); do
 		[ -s "$file" ] && break
 		sleep 0.1
