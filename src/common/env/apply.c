@@ -292,26 +292,39 @@ static bool still_ours(enum recorded r, const char *recorded_digest, const char 
 }
 
 
-static void record_add(struct apply *a, const char *name, const char *digest)
+/*
+ * Appends a record to owned_now, after a comma when it holds one already:
+ * len bytes of at and, with a digest, ':' and the digest. Too many to
+ * record is harmless: those stay as user values.
+ */
+static void owned_append(struct apply *a, const char *at, size_t len, const char *digest)
 {
-	size_t nlen = strlen(name), sep = a->owned_len ? 1 : 0;
-	size_t len = a->owned_len + sep + nlen + 1 + DIGEST_LEN;
+	size_t add = (a->owned_len ? 1 : 0) + len + (digest ? 1 + DIGEST_LEN : 0);
 	char *p;
 
-	/* Too many to record is harmless: those stay as user values. */
-	if (len >= ENV_VALUE_MAX)
+	if (a->owned_len + add >= ENV_VALUE_MAX)
 		return;
-	if (bounded_reserve(&a->owned_now, len)) {
+	if (bounded_reserve(&a->owned_now, a->owned_len + add)) {
 		a->failed = true;
 		return;
 	}
 	p = a->owned_now.s + a->owned_len;
-	if (sep)
+	if (a->owned_len)
 		*p++ = ',';
-	memcpy(p, name, nlen);
-	p[nlen] = ':';
-	memcpy(p + nlen + 1, digest, DIGEST_LEN + 1);
-	a->owned_len += sep + nlen + 1 + DIGEST_LEN;
+	memcpy(p, at, len);
+	p += len;
+	if (digest) {
+		*p++ = ':';
+		memcpy(p, digest, DIGEST_LEN);
+		p += DIGEST_LEN;
+	}
+	*p = '\0';
+	a->owned_len += add;
+}
+
+static void record_add(struct apply *a, const char *name, const char *digest)
+{
+	owned_append(a, name, strlen(name), digest);
 }
 
 static int apply_entry(struct apply *a, const struct efa_env_entry *e)
@@ -400,24 +413,6 @@ static int remove_if_ours(struct apply *a, const char *at, size_t len)
 		      "set by slurm-efa for an earlier step; not wanted here", a->current.s);
 }
 
-/* Copies the record at (entry bytes) to owned_now as it is. */
-static void keep_record(struct apply *a, const char *at, size_t entry)
-{
-	size_t sep = a->owned_len ? 1 : 0;
-
-	if (a->owned_len + sep + entry >= ENV_VALUE_MAX)
-		return;
-	if (bounded_reserve(&a->owned_now, a->owned_len + sep + entry)) {
-		a->failed = true;
-		return;
-	}
-	if (sep)
-		a->owned_now.s[a->owned_len++] = ',';
-	memcpy(a->owned_now.s + a->owned_len, at, entry);
-	a->owned_len += entry;
-	a->owned_now.s[a->owned_len] = '\0';
-}
-
 /*
  * How much of a step an apply decides: all of it for one task
  * (efa_env_apply); what every task shares (efa_env_apply_shared); or a
@@ -463,7 +458,7 @@ static int undecided_records(struct apply *a, enum part part, const struct efa_e
 		bool per_task, named = entry_named(plan, task, ntask, at, len, &per_task);
 
 		if (named ? part == TASK_AFTER_SHARED && !per_task : part == SHARED)
-			keep_record(a, at, entry);
+			owned_append(a, at, entry, NULL);	/* as it is */
 		else if (!named && (rc = remove_if_ours(a, at, len)))
 			return rc;
 		if (a->failed)
