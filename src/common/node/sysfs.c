@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "common/base/dir.h"
 #include "common/base/strutil.h"
 #include "common/node/sysfs.h"
 
@@ -349,72 +350,58 @@ int efa_sysfs_resolve(const struct efa_sysfs *fs, char **node, const char *fmt, 
 	return *node ? 0 : -1;
 }
 
-/* The kernel's directory entry (getdents64(2)); glibc declares no
- * wrapper before 2.30. */
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
+struct names {
+	char **v;	/* NULL-terminated */
+	size_t n, cap;
 };
 
-/* Appends name to the NULL-terminated list of n entries (cap allocated). */
-static int list_add(char ***list, size_t *n, size_t *cap, const char *name)
+/* Appends name, unless hidden, to the list; 1 without memory. */
+static int add_name(const char *name, void *arg)
 {
-	if (*n == *cap) {
-		char **grown = realloc(*list, (*cap * 2 + 1) * sizeof(**list));
+	struct names *l = arg;
+
+	if (name[0] == '.')
+		return 0;
+	if (l->n == l->cap) {
+		char **grown = realloc(l->v, (l->cap * 2 + 1) * sizeof(*grown));
 
 		if (!grown)
-			return -1;
-		*list = grown;
-		*cap *= 2;
+			return 1;
+		l->v = grown;
+		l->cap *= 2;
 	}
-	(*list)[*n] = strdup(name);
-	if (!(*list)[*n])
-		return -1;
-	(*list)[++*n] = NULL;
+	l->v[l->n] = strdup(name);
+	if (!l->v[l->n])
+		return 1;
+	l->v[++l->n] = NULL;
 	return 0;
 }
 
 char **efa_sysfs_list(const struct efa_sysfs *fs, const char *fmt, ...)
 {
-	/* Read with getdents64 into a buffer here: opendir's own costs a
-	 * step an fstat and a 32 KiB allocation per directory, and a step
-	 * lists a few dozen. */
-	char buf[4096] __attribute__((aligned(8)));
-	char **list;
-	size_t n = 0, cap = 16;
+	struct names l = { .cap = 16 };
 	char path[PATH_MAX];
 	const char *rel;
 	va_list ap;
-	long got;
-	int fd;
+	int fd, rc;
 
 	va_start(ap, fmt);
 	rel = vrel(path, fmt, ap);
 	va_end(ap);
-	list = calloc(cap + 1, sizeof(*list));
-	if (!list)
+	l.v = calloc(l.cap + 1, sizeof(*l.v));
+	if (!l.v)
 		return NULL;
 	fd = fs_open(fs, rel, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return list;
-	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long at = 0; at < got;) {
-			const struct linux_dirent64 *de = (const void *)(buf + at);
-
-			at += de->d_reclen;
-			if (de->d_name[0] != '.' && list_add(&list, &n, &cap, de->d_name)) {
-				close(fd);
-				goto fail;
-			}
-		}
-	}
+		return l.v;
+	/* A directory that cannot be read on lists what was read. */
+	rc = efa_dir_each(fd, add_name, &l);
 	close(fd);
-	qsort(list, n, sizeof(*list), efa_str_ptr_cmp);
-	return list;
+	if (rc == 1)
+		goto fail;
+	qsort(l.v, l.n, sizeof(*l.v), efa_str_ptr_cmp);
+	return l.v;
 fail:
-	efa_strv_free(list);
+	efa_strv_free(l.v);
 	return NULL;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/base/atomic_write.h"
+#include "common/base/dir.h"
 #include "common/base/hash.h"
 #include "common/base/strutil.h"
 #include "common/node/bind.h"
@@ -57,27 +58,27 @@ static void stat_stamp(const struct stat *st, uint64_t *v)
 	v[6] = (uint64_t)st->st_ctim.tv_nsec;
 }
 
+static int hash_name(const char *name, void *arg)
+{
+	uint64_t *v = arg, h = efa_fnv1a64(EFA_FNV1A64_SEED, name, strlen(name));
+
+	v[0] += h;
+	v[1] ^= h;
+	v[2]++;
+	return 0;
+}
+
 /* The names in a directory, in any order (sysfs does not sort): a sum and
  * a xor of their hashes, and their count; zeros when it is missing. */
 static void listing_stamp(const char *path, uint64_t *v)
 {
-	DIR *d = opendir(path);
-	struct dirent *e;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	memset(v, 0, 7 * sizeof(*v));
-	if (!d)
+	if (fd < 0)
 		return;
-	while ((e = readdir(d))) {
-		uint64_t h;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		h = efa_fnv1a64(EFA_FNV1A64_SEED, e->d_name, strlen(e->d_name));
-		v[0] += h;
-		v[1] ^= h;
-		v[2]++;
-	}
-	closedir(d);
+	efa_dir_each(fd, hash_name, v);
+	close(fd);
 }
 
 /* The stamp as it is now; -1 when a file stamp's path is gone. */
