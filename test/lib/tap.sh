@@ -88,7 +88,7 @@ timed() {	# timed CMD...: $out, $rc and $ms
 # root `kill` of a server a test had stopped already can reach whatever has
 # that pid now: a slurmd of the cluster tested beside it, which then shuts
 # down. A signal goes only to the process that was started.
-declare -A bg_started=()
+declare -gA bg_started=()
 
 # The start time of process PID (clock ticks after boot, field 22 of
 # /proc/PID/stat, read after the command name, which may hold spaces and
