@@ -206,22 +206,39 @@ cluster_pid() {	# cluster_pid PIDFILE: true while it names a process of this clu
 	pid=$(cat "$1" 2>/dev/null) || return 1
 	grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null
 }
-daemons_after() {	# daemons_after TEST
-	local d gone=() revived
-	for d in slurmctld slurmd-n1 slurmd-n2 slurmd-n3 slurmd-n4; do
-		cluster_pid "$SLURM_EFA_CLUSTER/run/$d.pid" || gone+=("$d")
+# The daemons watched, as "NAME PIDFILE LOG": those running at the start.
+watched=()
+watch_daemons() {
+	local d pidfile
+	for d in "slurmctld run/slurmctld.pid log/slurmctld.log" \
+		"slurmd-n1 run/slurmd-n1.pid log/slurmd-n1.log" "slurmd-n2 run/slurmd-n2.pid log/slurmd-n2.log" \
+		"slurmd-n3 run/slurmd-n3.pid log/slurmd-n3.log" "slurmd-n4 run/slurmd-n4.pid log/slurmd-n4.log" \
+		"slurmdbd run/slurmdbd.pid log/slurmdbd.log" "munged munge/munged.pid munge/munged.log"; do
+		read -r _ pidfile _ <<<"$d"
+		! cluster_pid "$SLURM_EFA_CLUSTER/$pidfile" || watched+=("$d")
 	done
-	ok "${#gone[@]}" "slurmctld and every slurmd still run after $1${gone[*]:+ (not: ${gone[*]})}"
-	for d in ${gone[@]+"${gone[@]}"}; do
-		diag "$d is not running; the end of its log:"$'\n'"$(tail -n 8 "$SLURM_EFA_CLUSTER/log/$d.log" 2>&1)"
-		[ "$d" != slurmctld ] || continue
-		if revived=$("$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" revive "${d#slurmd-}" 2>&1); then
-			diag "$d started again, as it was"
+}
+daemons_after() {	# daemons_after TEST
+	local d name pidfile log gone=() logs=() revived
+	for d in "${watched[@]}"; do
+		read -r name pidfile log <<<"$d"
+		cluster_pid "$SLURM_EFA_CLUSTER/$pidfile" && continue
+		gone+=("$name")
+		logs+=("$log")
+	done
+	ok "${#gone[@]}" "the cluster's daemons all still run after $1${gone[*]:+ (not: ${gone[*]})}"
+	for d in "${!gone[@]}"; do
+		diag "${gone[$d]} is not running; the end of its log:"$'\n'"$(tail -n 8 "$SLURM_EFA_CLUSTER/${logs[$d]}" 2>&1)"
+		[[ ${gone[$d]} == slurmd-* ]] || continue
+		if revived=$("$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" revive "${gone[$d]#slurmd-}" 2>&1); then
+			diag "${gone[$d]} started again, as it was"
 		else
-			diag "$d did not start again: $revived"
+			diag "${gone[$d]} did not start again: $revived"
 		fi
 	done
 }
+
+watch_daemons
 
 # SLURM_EFA_TESTS="t_env.sh t_bind.sh" runs only those (for development).
 for t in "$top_srcdir"/test/integration/t_*.sh; do
