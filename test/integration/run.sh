@@ -201,34 +201,54 @@ fi
 # now has) fails a check of its own, with the end of its log; a slurmd is
 # started again as it was, so that the files after it still test what they
 # are about instead of failing for want of a node.
-cluster_pid() {	# cluster_pid PIDFILE: true while it names a process of this cluster
+cluster_pid() {	# cluster_pid PIDFILE: its pid, while that is a process of this cluster
 	local pid
 	pid=$(cat "$1" 2>/dev/null) || return 1
-	grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null
+	grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null || return 1
+	echo "$pid"
 }
-# The daemons watched, as "NAME PIDFILE LOG": those running at the start.
+# The daemons watched, as "NAME PIDFILE LOG": those running at the start,
+# each with its pid when last seen.
 watched=()
+declare -A last_pid=()
 watch_daemons() {
-	local d pidfile
+	local d name pidfile pid
 	for d in "slurmctld run/slurmctld.pid log/slurmctld.log" \
 		"slurmd-n1 run/slurmd-n1.pid log/slurmd-n1.log" "slurmd-n2 run/slurmd-n2.pid log/slurmd-n2.log" \
 		"slurmd-n3 run/slurmd-n3.pid log/slurmd-n3.log" "slurmd-n4 run/slurmd-n4.pid log/slurmd-n4.log" \
 		"slurmdbd run/slurmdbd.pid log/slurmdbd.log" "munged munge/munged.pid munge/munged.log"; do
-		read -r _ pidfile _ <<<"$d"
-		! cluster_pid "$SLURM_EFA_CLUSTER/$pidfile" || watched+=("$d")
+		read -r name pidfile _ <<<"$d"
+		pid=$(cluster_pid "$SLURM_EFA_CLUSTER/$pidfile") || continue
+		watched+=("$d")
+		last_pid[$name]=$pid
 	done
 }
+# How a daemon that is gone ended, as far as can be told: a Slurm daemon or
+# munged removes its pid file when it shuts down (SIGTERM, or an error its
+# log names), not when it crashes or is killed; the kernel logs a crash or
+# an out-of-memory kill with the pid (when this machine lets root read it).
+how_it_ended() {	# how_it_ended PIDFILE PID
+	if [ -e "$SLURM_EFA_CLUSTER/$1" ]; then
+		echo "its pid file is still there: it ended without shutting down (a crash, SIGKILL or a fatal error)"
+	else
+		echo "its pid file is gone: it shut down (SIGTERM, or an error its log names)"
+	fi
+	dmesg 2>/dev/null | grep -aE "\[$2\]: |[Kk]illed process $2 " | tail -n 3 | sed 's/^/kernel: /' || true
+}
 daemons_after() {	# daemons_after TEST
-	local d name pidfile log gone=() logs=() revived
+	local d name pidfile log pid gone=() ends=() revived
 	for d in "${watched[@]}"; do
 		read -r name pidfile log <<<"$d"
-		cluster_pid "$SLURM_EFA_CLUSTER/$pidfile" && continue
+		if pid=$(cluster_pid "$SLURM_EFA_CLUSTER/$pidfile"); then
+			last_pid[$name]=$pid
+			continue
+		fi
 		gone+=("$name")
-		logs+=("$log")
+		ends+=("$(how_it_ended "$pidfile" "${last_pid[$name]}")"$'\n'"the end of its log:"$'\n'"$(tail -n 8 "$SLURM_EFA_CLUSTER/$log" 2>&1)")
 	done
 	ok "${#gone[@]}" "the cluster's daemons all still run after $1${gone[*]:+ (not: ${gone[*]})}"
 	for d in "${!gone[@]}"; do
-		diag "${gone[$d]} is not running; the end of its log:"$'\n'"$(tail -n 8 "$SLURM_EFA_CLUSTER/${logs[$d]}" 2>&1)"
+		diag "${gone[$d]} is not running: ${ends[$d]}"
 		[[ ${gone[$d]} == slurmd-* ]] || continue
 		if revived=$("$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" revive "${gone[$d]#slurmd-}" 2>&1); then
 			diag "${gone[$d]} started again, as it was"
