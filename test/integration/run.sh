@@ -285,13 +285,13 @@ for t in "$top_srcdir"/test/integration/t_*.sh; do
 	# shellcheck source=/dev/null
 	. "$t"
 	echo "# $t_name took $((SECONDS - t_start)) s"
-	daemons_after "$t_name"
 	if [ "$t_name" = t_container.sh ]; then
 		containers "pyxis $SLURM_EFA_PYXIS_VERSION + enroot $SLURM_EFA_ENROOT_VERSION: $((tap_n - t_checks)) checks"
 	fi
 	if [ "$t_name" = t_accounting.sh ]; then
 		echo "# accounting: slurmdbd + MariaDB $(mariadbd --version | awk '{ print $3 }'): $((tap_n - t_checks)) checks"
 	fi
+	daemons_after "$t_name"
 done
 [ "$containers_said" -eq 1 ] || containers "not tested: there is no test/integration/t_container.sh"
 
