@@ -100,6 +100,16 @@ job_log() {	# job_log JOBID
 		sed "s|^$SLURM_EFA_CLUSTER/log/||" | tail -n 25
 }
 
+# The pid a daemon's pid file names, while that is a process of this
+# cluster (marked in its environment): a pid file outlives its daemon, and
+# its pid may be another process's by now.
+cluster_pid() {	# cluster_pid PIDFILE
+	local pid
+	pid=$(cat "$1" 2>/dev/null) || return 1
+	grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null || return 1
+	echo "$pid"
+}
+
 # Stops the daemon of a pid file and starts it again with the same
 # environment and arguments, after PREFIX (e.g. valgrind ...) if given.
 # With RESTART_FROM=DIR, the command line and environment are those
@@ -107,11 +117,8 @@ job_log() {	# job_log JOBID
 # The caller waits for it to be ready.
 restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	local pid cmd=() envv=() _
-	pid=$(cat "$1")
-	# A pid file outlives its daemon, and its pid may be another
-	# process's by now: only one marked as this cluster's is restarted.
-	if ! grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null; then
-		diag "restart_daemon: $1 names $pid, no process of this cluster"
+	if ! pid=$(cluster_pid "$1"); then
+		diag "restart_daemon: $1 names no process of this cluster"
 		return 1
 	fi
 	shift

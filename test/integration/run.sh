@@ -201,12 +201,6 @@ fi
 # now has) fails a check of its own, with the end of its log; a slurmd is
 # started again as it was, so that the files after it still test what they
 # are about instead of failing for want of a node.
-cluster_pid() {	# cluster_pid PIDFILE: its pid, while that is a process of this cluster
-	local pid
-	pid=$(cat "$1" 2>/dev/null) || return 1
-	grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null || return 1
-	echo "$pid"
-}
 # The daemons watched, as "NAME PIDFILE LOG": those running at the start,
 # each with its pid when last seen.
 watched=()
