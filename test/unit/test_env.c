@@ -375,6 +375,30 @@ static void test_apply_shared(void)
 		is_str(fake_value(&env, "FI_PROVIDER"), "efa", "  the job's value kept, not removed");
 	}
 
+	/* The same for a variable no entry names (an earlier step's): the
+	 * first well-formed record counts, not a later one that would make
+	 * it ours, whether or not the shared part went first. Found by
+	 * fuzz_apply: a task after the shared part kept the job's value,
+	 * one applying the whole removed it. */
+	{
+		struct fake_env env = { 0 };
+		char record[128];
+
+		snprintf(record, sizeof(record), "OLD_ONE:x,OLD_ONE:00000000,OLD_ONE:%08x,OLD_ONE",
+			 efa_fnv1a32_str("job"));
+		setvar(&env, "OLD_ONE", "job");
+		setvar(&env, "SLURM_EFA_SET", record);
+		is_int(differences(&env, &plan, task, 4, 1, &cfg, &alone), 0,
+		       "an earlier step's variable recorded twice: shared part first or not, the same");
+		is_str(fake_value(&alone, "OLD_ONE"), "job", "  the job's value kept, not removed");
+		env.n = 0;
+		setvar(&env, "OLD_ONE", "job");
+		setvar(&env, "SLURM_EFA_SET", "OLD_ONE:x,OLD_ONE,OLD_ONE:00000000");
+		is_int(differences(&env, &plan, task, 4, 1, &cfg, &alone), 0,
+		       "  the same when its first well-formed record holds no digest");
+		is_str(fake_value(&alone, "OLD_ONE"), "", "  (then it is an earlier step's: removed)");
+	}
+
 	/* After the shared part a task reads the record, its own variables
 	 * and those ForceEnv= lists, nothing else; a forced variable changed
 	 * since (by another plugin) is forced again, as by the whole apply. */

@@ -392,8 +392,12 @@ static const char *next_undecided(const struct apply *a, const char **p, size_t 
 	return NULL;
 }
 
-/* Removes the record at (its name len bytes) unless the job changed the
- * variable since slurm-efa set it. */
+/*
+ * Removes the variable a record at names (len bytes) unless the job changed
+ * it since slurm-efa set it. A record the job wrote may name a variable
+ * twice: the first well-formed one counts, as it does for an entry
+ * (apply_entry), so that every part and every copy decide alike.
+ */
 static int remove_if_ours(struct apply *a, const char *at, size_t len)
 {
 	char digest[DIGEST_LEN + 1], name[256];
@@ -403,7 +407,7 @@ static int remove_if_ours(struct apply *a, const char *at, size_t len)
 		return 0;
 	memcpy(name, at, len);
 	name[len] = '\0';
-	r = record_find(at, name, len, digest);	/* this entry */
+	r = record_find(a->owned_before.s, name, len, digest);
 	/* The record is in the user's hands: never let it remove what
 	 * slurm-efa could not have set. */
 	if (efa_env_reserved(name) || !strcmp(name, "PATH") ||
