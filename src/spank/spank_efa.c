@@ -105,6 +105,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	efa_ckpt_create(&step, sp);
+	efa_task_note_image(&step, sp);
 	efa_container_host_mounts(&step, sp);
 	efa_task_step_env(&step, sp);
 	return 0;

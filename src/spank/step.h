@@ -75,8 +75,9 @@ struct efa_step_counters {
 	struct efa_hw_reading start;	/* what the end reads again */
 };
 
-/* slurmstepd's own mount namespace, to tell a container's from it. */
-struct efa_mount_ns {
+/* slurmstepd's own root directory, the node's, to tell a container's
+ * from it. */
+struct efa_host_root {
 	bool known;
 	dev_t dev;
 	ino_t ino;
@@ -132,7 +133,7 @@ struct efa_step {
 	struct efa_step_ckpt ckpt;
 	struct efa_step_resume resume;
 	struct efa_step_counters counters;
-	struct efa_mount_ns host_ns;
+	struct efa_host_root host_root;
 };
 
 /*

@@ -427,16 +427,21 @@ static int set_mode(const struct task *t)
 	return 0;
 }
 
+void efa_task_note_image(struct efa_step *step, spank_t sp)
+{
+	if (nothing_to_do(step) || !efa_container_image(sp, step->image, sizeof(step->image)))
+		step->image[0] = '\0';
+}
+
 void efa_task_step_env(struct efa_step *step, spank_t sp)
 {
 	const struct task t = { .step = step, .sp = sp, .shared = true };
-	char image[sizeof(step->image)];
 	struct efa_sysfs fs;
 
 	/* A task in a container gets the image's environment from pyxis in
 	 * its own task_init: only the task can decide there. A step that
 	 * fails is told so by its tasks. */
-	if (nothing_to_do(step) || step->failure[0] || efa_container_image(sp, image, sizeof(image)))
+	if (nothing_to_do(step) || step->failure[0] || step->image[0])
 		return;
 	if (efa_sysfs_open(&fs, "/"))
 		return;
@@ -456,8 +461,6 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 
 	if (nothing_to_do(step))
 		return 0;
-	if (!efa_container_image(sp, step->image, sizeof(step->image)))
-		step->image[0] = '\0';
 	/* slurmstepd applies what is left of it after task_init. */
 	if (step->refuse_memlock)
 		spank_unsetenv(sp, EFA_MEMLOCK_VAR);

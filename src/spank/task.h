@@ -13,6 +13,15 @@
 #include "step.h"
 
 /*
+ * user_init, in slurmstepd before the tasks fork, first: the container
+ * image the step asked pyxis for (step->image, "" for none), looked up
+ * once here for every task. Slurm's lookup of an option takes a lock and
+ * walks the step's options, and in a task's child each page it writes is
+ * a copy-on-write fault; a step with nothing to do looks nothing up.
+ */
+void efa_task_note_image(struct efa_step *step, spank_t sp);
+
+/*
  * user_init, in slurmstepd before the tasks fork: what every task of the
  * step gets alike (the plan's variables, the checkpoint directory, the
  * mode), set once in the step's environment. Each task then finds those
