@@ -30,6 +30,10 @@ like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| step launch .*(\| $number \[.*\
 	"step launch: a row, naming the Slurm it ran on"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same without .--efa., steps of an allocation: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin.*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"step launch without --efa, against an empty SPANK plugin: a row"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation: \(b\) against \(v\) a plugin that only sets the same [0-9]+ variables.*\| $number \[.*\] ms \||step launch .*skipped: )" \
+	"  and against a plugin that only sets the same variables"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (page faults of the whole machine during one step, steps of an allocation .*\| [0-9,]+ \[[0-9,]+–[0-9,]+\] \| \(v\) [0-9,]+ .*\(a\) [0-9,]+ |step launch .*skipped: )" \
+	"  and the page faults of a step, with and without the plugin"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (step launch .srun -N2 --ntasks-per-node=8 true., a new job each .*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"  and step launch as a new job each"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (what Slurm adds to a new job for any plugin with a health gate: \(h\).*\| $number \[.*\] ms \||step launch .*skipped: )" \
