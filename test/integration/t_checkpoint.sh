@@ -289,6 +289,8 @@ sig_diag() {	# sig_diag NAME
 	diag "sig-$1: no signal: $(tail -n 3 "$sigout/$1.out" 2>&1)"
 	diag "  $(scontrol -o show job "${sig_id[$1]}" 2>&1 | grep -oE '(JobState|StartTime|EndTime|TimeLimit)=[^ ]*' | paste -sd ' ')"
 	grep -aE "JobId=${sig_id[$1]}([^0-9]|$)" "$SLURM_EFA_CLUSTER/log/slurmctld.log" | tail -n 5 | while read -r l; do diag "  slurmctld: $l"; done
+	grep -aiE "(StepId|JobId)=${sig_id[$1]}([^0-9]|$).*signal|signal.*(StepId|JobId)=${sig_id[$1]}([^0-9]|$)" \
+		"$SLURM_EFA_CLUSTER"/log/slurmd-*.log | tail -n 5 | while read -r l; do diag "  slurmd: $l"; done
 }
 sig_submit plain -p gpu
 sig_submit off -p cpu --efa=off
@@ -299,8 +301,11 @@ sig_submit efa -p gpu --efa=auto
 sig_submit own -p gpu --efa=auto --signal=B:USR2@110
 sig_submit default -v --efa=auto
 sig_submit cpu -p cpu
+# A job that got TERM instead reached its time limit without its warning:
+# the log then says what slurmctld knew of it.
 for name in efa own default cpu; do
-	until_up 150 grep -q '^got' "$sigout/$name.out" || sig_diag "$name"
+	until_up 150 grep -q '^got' "$sigout/$name.out" || true
+	grep -qE '^got (USR1|USR2)' "$sigout/$name.out" || sig_diag "$name"
 done
 # (Started after plain and off: the pass that signalled them passed those.)
 ok "$(awk -v a="$(sig_started plain)" -v b="$(sig_started off)" -v c="$(sig_started efa)" \
