@@ -98,7 +98,7 @@ struct efa_step {
 	struct efa_node *node;			/* kept for per-task bindings */
 	struct efa_env_plan *plan;		/* NULL: set nothing */
 	struct efa_profiles *profiles;		/* kept for a container's own plan */
-	char image[EFA_STEP_IMAGE_MAX];		/* the task's container image, or "" */
+	char image[EFA_STEP_IMAGE_MAX];		/* the step's container image, or "" (user_init) */
 	/* The step's GPUs as Slurm gave them, before any per-task binding. */
 	char gres_gpus[EFA_STEP_LIST_MAX];
 	char cuda_visible[EFA_STEP_LIST_MAX];
