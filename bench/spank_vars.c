@@ -82,14 +82,18 @@ static void mark(const uint32_t *global, uint32_t ntasks)
 			if (vars[i].rank == global[t])
 				vars[i].local = 1;
 	for (size_t i = 0; i < nvars; i++) {
-		uint32_t same = 0;
+		uint32_t holders = 0;
+		int alike = 1;
 
 		if (vars[i].rank != global[0])
 			continue;
-		for (size_t j = 0; j < nvars; j++)
-			if (vars[j].local && !strcmp(vars[j].name, vars[i].name))
-				same += !strcmp(vars[j].value, vars[i].value) ? 1 : ntasks + 1;
-		if (same != ntasks)
+		for (size_t j = 0; j < nvars; j++) {
+			if (!vars[j].local || strcmp(vars[j].name, vars[i].name))
+				continue;
+			holders++;
+			alike &= !strcmp(vars[j].value, vars[i].value);
+		}
+		if (!alike || holders != ntasks)
 			continue;
 		for (size_t j = 0; j < nvars; j++)
 			if (vars[j].local && !strcmp(vars[j].name, vars[i].name))
