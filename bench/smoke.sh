@@ -28,6 +28,8 @@ like "$text" "^\`bench/run --quick\` on [0-9]{4}-[0-9]{2}-[0-9]{2}T" "  the date
 number='[0-9][0-9,]*(\.[0-9]+)?'
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| step launch .*(\| $number \[.*\] ms \||skipped: )" \
 	"step launch: a row, naming the Slurm it ran on"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (step launch .*\| $number \[$number–$number\] \(the median's 95 % CI $number–$number\) \| ≤ 1\.01 \||step launch .*skipped: )" \
+	"  its ratio with the median's 95 % confidence interval"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same without .--efa., steps of an allocation: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin.*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"step launch without --efa, against an empty SPANK plugin: a row"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation: \(b\) against \(v\) a plugin that only sets the same [0-9]+ variables.*\| $number \[.*\] ms \||step launch .*skipped: )" \
