@@ -105,6 +105,12 @@ void efa_step_close(struct efa_step *step)
 {
 	free(step->bind_groups);
 	efa_hw_reading_clear(&step->counters.start);
+	if (step->counters.held) {
+		if (step->counters.root_fd >= 0)
+			close(step->counters.root_fd);
+		if (step->counters.store_fd >= 0)
+			close(step->counters.store_fd);
+	}
 	efa_node_free(step->node);
 	efa_env_plan_free(step->plan);
 	efa_profiles_free(step->profiles);

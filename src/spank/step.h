@@ -73,6 +73,13 @@ struct efa_step_counters {
 	char nccl_net[64];		/* the step's NCCL_NET, "" when unset */
 	char store[EFA_STEP_PATH_MAX];	/* the node's usage store */
 	struct efa_hw_reading start;	/* what the end reads again */
+	/* The root and the store as the start found them (O_PATH), for an
+	 * end that runs where those paths name other directories:
+	 * SlurmdParameters=contain_spank runs task_exit inside the job's
+	 * mount namespace, whose private /tmp or /dev/shm may hide them.
+	 * held: the two are open (-1 each when not). */
+	bool held;
+	int root_fd, store_fd;
 };
 
 /* slurmstepd's own root directory, the node's, to tell a container's

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <slurm/slurm.h>
 
@@ -89,6 +91,9 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 	}
 	sc->active = true;
 	sc->start = now;	/* the end reads only what it has */
+	sc->held = true;
+	sc->root_fd = open(step->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	sc->store_fd = open(sc->store, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	memset(&now, 0, sizeof(now));
 	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", sc->nodes, sizeof(sc->nodes)))
 		snprintf(sc->nodes, sizeof(sc->nodes), "?");
@@ -126,22 +131,40 @@ static void tell_user(const struct efa_step *step, const struct efa_step_usage *
 			    sc->job_id, sc->step_id, step->node_name, v->errors, shared);
 }
 
+/*
+ * path, or the directory the step's start opened as fd when path names
+ * another one here: reached through /proc/self/fd, which leads to the
+ * open directory from any mount namespace.
+ */
+static const char *reach(const char *path, int fd, char *buf, size_t size)
+{
+	struct stat here, opened;
+
+	if (fd < 0 || (!stat(path, &here) && !fstat(fd, &opened) && here.st_dev == opened.st_dev &&
+		       here.st_ino == opened.st_ino))
+		return path;
+	snprintf(buf, size, "/proc/self/fd/%d", fd);
+	return buf;
+}
+
 static void end_step(struct efa_step *step, bool tell)
 {
 	struct efa_step_counters *sc = &step->counters;
+	char root_fd[32], store_fd[32], notes[1024] = "";
+	const char *root = reach(step->root, sc->root_fd, root_fd, sizeof(root_fd));
+	const char *store = reach(sc->store, sc->store_fd, store_fd, sizeof(store_fd));
 	struct efa_step_usage used;
 	struct efa_hw_reading now;
-	char notes[1024] = "";
 	struct efa_error err;
 	uint64_t tx, rx;
 
 	sc->active = false;
-	if (efa_hw_read_again(&sc->start, step->root, &now, &err)) {
+	if (efa_hw_read_again(&sc->start, root, &now, &err)) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
 			    sc->job_id, sc->step_id, err.msg);
 		return;
 	}
-	if (efa_usage_step_end(sc->store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL, &now,
+	if (efa_usage_step_end(store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL, &now,
 			       time(NULL), &used, notes, sizeof(notes), &err)) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
 			    sc->job_id, sc->step_id, err.msg);
@@ -164,7 +187,7 @@ static void end_step(struct efa_step *step, bool tell)
 		efa_step_usage_clear(&used);
 	}
 	if (step->cfg->metrics_dir)
-		write_metrics(step->cfg, sc->store, step->node_name, &now);
+		write_metrics(step->cfg, store, step->node_name, &now);
 	efa_hw_reading_clear(&now);
 }
 
