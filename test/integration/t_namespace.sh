@@ -77,10 +77,10 @@ else
 	ok 1 "every daemon restarted with $ns_type and PrologFlags=Contain"
 fi
 
-# NodeCacheDir= outside /tmp too: with contain_spank a step's end reads
-# and writes the node's usage store from inside the job's namespace.
-write_efa_conf "NodeCacheDir=$ns_dir/nodecache" \
-	"PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
+# NodeCacheDir= stays in the cluster's directory, and root= leads there
+# too: with contain_spank a step's end reads the counters and the node's
+# store from inside the job's namespace, where that /tmp is the job's own.
+write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 slurmd_ns=$(readlink "/proc/$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")/ns/mnt")
 show='echo "$SLURMD_NODENAME $(readlink /proc/self/ns/mnt) ${SLURM_EFA_PROFILE-unset} ${FI_EFA_IFACE:+iface} ${CHECKPOINT_DIR-unset} $(test -d "${CHECKPOINT_DIR-/nonexistent}" && echo made)"'

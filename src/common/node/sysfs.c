@@ -16,6 +16,25 @@
 #include "common/base/strutil.h"
 #include "common/node/sysfs.h"
 
+/*
+ * The path of the directory open as fd, as the kernel names it, where
+ * efa_sysfs_resolve's links resolve to: root may be one no path here
+ * leads to any more (/proc/self/fd/N of a directory in another mount
+ * namespace, spank/step_counters.c), which realpath() cannot follow.
+ */
+static char *opened_path(int fd, const char *root)
+{
+	char link[32], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(path) - 1 || path[0] != '/')
+		return realpath(root, NULL);	/* no /proc */
+	path[n] = '\0';
+	return strdup(path);
+}
+
 int efa_sysfs_open(struct efa_sysfs *fs, const char *root)
 {
 	size_t len;
@@ -28,8 +47,8 @@ int efa_sysfs_open(struct efa_sysfs *fs, const char *root)
 	while (len > 0 && root[len - 1] == '/')
 		len--;
 	fs->root = strndup(root, len);
-	fs->real_root = realpath(root, NULL);
 	fs->dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fs->real_root = fs->dirfd < 0 ? NULL : opened_path(fs->dirfd, root);
 	if (!fs->root || !fs->real_root || fs->dirfd < 0) {
 		efa_sysfs_close(fs);
 		return -1;
