@@ -70,15 +70,6 @@ set_root n2 "$FIXTURES/p4d.24xlarge"
 # environment and arguments (its job_submit.lua loads the bridge again).
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
-restart_slurmctld() {
-	local _
-	restart_daemon "$SLURM_EFA_CLUSTER/run/slurmctld.pid" || return 1
-	for _ in $(seq 100); do
-		scontrol ping >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
 
 outfile=$SLURM_EFA_CLUSTER/out/restart.out
 marker=$SLURM_EFA_CLUSTER/out/restart.go

@@ -46,12 +46,8 @@ done
 # (PrologFlags), then the four slurmd at once (the plugin), each waited for
 # until slurmctld has it idle.
 restart_cluster() {
-	local n pids=() failed=0 _
-	restart_daemon "$SLURM_EFA_CLUSTER/run/slurmctld.pid" || return 1
-	for _ in $(seq 100); do
-		scontrol ping >/dev/null 2>&1 && break
-		sleep 0.2
-	done
+	local n pids=() failed=0
+	restart_slurmctld || return 1
 	for n in n1 n2 n3 n4; do
 		"$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" restart "$n" >"$SLURM_EFA_CLUSTER/restart-$n.log" 2>&1 &
 		pids+=($!)

@@ -17,22 +17,33 @@
 #include "common/node/sysfs.h"
 
 /*
- * The path of the directory open as fd, as the kernel names it, where
- * efa_sysfs_resolve's links resolve to: root may be one no path here
- * leads to any more (/proc/self/fd/N of a directory in another mount
- * namespace, spank/step_counters.c), which realpath() cannot follow.
+ * What fd is open on, as the kernel names it in /proc/self/fd, into path
+ * (PATH_MAX bytes); -1 where /proc is not mounted.
  */
-static char *opened_path(int fd, const char *root)
+static int fd_path(int fd, char *path)
 {
-	char link[32], path[PATH_MAX];
+	char link[32];
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0 || (size_t)n >= sizeof(path) - 1 || path[0] != '/')
-		return realpath(root, NULL);	/* no /proc */
+	n = readlink(link, path, PATH_MAX - 1);
+	if (n <= 0 || n >= PATH_MAX - 1 || path[0] != '/')
+		return -1;
 	path[n] = '\0';
-	return strdup(path);
+	return 0;
+}
+
+/*
+ * The real path of a root open as fd, where efa_sysfs_resolve's links
+ * resolve to: root may be one no path here leads to any more
+ * (/proc/self/fd/N of a directory in another mount namespace,
+ * spank/step_counters.c), which realpath() cannot follow.
+ */
+static char *opened_path(int fd, const char *root)
+{
+	char path[PATH_MAX];
+
+	return fd_path(fd, path) ? realpath(root, NULL) : strdup(path);
 }
 
 int efa_sysfs_open(struct efa_sysfs *fs, const char *root)
@@ -328,20 +339,16 @@ int efa_sysfs_link_name(const struct efa_sysfs *fs, char *buf, size_t size,
  */
 static int real_path(const struct efa_sysfs *fs, const char *rel, char *real)
 {
-	char link[64], full[PATH_MAX];
-	ssize_t n;
-	int fd;
+	char full[PATH_MAX];
+	int fd, rc;
 
 	fd = fs_open(fs, rel, O_PATH);
 	if (fd < 0)
 		return -1;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, real, PATH_MAX - 1);
+	rc = fd_path(fd, real);
 	close(fd);
-	if (n > 0 && real[0] == '/') {
-		real[n] = '\0';
+	if (!rc)
 		return 0;
-	}
 	if (fs->confined)
 		return -1;	/* realpath() would follow links out of the root */
 	if (snprintf(full, sizeof(full), "%s/%s", fs->root, rel) >= (int)sizeof(full))
