@@ -23,7 +23,7 @@ static const struct {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: slurm-efa COMMAND [--config FILE] [--root DIR] [--json] [ARGS]\n\ncommands:\n");
+	fprintf(out, "usage: slurm-efa [--config FILE] [--root DIR] [--json] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n  --config FILE  efa.conf (default: $SLURM_EFA_CONF, else %s/slurm/efa.conf)\n"
@@ -79,6 +79,10 @@ int main(int argc, char **argv)
 {
 	struct cli_common common = { .root = "/" };
 
+	/* The common options may come before the command too (slurm-efa
+	 * --config F env), as the usage line's list of them suggests. */
+	if (cli_common_parse(&argc, argv, &common))
+		return EXIT_USAGE;
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
@@ -90,11 +94,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name))
 			continue;
-		argc--;
-		argv++;
-		if (cli_common_parse(&argc, argv, &common))
-			return EXIT_USAGE;
-		return commands[i].run(argc, argv, &common);
+		return commands[i].run(argc - 1, argv + 1, &common);
 	}
 	fprintf(stderr, "slurm-efa: unknown command '%s'\n", argv[1]);
 	usage(stderr);

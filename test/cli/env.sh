@@ -165,6 +165,20 @@ is "$rc" 2 "a missing image exits 2"
 run "$efa" env --config "$conf" --image "$tmp/not-an-image"
 like "$out" "is neither a squashfs image nor a directory" "a file that is not an image is refused"
 
+run "$efa" --config "$conf" --root="$fixtures/p5.48xlarge" --json env
+is "$rc" 0 "the common options before the command"
+like "$out" '"instance_type": "p5\.48xlarge"' "  are the command's: --root's node, as JSON"
+run "$efa" --root "$fixtures/p5.48xlarge" env --config "$conf"
+like "$out" "^profile: p5$" "  and mix with those after it"
+mkdir -p "$tmp/no-profiles"
+echo "ProfileDir=$tmp/no-profiles" >"$tmp/no-profiles.conf"
+run "$efa" env --config "$tmp/no-profiles.conf" --root "$fixtures/p5.48xlarge"
+is "$rc" 2 "a ProfileDir= without profiles exits 2"
+like "$out" "no \*\.profile files in ProfileDir=$tmp/no-profiles: install slurm-efa's profiles there, or set ProfileDir= in efa\.conf" \
+	"  and says what to do"
+run "$efa" --root
+is "$rc" 2 "a common option without its value before the command exits 2"
+
 run "$efa" frobnicate
 is "$rc" 2 "an unknown command exits 2"
 like "$out" "unknown command 'frobnicate'" "  and says so"

@@ -492,7 +492,8 @@ int efa_profiles_load(const char *dir, struct efa_profiles **out, struct efa_err
 		set->n++;
 	}
 	if (!set->n) {
-		efa_error_set(err, "no *%s files in ProfileDir=%s", PROFILE_SUFFIX, dir);
+		efa_error_set(err, "no *%s files in ProfileDir=%s: install slurm-efa's profiles there, or set ProfileDir= in efa.conf to where they are",
+			      PROFILE_SUFFIX, dir);
 		goto fail;
 	}
 	if (check_set(set, err))
