@@ -119,8 +119,11 @@ int rest_parse_errors(json_t *root, slurmrest_error *err)
 	first = json_array_get(errors, 0);
 	description = json_string_value(json_object_get(first, "description"));
 	text = json_string_value(json_object_get(first, "error"));
-	if (number(json_object_get(first, "error_number"), &number_value))
-		number(json_object_get(first, "error_code"), &number_value);
+	/* error_number from v0.0.39 on; v0.0.38 says error_code for jobs and
+	 * errno for nodes (its nodes.c). */
+	if (number(json_object_get(first, "error_number"), &number_value) &&
+	    number(json_object_get(first, "error_code"), &number_value))
+		number(json_object_get(first, "errno"), &number_value);
 	if (err)
 		err->slurm_errno = (int)number_value;
 	if (description && *description && text && *text && strcmp(description, text))

@@ -230,6 +230,27 @@ static void test_served(void)
 	json_decref(root);
 }
 
+/* The shapes of an error each version's source writes: v0.0.38's nodes.c
+ * sets "error" and "errno" (its jobs "error_code"; recorded above). */
+static void test_error_shapes(void)
+{
+	slurmrest_error err = { 0 };
+	json_t *root = json_pack("{s:[{s:s, s:i}]}", "errors", "error", "Unspecified error",
+				 "errno", -1);
+
+	is_int(rest_parse_errors(root, &err), SLURMREST_E_SLURM, "v0.0.38 nodes: a Slurm error");
+	is_int(err.slurm_errno, -1, "  its number, from errno");
+	has_str(err.message, "Slurm: Unspecified error (error -1)", "  and its words");
+	json_decref(root);
+	root = json_pack("{s:[{s:s, s:s, s:i}]}", "errors", "description", "no such node",
+			 "error", "Invalid node name specified", "error_number", 2018);
+	is_int(rest_parse_errors(root, &err), SLURMREST_E_SLURM, "v0.0.39 on: a Slurm error");
+	is_int(err.slurm_errno, 2018, "  its number, from error_number");
+	has_str(err.message, "no such node (Invalid node name specified, error 2018)",
+		"  with the description first");
+	json_decref(root);
+}
+
 static void test_build_submit(void)
 {
 	const char *env[] = { "PATH=/bin", "SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa=(null)", NULL };
@@ -559,6 +580,7 @@ int main(void)
 	test_sparse();
 	test_sparse_values();
 	test_served();
+	test_error_shapes();
 	test_build_submit();
 	test_new();
 	return done_testing();
