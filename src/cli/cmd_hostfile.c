@@ -47,7 +47,7 @@ static int parse(int argc, char **argv, struct request *req)
 			continue;
 		}
 		if (!next || next[0] == '-') {
-			fprintf(stderr, "efa: %s: unknown option, or it needs a value\n%s", arg, usage);
+			fprintf(stderr, "slurm-efa hostfile: %s: unknown option, or it needs a value\n%s", arg, usage);
 			return -1;
 		}
 		i++;
@@ -59,23 +59,23 @@ static int parse(int argc, char **argv, struct request *req)
 			req->topology = next;
 		} else if (!strcmp(arg, "--order")) {
 			if (efa_rank_order_parse(next, &req->order, &err)) {
-				fprintf(stderr, "efa: %s\n", err.msg);
+				fprintf(stderr, "slurm-efa hostfile: %s\n", err.msg);
 				return -1;
 			}
 		} else if (!strcmp(arg, "--slots")) {
 			req->slots = strtol(next, &end, 10);
 			if (*end || req->slots < 1 || req->slots > 100000) {
-				fprintf(stderr, "efa: --slots '%s': use a whole number from 1, the ranks per host\n",
+				fprintf(stderr, "slurm-efa hostfile: --slots '%s': use a whole number from 1, the ranks per host\n",
 					next);
 				return -1;
 			}
 		} else {
-			fprintf(stderr, "efa: unknown option %s\n%s", arg, usage);
+			fprintf(stderr, "slurm-efa hostfile: unknown option %s\n%s", arg, usage);
 			return -1;
 		}
 	}
 	if (req->job && req->nodes) {
-		fprintf(stderr, "efa: --job and --nodes: give one\n%s", usage);
+		fprintf(stderr, "slurm-efa hostfile: --job and --nodes: give one\n%s", usage);
 		return -1;
 	}
 	return 0;
@@ -98,11 +98,11 @@ static void topology_order(const struct request *req, char **names, size_t n, si
 	else if (cli_slurm_topology_path(path, sizeof(path)))
 		goto fallback;
 	if (efa_topo_map_load(path, &map, &err)) {
-		fprintf(stderr, "efa: warning: %s\n", err.msg);
+		fprintf(stderr, "slurm-efa hostfile: warning: %s\n", err.msg);
 		goto fallback;
 	}
 	if (efa_rank_order(&map, names, n, order, &err)) {
-		fprintf(stderr, "efa: warning: %s: %s\n", path, err.msg);
+		fprintf(stderr, "slurm-efa hostfile: warning: %s: %s\n", path, err.msg);
 		for (size_t i = 0; i < n; i++)
 			order[i] = i;
 		efa_topo_map_clear(&map);
@@ -111,7 +111,7 @@ static void topology_order(const struct request *req, char **names, size_t n, si
 	efa_topo_map_clear(&map);
 	return;
 fallback:
-	fprintf(stderr, "efa: warning: hosts in Slurm's order, not the topology's\n");
+	fprintf(stderr, "slurm-efa hostfile: warning: hosts in Slurm's order, not the topology's\n");
 }
 
 int cmd_hostfile(int argc, char **argv, const struct cli_common *common)
@@ -123,7 +123,7 @@ int cmd_hostfile(int argc, char **argv, const struct cli_common *common)
 	int rc = EXIT_REFUSED;
 
 	if (common->json) {
-		fprintf(stderr, "efa: hostfile prints a hostfile, not JSON\n%s", usage);
+		fprintf(stderr, "slurm-efa hostfile: hostfile prints a hostfile, not JSON\n%s", usage);
 		return EXIT_USAGE;
 	}
 	if (parse(argc, argv, &req))
@@ -131,11 +131,11 @@ int cmd_hostfile(int argc, char **argv, const struct cli_common *common)
 	if (cli_job_nodes(req.job, req.nodes, list, sizeof(list)))
 		return EXIT_REFUSED;
 	if (efa_hostlist_expand(list, &names, &n, &err)) {
-		fprintf(stderr, "efa: the job's nodes '%.200s': %s\n", list, err.msg);
+		fprintf(stderr, "slurm-efa hostfile: the job's nodes '%.200s': %s\n", list, err.msg);
 		return EXIT_REFUSED;
 	}
 	if (!(order = calloc(n ? n : 1, sizeof(*order)))) {
-		fprintf(stderr, "efa: out of memory\n");
+		fprintf(stderr, "slurm-efa hostfile: out of memory\n");
 		goto out;
 	}
 	topology_order(&req, names, n, order);

@@ -74,7 +74,7 @@ int cmd_topo_ring(int argc, char **argv, const struct cli_common *common)
 		*into = argv[++i];
 	}
 	if (job && nodes) {
-		fprintf(stderr, "efa: --job and --nodes: give one\n%s", usage);
+		fprintf(stderr, "slurm-efa topo: --job and --nodes: give one\n%s", usage);
 		return EXIT_USAGE;
 	}
 	if (cli_job_nodes(job, nodes, list, sizeof(list)))
@@ -84,7 +84,7 @@ int cmd_topo_ring(int argc, char **argv, const struct cli_common *common)
 	else if (cli_slurm_topology_path(path, sizeof(path)))
 		return EXIT_REFUSED;
 	if (efa_topo_map_load(path, &map, &err) || efa_hostlist_expand(list, &names, &n, &err)) {
-		fprintf(stderr, "efa: %s\n", err.msg);
+		fprintf(stderr, "slurm-efa topo: %s\n", err.msg);
 		goto out;
 	}
 	ring.layers = map.depth;
@@ -94,7 +94,7 @@ int cmd_topo_ring(int argc, char **argv, const struct cli_common *common)
 	ring.topology = calloc(map.depth + 1, sizeof(size_t));
 	ring.least = calloc(map.depth + 1, sizeof(size_t));
 	if (!slurm || !order || !ring.slurm || !ring.topology || !ring.least) {
-		fprintf(stderr, "efa: out of memory\n");
+		fprintf(stderr, "slurm-efa topo: out of memory\n");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -102,7 +102,7 @@ int cmd_topo_ring(int argc, char **argv, const struct cli_common *common)
 	if (efa_rank_order(&map, names, n, order, &err) ||
 	    efa_ring_crossings(&map, names, slurm, n, ring.slurm, ring.least, &err) ||
 	    efa_ring_crossings(&map, names, order, n, ring.topology, ring.least, &err)) {
-		fprintf(stderr, "efa: %s: %s\n", path, err.msg);
+		fprintf(stderr, "slurm-efa topo: %s: %s\n", path, err.msg);
 		goto out;
 	}
 	rc = (common->json ? print_json : print_text)(path, list, n, &ring) ? EXIT_REFUSED : 0;

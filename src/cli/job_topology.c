@@ -49,7 +49,7 @@ int cli_job_nodes(const char *job, const char *nodes, char *buf, size_t size)
 		const char *list = nodes ? nodes : env;
 
 		if (!list) {
-			fprintf(stderr, "efa: no job: run inside one, or give --job ID or --nodes LIST\n");
+			fprintf(stderr, "slurm-efa: no job: run inside one, or give --job ID or --nodes LIST\n");
 			return -1;
 		}
 		return snprintf(buf, size, "%s", list) < (int)size ? 0 : -1;
@@ -57,9 +57,9 @@ int cli_job_nodes(const char *job, const char *nodes, char *buf, size_t size)
 	if (!(out = malloc(SCONTROL_OUT_MAX)))
 		return -1;
 	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, out, SCONTROL_OUT_MAX))
-		fprintf(stderr, "efa: job %s: %s\n", job, out);
+		fprintf(stderr, "slurm-efa: job %s: %s\n", job, out);
 	else if (field(out, "NodeList", buf, size) || !strcmp(buf, "(null)"))
-		fprintf(stderr, "efa: job %s has no nodes yet\n", job);
+		fprintf(stderr, "slurm-efa: job %s has no nodes yet\n", job);
 	else
 		rc = 0;
 	free(out);
@@ -75,12 +75,12 @@ int cli_slurm_topology_path(char *buf, size_t size)
 	if (!(out = malloc(SCONTROL_OUT_MAX)))
 		return -1;
 	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, out, SCONTROL_OUT_MAX)) {
-		fprintf(stderr, "efa: cannot ask Slurm where its topology file is: %s (give --topology FILE)\n",
+		fprintf(stderr, "slurm-efa: cannot ask Slurm where its topology file is: %s (give --topology FILE)\n",
 			out);
 		goto out;
 	}
 	if (field(out, "SLURM_CONF", conf, sizeof(conf))) {
-		fprintf(stderr, "efa: scontrol show config names no SLURM_CONF (give --topology FILE)\n");
+		fprintf(stderr, "slurm-efa: scontrol show config names no SLURM_CONF (give --topology FILE)\n");
 		goto out;
 	}
 	if (field(out, "SLURM_VERSION", version, sizeof(version)))

@@ -32,7 +32,7 @@ is "$out" $'gpu-01\ngpu-02\ngpu-04' "inside a job: its SLURM_JOB_NODELIST"
 run "$efa" hostfile --nodes 'gpu-[01-05]' --topology "$tmp/topology.conf"
 is "$rc" 0 "a node the topology does not name: still a hostfile"
 is "$(grep -v warning <<<"$out")" $'gpu-01\ngpu-02\ngpu-03\ngpu-04\ngpu-05' "  in Slurm's order"
-like "$out" "efa: warning: $tmp/topology.conf: node gpu-05 is not in it" "  with a warning naming the node"
+like "$out" "^slurm-efa hostfile: warning: $tmp/topology.conf: node gpu-05 is not in it" "  with a warning naming the node"
 printf 'SwitchName=a Nodes=gpu-01\nSwitchName=a Nodes=gpu-02\n' >"$tmp/twice.conf"
 run "$efa" hostfile --nodes 'gpu-[01-02]' --topology "$tmp/twice.conf"
 like "$out" "twice.conf:2: a is defined again .line 1." "a malformed topology: file and line"
@@ -63,7 +63,7 @@ run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 43
 is "$rc" 1 "a job without nodes: exit 1"
 like "$out" "job 43 has no nodes yet" "  saying so"
 run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 44
-like "$out" "efa: job 44: .*Invalid job id" "an unknown job: scontrol's own message"
+like "$out" "^slurm-efa: job 44: .*Invalid job id" "an unknown job: scontrol's own message"
 
 # The ring's crossings.
 run "$efa" topo --cluster --nodes 'gpu-[01-04]' --topology "$tmp/topology.conf"
