@@ -123,7 +123,7 @@ int cmd_hostfile(int argc, char **argv, const struct cli_common *common)
 	int rc = EXIT_REFUSED;
 
 	if (common->json) {
-		fprintf(stderr, "slurm-efa hostfile: hostfile prints a hostfile, not JSON\n%s", usage);
+		fprintf(stderr, "slurm-efa hostfile: --json: a hostfile is plain text, one host a line\n%s", usage);
 		return EXIT_USAGE;
 	}
 	if (parse(argc, argv, &req))

@@ -91,6 +91,9 @@ run "$efa" hostfile --nodes n1 --order sideways
 like "$out" "invalid --efa-rank-order value 'sideways'" "a bad --order names the values"
 run "$efa" hostfile --nodes n1 --job 1
 is "$rc" 2 "--job and --nodes together: usage error"
+run "$efa" hostfile --nodes n1 --json
+is "$rc" 2 "hostfile --json: usage error"
+like "$out" "^slurm-efa hostfile: --json: a hostfile is plain text" "  saying why"
 
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]
