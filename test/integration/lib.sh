@@ -145,13 +145,7 @@ restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 # slurmctld stopped and started again as it was, then waited for (20 s at
 # most) until it answers.
 restart_slurmctld() {
-	local _
-	restart_daemon "$SLURM_EFA_CLUSTER/run/slurmctld.pid" || return 1
-	for _ in $(seq 100); do
-		scontrol ping >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
+	restart_daemon "$SLURM_EFA_CLUSTER/run/slurmctld.pid" && until_up 20 scontrol ping
 }
 
 # Keeps the command line and environment of the daemon of a pid file in

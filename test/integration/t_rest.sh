@@ -82,6 +82,7 @@ bg_track "$sync_pid"
 # partitions did not: nodes.c then errs on slurm_load_partitions' "no
 # change") and sync asks for everything each second.
 until_up 30 grep -q "conditional request answered 304" "$rest_home/sync.log"
+# (a round more: the snapshot that round refreshed is written after its log line)
 sleep 1.5
 bg_kill "$sync_pid"
 wait "$sync_pid" 2>/dev/null || true
