@@ -72,6 +72,17 @@ int cli_source_option(const char *arg, const char *next, struct cli_source *src,
 int cli_cluster_load(const struct cli_common *common, const struct cli_source *src,
 		     struct efa_config **cfg, struct efa_cluster *cluster);
 
+/* Each command's usage, which slurm-efa COMMAND --help prints. */
+extern const char cmd_check_usage[];
+extern const char cmd_env_usage[];
+extern const char cmd_hostfile_usage[];
+extern const char cmd_node_features_usage[];
+extern const char cmd_stats_usage[];
+extern const char cmd_submit_usage[];
+extern const char cmd_sync_usage[];
+extern const char cmd_topo_usage[];
+extern const char cmd_zones_usage[];
+
 int cmd_check(int argc, char **argv, const struct cli_common *common);
 int cmd_env(int argc, char **argv, const struct cli_common *common);
 int cmd_hostfile(int argc, char **argv, const struct cli_common *common);

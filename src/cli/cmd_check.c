@@ -34,7 +34,7 @@
 /* A health check asks slurmctld for the node's GRES: at most this long. */
 #define GRES_TIMEOUT_MS 10000
 
-static const char usage[] =
+const char cmd_check_usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
 	"       slurm-efa check --node [--drain] [--partition P] [--gres GRES] [--root DIR]\n"
 	"                       [--config FILE] [--json]\n"
@@ -92,19 +92,19 @@ static int parse(int argc, char **argv, struct request *req)
 		case 'g': req->gres = optarg; break;
 		default:
 			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
-				argv[optind - 1], usage);
+				argv[optind - 1], cmd_check_usage);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "slurm-efa check: unexpected argument '%s'\n%s", argv[optind], usage);
+		fprintf(stderr, "slurm-efa check: unexpected argument '%s'\n%s", argv[optind], cmd_check_usage);
 		return -1;
 	}
 	if (req->node)
 		return 0;
 	if (!req->dir && (!req->partition || !req->job_name)) {
 		fprintf(stderr, "slurm-efa check: give --checkpoint-dir, or --partition and --job-name for the default directory\n%s",
-			usage);
+			cmd_check_usage);
 		return -1;
 	}
 	return 0;
@@ -462,7 +462,7 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 	if (parse(argc, argv, &req))
 		return EXIT_USAGE;
 	if (req.drain && !req.node) {
-		fprintf(stderr, "slurm-efa check: --drain acts on the result of --node: give both\n%s", usage);
+		fprintf(stderr, "slurm-efa check: --drain acts on the result of --node: give both\n%s", cmd_check_usage);
 		return EXIT_USAGE;
 	}
 	if (efa_config_find_and_load(common->config, &cfg, &err)) {

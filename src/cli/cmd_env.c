@@ -17,7 +17,7 @@
 
 #define LIBPATH_MAX 65536
 
-static const char usage[] =
+const char cmd_env_usage[] =
 	"usage: slurm-efa env [--image FILE.sqsh|DIR] [--config FILE] [--root DIR] [--json]\n";
 
 struct printer {
@@ -143,7 +143,7 @@ int cmd_env(int argc, char **argv, const struct cli_common *common)
 		} else if (!strncmp(argv[i], "--image=", 8) && argv[i][8] && !image) {
 			image = argv[i] + 8;
 		} else {
-			fprintf(stderr, "slurm-efa env: unexpected argument '%s'\n%s", argv[i], usage);
+			fprintf(stderr, "slurm-efa env: unexpected argument '%s'\n%s", argv[i], cmd_env_usage);
 			return EXIT_USAGE;
 		}
 	}

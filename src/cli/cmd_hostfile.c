@@ -20,7 +20,7 @@
 
 #define PATH_MAX_LEN 4096
 
-static const char usage[] =
+const char cmd_hostfile_usage[] =
 	"usage: slurm-efa hostfile [--job ID | --nodes LIST] [--slots N] [--seq]\n"
 	"                          [--order topology|slurm] [--topology FILE]\n";
 
@@ -47,7 +47,7 @@ static int parse(int argc, char **argv, struct request *req)
 			continue;
 		}
 		if (!next || next[0] == '-') {
-			fprintf(stderr, "slurm-efa hostfile: %s: unknown option, or it needs a value\n%s", arg, usage);
+			fprintf(stderr, "slurm-efa hostfile: %s: unknown option, or it needs a value\n%s", arg, cmd_hostfile_usage);
 			return -1;
 		}
 		i++;
@@ -70,12 +70,12 @@ static int parse(int argc, char **argv, struct request *req)
 				return -1;
 			}
 		} else {
-			fprintf(stderr, "slurm-efa hostfile: unknown option %s\n%s", arg, usage);
+			fprintf(stderr, "slurm-efa hostfile: unknown option %s\n%s", arg, cmd_hostfile_usage);
 			return -1;
 		}
 	}
 	if (req->job && req->nodes) {
-		fprintf(stderr, "slurm-efa hostfile: --job and --nodes: give one\n%s", usage);
+		fprintf(stderr, "slurm-efa hostfile: --job and --nodes: give one\n%s", cmd_hostfile_usage);
 		return -1;
 	}
 	return 0;
@@ -123,7 +123,7 @@ int cmd_hostfile(int argc, char **argv, const struct cli_common *common)
 	int rc = EXIT_REFUSED;
 
 	if (common->json) {
-		fprintf(stderr, "slurm-efa hostfile: --json: a hostfile is plain text, one host a line\n%s", usage);
+		fprintf(stderr, "slurm-efa hostfile: --json: a hostfile is plain text, one host a line\n%s", cmd_hostfile_usage);
 		return EXIT_USAGE;
 	}
 	if (parse(argc, argv, &req))

@@ -21,7 +21,7 @@
 
 #define IMDS_TIMEOUT_MS 1000
 
-static const char usage[] =
+const char cmd_node_features_usage[] =
 	"usage: slurm-efa node-features [--imds URL | --no-imds] [--timeout MS]\n"
 	"                               [--config FILE] [--root DIR] [--json]\n";
 
@@ -64,7 +64,7 @@ static int parse(int argc, char **argv, struct request *req)
 		else if ((!strcmp(arg, "--imds") || !strcmp(arg, "--timeout")) && i + 1 < argc)
 			value = argv[++i];
 		if (!value) {
-			fprintf(stderr, "slurm-efa node-features: unexpected argument '%s'\n%s", arg, usage);
+			fprintf(stderr, "slurm-efa node-features: unexpected argument '%s'\n%s", arg, cmd_node_features_usage);
 			return -1;
 		}
 		if (!strncmp(arg, "--imds", 6)) {

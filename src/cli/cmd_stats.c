@@ -14,7 +14,7 @@
 #include "common/usage/job_record.h"
 #include "cli.h"
 
-static const char usage[] =
+const char cmd_stats_usage[] =
 	"usage: slurm-efa stats JOBID [--accounting] [--json] [--config FILE] [--url URL]\n"
 	"                       [--user USER] [--token-file FILE] [--timeout MS] [--api-version vX]\n";
 
@@ -37,18 +37,18 @@ static int parse(int argc, char **argv, uint32_t *job, bool *accounting, struct 
 			continue;
 		}
 		if (argv[i][0] == '-' || id) {
-			fprintf(stderr, "slurm-efa: stats: unexpected argument '%s'\n%s", argv[i], usage);
+			fprintf(stderr, "slurm-efa stats: unexpected argument '%s'\n%s", argv[i], cmd_stats_usage);
 			return -1;
 		}
 		id = argv[i];
 	}
 	if (!id) {
-		fprintf(stderr, "slurm-efa: stats: which job?\n%s", usage);
+		fprintf(stderr, "slurm-efa stats: which job?\n%s", cmd_stats_usage);
 		return -1;
 	}
 	v = strtoul(id, &end, 10);
 	if (*end || !*id || id[0] == '-' || !v || v > UINT32_MAX) {
-		fprintf(stderr, "slurm-efa: stats: '%s' is not a job id\n%s", id, usage);
+		fprintf(stderr, "slurm-efa stats: '%s' is not a job id\n%s", id, cmd_stats_usage);
 		return -1;
 	}
 	*job = (uint32_t)v;

@@ -25,7 +25,7 @@
 
 extern char **environ;
 
-static const char usage[] =
+const char cmd_submit_usage[] =
 	"usage: slurm-efa submit [--efa[=auto|required|off]] [--efa-bind=none|closest]\n"
 	"                        [--checkpoint-dir=PATH] [--checkpoint-keep=N]\n"
 	"                        [--container-image=IMAGE] [--container-mounts=SRC:DST[,...]]\n"
@@ -432,13 +432,13 @@ int cmd_submit(int argc, char **argv, const struct cli_common *common)
 		if (taken)
 			continue;
 		if (argv[i][0] == '-' || s.script_path) {
-			fprintf(stderr, "slurm-efa submit: unexpected argument '%s'\n%s", argv[i], usage);
+			fprintf(stderr, "slurm-efa submit: unexpected argument '%s'\n%s", argv[i], cmd_submit_usage);
 			goto out;
 		}
 		s.script_path = argv[i];
 	}
 	if (!s.script_path) {
-		fprintf(stderr, "slurm-efa submit: no script given\n%s", usage);
+		fprintf(stderr, "slurm-efa submit: no script given\n%s", cmd_submit_usage);
 		goto out;
 	}
 	if (efa_read_file(s.script_path, SCRIPT_MAX, &script, &len, &err)) {

@@ -21,7 +21,7 @@
 #include "cli.h"
 #include "topology_sync.h"
 
-static const char usage[] =
+const char cmd_sync_usage[] =
 	"usage: slurm-efa sync [--once | --interval SECONDS] [--snapshot PATH] [--config FILE]\n"
 	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
 	"                      [--api-version vX.Y.Z]\n";
@@ -276,7 +276,7 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 		} else if (!strcmp(argv[i], "--snapshot") && i + 1 < argc) {
 			path = argv[++i];
 		} else {
-			fprintf(stderr, "slurm-efa sync: unexpected argument '%s'\n%s", argv[i], usage);
+			fprintf(stderr, "slurm-efa sync: unexpected argument '%s'\n%s", argv[i], cmd_sync_usage);
 			return EXIT_USAGE;
 		}
 	}

@@ -10,6 +10,11 @@
 #include "common/node/node.h"
 #include "cli.h"
 
+const char cmd_topo_usage[] =
+	"usage: slurm-efa topo [--config FILE] [--root DIR] [--json]\n"
+	"       slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"
+	"       slurm-efa topo --cluster --job ID | --nodes LIST [--topology FILE] [--json]\n";
+
 static const char *accel_label(const struct efa_accel *a, char *buf, size_t size)
 {
 	if (a->index < 0)
@@ -129,10 +134,7 @@ int cmd_topo(int argc, char **argv, const struct cli_common *common)
 		if (!strcmp(argv[i], "--cluster"))
 			return cmd_topo_cluster(argc, argv, common);
 	if (argc > 1) {
-		fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\nusage: slurm-efa topo [--config FILE] [--root DIR] [--json]\n"
-			"       slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"
-			"       slurm-efa topo --cluster --job ID | --nodes LIST [--topology FILE] [--json]\n",
-			argv[1]);
+		fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\n%s", argv[1], cmd_topo_usage);
 		return EXIT_USAGE;
 	}
 	if (efa_config_find_and_load(common->config, &cfg, &err) ||

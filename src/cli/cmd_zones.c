@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-static const char usage[] =
+const char cmd_zones_usage[] =
 	"usage: slurm-efa zones [--partition P] [--snapshot] [--json] [--config FILE]\n"
 	"                       [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
 	"                       [--api-version vX.Y.Z]\n";
@@ -107,7 +107,7 @@ int cmd_zones(int argc, char **argv, const struct cli_common *common)
 		} else if (!strncmp(argv[i], "--partition=", 12)) {
 			partition = argv[i] + 12;
 		} else {
-			fprintf(stderr, "slurm-efa zones: unexpected argument '%s'\n%s", argv[i], usage);
+			fprintf(stderr, "slurm-efa zones: unexpected argument '%s'\n%s", argv[i], cmd_zones_usage);
 			return EXIT_USAGE;
 		}
 	}

@@ -187,5 +187,32 @@ is "$rc" 2 "an option without its value exits 2"
 run "$efa" --version
 like "$out" "^slurm-efa [0-9.]+ \(built for Slurm [0-9.]+\)$" "--version"
 
+# Every command answers --help and -h, wherever they stand, and help
+# COMMAND, with its own usage on stdout and exit 0.
+commands=$(sed -n 's/^\t{ "\([a-z-]*\)", cmd_.*/\1/p' "$top_srcdir/src/cli/slurm-efa.c")
+[ "$(wc -w <<<"$commands")" -ge 9 ] || ok 0 "found the command table in src/cli/slurm-efa.c"
+for c in $commands; do
+	set +e
+	help=$("$efa" "$c" --help 2>"$tmp/help.err")
+	rc=$?
+	set -e
+	is "$rc:$(cat "$tmp/help.err")" "0:" "slurm-efa $c --help exits 0, nothing on stderr"
+	like "$help" "^usage: slurm-efa $c( |\$)" "  prints $c's usage on stdout"
+	like "$help" "slurm-efa\(1\) describes each option" "  and points to the man page"
+	run "$efa" "$c" --json -h
+	is "$rc:$out" "0:$help" "slurm-efa $c --json -h: the same, after another option"
+	run "$efa" help "$c"
+	is "$rc:$out" "0:$help" "slurm-efa help $c: the same"
+done
+run "$efa" help
+is "$rc" 0 "slurm-efa help exits 0"
+like "$out" "COMMAND --help" "  and says how to see a command's options"
+run "$efa" help frobnicate
+is "$rc" 2 "slurm-efa help of an unknown command exits 2"
+like "$out" "unknown command 'frobnicate'" "  and names it"
+run "$efa" stats x
+is "$rc" 2 "a usage error of stats exits 2"
+like "$out" "^slurm-efa stats: 'x' is not a job id" "  and its message names the command as every command's does"
+
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]
