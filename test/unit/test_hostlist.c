@@ -80,6 +80,17 @@ static void test_expand(void)
 	has_str(err.msg, "n[3-1]", "  naming it");
 	ok(efa_hostlist_expand("n[1-", &names, &n, &err) < 0, "an open bracket is an error");
 	ok(efa_hostlist_expand("n[a]", &names, &n, &err) < 0, "letters in a range are an error");
+	/* What Slurm's hostlist refuses (scontrol show hostnames: "Invalid
+	 * hostlist"), not a shorter list. */
+	ok(efa_hostlist_expand("n[]", &names, &n, &err) < 0, "an empty range is an error");
+	ok(efa_hostlist_expand("n[1-2,]", &names, &n, &err) < 0, "  so is an empty one after a comma");
+	ok(efa_hostlist_expand("n[,1]", &names, &n, &err) < 0, "  or before one");
+	ok(efa_hostlist_expand("n[1,,2]", &names, &n, &err) < 0, "  or between two");
+	ok(efa_hostlist_expand("n[1-2]]", &names, &n, &err) < 0 && strstr(err.msg, "']' without '['"),
+	   "a ']' left over is an error (%s)", err.msg);
+	ok(efa_hostlist_expand("n]1[1-2]", &names, &n, &err) < 0, "  in the prefix too");
+	ok(efa_hostlist_expand("n1]", &names, &n, &err) < 0, "  and in a name without brackets");
+	ok(efa_hostlist_expand("n[1]2]", &names, &n, &err) < 0, "  and after the last range");
 	ok(efa_hostlist_expand("n[0-99999999]", &names, &n, &err) < 0, "a huge range is refused");
 	has_str(err.msg, "more than", "  saying why");
 	ok(efa_hostlist_expand("a[1-200000],b[1-200000]", &names, &n, &err) < 0,

@@ -201,13 +201,19 @@ static char *range_name(const char *prefix, int plen, unsigned long long num, in
 	return name;
 }
 
-/* prefix, each number of the ranges between open and close (the
- * brackets' insides), then suffix: pushed onto l. */
+/*
+ * prefix, each number of the ranges between open and close (the
+ * brackets' insides), then suffix: pushed onto l. As in Slurm's
+ * hostlist.c, every range between the commas holds a number: "n[]",
+ * "n[1,]" and "n[1,,2]" are errors, not fewer names.
+ */
 static int push_ranges(struct names *l, const char *prefix, int plen, const char *open,
 		       const char *close, const char *suffix, int slen, const char *item, size_t len,
 		       struct efa_error *err)
 {
-	for (const char *p = open + 1; p < close;) {
+	const char *p = open + 1;
+
+	for (;;) {
 		unsigned long long lo, hi;
 		int w, hw;
 
@@ -227,16 +233,37 @@ static int push_ranges(struct names *l, const char *prefix, int plen, const char
 		for (unsigned long long i = lo; i <= hi; i++)
 			if (push(l, range_name(prefix, plen, i, w, suffix, slen)))
 				return efa_error_set(err, "out of memory");
-		p += *p == ',';
+		if (p == close)
+			return 0;
+		p++;
 	}
-	return 0;
+}
+
+/*
+ * What is wrong with item's brackets, or NULL: each '[' is closed by a ']'
+ * before the next '[', and every ']' closes one. Slurm's hostlist refuses
+ * the rest ("n[1-2]]" is no n1] and n2]).
+ */
+static const char *bracket_error(const char *item, size_t len)
+{
+	bool open = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (item[i] == '[' && open)
+			return "'[' inside '[...]'";
+		if (item[i] == ']' && !open)
+			return "']' without '['";
+		if (item[i] == '[' || item[i] == ']')
+			open = item[i] == '[';
+	}
+	return open ? "'[' without ']'" : NULL;
 }
 
 /*
  * "pre[1-3,7]suf" from item (len bytes): every name it stands for. As
  * Slurm's hostlist.c reads a name, its last [ranges] counts fastest and
  * the prefix before it may hold ranges of its own: "r[1-2]-n[1-2]" is
- * r1-n1, r1-n2, r2-n1, r2-n2.
+ * r1-n1, r1-n2, r2-n1, r2-n2. Its brackets pair (bracket_error).
  */
 static int expand_item(const char *item, size_t len, struct names *l, struct efa_error *err)
 {
@@ -247,8 +274,6 @@ static int expand_item(const char *item, size_t len, struct names *l, struct efa
 	if (!open)
 		return push(l, strndup(item, len)) ? efa_error_set(err, "out of memory") : 0;
 	close = memchr(open, ']', len - (size_t)(open - item));
-	if (!close)
-		return efa_error_set(err, "'%.*s': '[' without ']'", (int)len, item);
 	plen = (int)(open - item);
 	slen = (int)(len - (size_t)(close + 1 - item));
 	if (!memchr(item, '[', (size_t)plen))
@@ -273,7 +298,7 @@ static bool is_separator(char c)
 int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_error *err)
 {
 	struct names l = { 0 };
-	const char *p = expr;
+	const char *p = expr, *why;
 
 	for (;;) {
 		size_t len = 0;
@@ -291,6 +316,10 @@ int efa_hostlist_expand(const char *expr, char ***names, size_t *n, struct efa_e
 			else if (p[len] == ']' && depth)
 				depth--;
 			len++;
+		}
+		if ((why = bracket_error(p, len))) {
+			efa_error_set(err, "'%.*s': %s", (int)len, p, why);
+			goto fail;
 		}
 		if (expand_item(p, len, &l, err))
 			goto fail;
