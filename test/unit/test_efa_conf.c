@@ -87,17 +87,17 @@ static void test_full(void)
 		"RestURL=unix:/run/slurmrestd/slurmrestd.sock RestUser=slurmrest\n"
 		"restTokenFile=/etc/slurm/efa.jwt RestCAFile=/etc/slurm/rest-ca.pem\n"
 		"Snapshot=/var/lib/slurm-efa/snapshot.json SnapshotMaxAge=5m\n"
-		"ZoneFeaturePrefix=k8s/az-\n"
+		"ZoneFeaturePrefix = k8s/az-\n"
 		"OnSnapshotMissing=REJECT\n"
 		"Topology=tree TopologyFeaturePrefixes=k8s/nn1-,k8s/nn2-\n"
 		"TopologyFile=/etc/slurm/topology.conf TopologyFormat=yaml\n"
-		"TopologyReload=\"scontrol reconfigure\"\n"
+		"TopologyReload= \"scontrol reconfigure\"\n"
 		"CheckpointMode=0750 CheckpointEnv=CKPT_DIR_2\n"
 		"PartitionName=DEFAULT SingleZone=yes\n"
 		"ResumeExpedite=yes FallbackAfter=2m\n"
 		"PartitionName=gpu EFA=required CheckpointRoot=/fsx/checkpoints CheckpointKeep=3 Resume=2 "
 		"CheckpointSignal=SIGusr1@300\n"
-		"PartitionName=cpu EFA=off SingleZone=no\n"
+		"PartitionName=cpu EFA =off SingleZone=no\n"
 		"PartitionName=dev EFA=optional CheckpointRoot=/scratch CheckpointFS=any\n";
 	struct efa_error err = { 0 };
 	struct efa_config *cfg = parse(text, &err);
@@ -110,13 +110,14 @@ static void test_full(void)
 	is_str(cfg->rest_token_file, "/etc/slurm/efa.jwt", "keys are case-insensitive");
 	is_str(cfg->rest_ca_file, "/etc/slurm/rest-ca.pem", "RestCAFile");
 	is_int(cfg->snapshot_max_age, 300, "5m is 300 s");
+	is_str(cfg->zone_feature_prefix, "k8s/az-", "blanks around '=', as slurm.conf allows");
 	is_int(cfg->fallback_after, 120, "FallbackAfter=2m is 120 s");
 	is_int(cfg->on_snapshot_missing, EFA_ON_MISSING_REJECT, "values are case-insensitive");
 	is_int(cfg->topology, EFA_TOPOLOGY_TREE, "Topology=tree");
 	is_int(cfg->topology_format, EFA_TOPOLOGY_FORMAT_YAML, "TopologyFormat=yaml");
 	is_str(cfg->topology_feature_prefixes[1], "k8s/nn2-", "prefix list");
 	ok(cfg->topology_feature_prefixes[2] == NULL, "list replaces the default");
-	is_str(cfg->topology_reload, "scontrol reconfigure", "quoted value keeps spaces");
+	is_str(cfg->topology_reload, "scontrol reconfigure", "quoted value keeps spaces, after a blank");
 	is_int(cfg->checkpoint_mode, 0750, "CheckpointMode is octal");
 	is_str(cfg->checkpoint_env, "CKPT_DIR_2", "CheckpointEnv");
 	is_int(cfg->npartitions, 3, "DEFAULT is not a partition");
@@ -135,7 +136,7 @@ static void test_full(void)
 
 	p = efa_config_partition(cfg, "cpu");
 	require(ok(p != NULL, "cpu partition found"));
-	is_int(p->efa, EFA_MODE_OFF, "cpu EFA=off");
+	is_int(p->efa, EFA_MODE_OFF, "cpu EFA=off (written EFA =off)");
 	is_int(p->single_zone, EFA_NO, "partition overrides DEFAULT");
 	ok(p->checkpoint_root == NULL, "no checkpoint root");
 	is_int(p->checkpoint_keep, -1, "keep everything by default");
@@ -165,6 +166,8 @@ static void test_errors(void)
 	rejects("Snapshot=relative/path\n", "must be an absolute path");
 	rejects("InstanceType=a\nInstanceType=b\n", "efa.conf:2: InstanceType given twice");
 	rejects("InstanceType\n", "expected Key=Value, found 'InstanceType'");
+	rejects("InstanceType= ProfileDir=/opt\n", "InstanceType: empty value");
+	rejects("InstanceType = # none\n", "InstanceType: empty value");
 	rejects("InstanceType=\n", "InstanceType: empty value");
 	rejects("=x\n", "missing key before '='");
 	rejects("TopologyReload=\"scontrol reconfigure\n", "unterminated quoted value");

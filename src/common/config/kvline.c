@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/config/kvline.h"
@@ -8,24 +9,36 @@ static int blank(char c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
-int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err)
+static char *skip_blanks(char *p)
 {
-	char *p = *cursor, *out;
-
 	while (blank(*p))
 		p++;
+	return p;
+}
+
+int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err)
+{
+	char *p = skip_blanks(*cursor), *key_end, *out;
+	bool spaced;
+
 	if (!*p || *p == '#')
 		return 0;
 	*key = p;
 	while (*p && *p != '=' && !blank(*p) && *p != '#')
 		p++;
+	/* Blanks around '=' are allowed, as Slurm's parser allows them in
+	 * slurm.conf (parse_config.c's keyvalue_pattern). */
+	key_end = p;
+	p = skip_blanks(p);
 	if (*p != '=') {
-		*p = '\0';
+		*key_end = '\0';
 		return efa_error_set(err, "expected Key=Value, found '%s'", *key);
 	}
-	*p++ = '\0';
+	*key_end = '\0';
 	if (!**key)
 		return efa_error_set(err, "missing key before '='");
+	spaced = blank(p[1]);
+	p = skip_blanks(p + 1);
 	*value = out = p;
 	if (*p == '"') {
 		p++;
@@ -42,6 +55,10 @@ int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err)
 	} else {
 		while (*p && !blank(*p) && *p != '#')
 			out++, p++;
+		/* "Key= Other=x": Key left empty before the next pair, not
+		 * Key="Other=x". */
+		if (spaced && memchr(*value, '=', (size_t)(out - *value)))
+			return efa_error_set(err, "%s: empty value", *key);
 	}
 	/* A '#' right after the value still ends the line on the next call
 	 * (unquoted, the NUL written below replaces it). */

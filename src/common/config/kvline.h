@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Key=Value line syntax shared by efa.conf and profile files, as in
- * slurm.conf: words separated by blanks, values double-quoted when they
- * hold blanks (\" and \\ escape inside quotes), '#' starts a comment.
+ * slurm.conf: words separated by blanks, blanks allowed around '=',
+ * values double-quoted when they hold blanks (\" and \\ escape inside
+ * quotes), '#' starts a comment.
  */
 #ifndef EFA_KVLINE_H
 #define EFA_KVLINE_H
