@@ -167,6 +167,7 @@ static void test_errors(void)
 	rejects("InstanceType=a\nInstanceType=b\n", "efa.conf:2: InstanceType given twice");
 	rejects("InstanceType\n", "expected Key=Value, found 'InstanceType'");
 	rejects("InstanceType= ProfileDir=/opt\n", "InstanceType: empty value");
+	rejects("ProfileDir =/opt RestUser= RestURL=unix:/x\n", "RestUser: empty value");
 	rejects("InstanceType = # none\n", "InstanceType: empty value");
 	rejects("InstanceType=\n", "InstanceType: empty value");
 	rejects("=x\n", "missing key before '='");

@@ -94,13 +94,17 @@ static void test_matching(void)
 	write_profile("p5", "Match=p5.48xlarge\n");
 	write_profile("p5fam", "Match=p5*.48xlarge\n");
 	write_profile("p", "Match=p*\n");
-	write_profile("base", "Env=A=1\n");
+	write_profile("base", "Env = A=1\n");
 	require(ok(efa_profiles_load(dir, &set, &err) == 0, "profile dir loads (%s)", err.msg));
 	is_str(matched(set, "p5.48xlarge"), "p5", "exact name beats patterns");
 	is_str(matched(set, "p5en.48xlarge"), "p5fam", "longer pattern beats shorter");
 	is_str(matched(set, "p4d.24xlarge"), "p", "short pattern beats *");
 	is_str(matched(set, "hpc7g.16xlarge"), "default", "* catches the rest");
 	is_str(matched(set, NULL), "default", "unknown instance type: only *");
+	ok(efa_profiles_find(set, "base") && efa_profiles_find(set, "base")->nvars == 1 &&
+	   !strcmp(efa_profiles_find(set, "base")->vars[0].name, "A") &&
+	   !strcmp(efa_profiles_find(set, "base")->vars[0].value, "1"),
+	   "Env = A=1: blanks around '=' as in slurm.conf, the value holding its own '='");
 	ok(efa_profiles_find(set, "base") && !efa_profiles_find(set, "base")->match &&
 	   efa_profiles_match(set, "base", 0) == efa_profiles_find(set, "default"),
 	   "a profile without Match= is include-only");

@@ -19,7 +19,7 @@ static char *skip_blanks(char *p)
 int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err)
 {
 	char *p = skip_blanks(*cursor), *key_end, *out;
-	bool spaced;
+	bool spaced_after_only;
 
 	if (!*p || *p == '#')
 		return 0;
@@ -34,10 +34,13 @@ int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err)
 		*key_end = '\0';
 		return efa_error_set(err, "expected Key=Value, found '%s'", *key);
 	}
+	/* "Key= Other=x" (a blank after '=' only) leaves Key empty before the
+	 * next pair; "Key = NAME=VALUE" is a value holding '=' (a profile's
+	 * Env). */
+	spaced_after_only = key_end == p && blank(p[1]);
 	*key_end = '\0';
 	if (!**key)
 		return efa_error_set(err, "missing key before '='");
-	spaced = blank(p[1]);
 	p = skip_blanks(p + 1);
 	*value = out = p;
 	if (*p == '"') {
@@ -55,9 +58,7 @@ int efa_kv_next(char **cursor, char **key, char **value, struct efa_error *err)
 	} else {
 		while (*p && !blank(*p) && *p != '#')
 			out++, p++;
-		/* "Key= Other=x": Key left empty before the next pair, not
-		 * Key="Other=x". */
-		if (spaced && memchr(*value, '=', (size_t)(out - *value)))
+		if (spaced_after_only && memchr(*value, '=', (size_t)(out - *value)))
 			return efa_error_set(err, "%s: empty value", *key);
 	}
 	/* A '#' right after the value still ends the line on the next call
