@@ -10,9 +10,13 @@
 #include "common/node/node.h"
 #include "cli.h"
 
+/* Every form of topo, also what --cluster and its --job/--nodes form
+ * print after a usage error. */
 const char cmd_topo_usage[] =
 	"usage: slurm-efa topo [--config FILE] [--root DIR] [--json]\n"
 	"       slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"
+	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
+	"                      [--api-version vX.Y.Z]\n"
 	"       slurm-efa topo --cluster --job ID | --nodes LIST [--topology FILE] [--json]\n";
 
 static const char *accel_label(const struct efa_accel *a, char *buf, size_t size)

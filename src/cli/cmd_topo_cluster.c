@@ -13,12 +13,6 @@
 #include "common/cluster/topology.h"
 #include "cli.h"
 
-static const char usage[] =
-	"usage: slurm-efa topo --cluster [--snapshot] [--json] [--config FILE]\n"
-	"                      [--url URL] [--user U] [--token-file F] [--timeout MS]\n"
-	"                      [--api-version vX.Y.Z]\n"
-	"       slurm-efa topo --cluster --job ID | --nodes LIST [--topology FILE] [--json]\n";
-
 static void print_nodes(const struct efa_topo_tree *t, const struct efa_topo_switch *s, int depth)
 {
 	for (size_t i = 0; i < s->nnodes; i++) {
@@ -175,7 +169,7 @@ int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common)
 		if (used) {
 			i += used - 1;
 		} else if (strcmp(argv[i], "--cluster")) {
-			fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\n%s", argv[i], usage);
+			fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\n%s", argv[i], cmd_topo_usage);
 			return EXIT_USAGE;
 		}
 	}

@@ -20,9 +20,6 @@
 
 #define PATH_MAX_LEN 4096
 
-static const char usage[] =
-	"usage: slurm-efa topo --cluster --job ID | --nodes LIST [--topology FILE] [--json]\n";
-
 struct ring {
 	size_t layers;
 	size_t *slurm, *topology, *least;
@@ -68,13 +65,13 @@ int cmd_topo_ring(int argc, char **argv, const struct cli_common *common)
 		if (!strcmp(argv[i], "--cluster"))
 			continue;
 		if (!into || i + 1 == argc) {
-			fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\n%s", argv[i], usage);
+			fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\n%s", argv[i], cmd_topo_usage);
 			return EXIT_USAGE;
 		}
 		*into = argv[++i];
 	}
 	if (job && nodes) {
-		fprintf(stderr, "slurm-efa topo: --job and --nodes: give one\n%s", usage);
+		fprintf(stderr, "slurm-efa topo: --job and --nodes: give one\n%s", cmd_topo_usage);
 		return EXIT_USAGE;
 	}
 	if (cli_job_nodes(job, nodes, list, sizeof(list)))
