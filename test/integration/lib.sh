@@ -110,6 +110,20 @@ cluster_pid() {	# cluster_pid PIDFILE
 	echo "$pid"
 }
 
+# cluster_pid, waiting up to 5 s while the pid file names a process that is
+# gone: a daemon that a reconfigure re-executed (slurmctld from 23.11 on)
+# writes its own pid only once the process before it has exited and let go
+# of the file's lock (controller.c, _update_pidfile), and it answers
+# requests before that.
+cluster_pid_settled() {	# cluster_pid_settled PIDFILE
+	local _
+	for _ in $(seq 25); do
+		cluster_pid "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # Stops the daemon of a pid file and starts it again with the same
 # environment and arguments, after PREFIX (e.g. valgrind ...) if given.
 # With RESTART_FROM=DIR, the command line and environment are those
@@ -117,7 +131,7 @@ cluster_pid() {	# cluster_pid PIDFILE
 # The caller waits for it to be ready.
 restart_daemon() {	# restart_daemon PIDFILE [PREFIX...]
 	local pid cmd=() envv=() _
-	if ! pid=$(cluster_pid "$1"); then
+	if ! pid=$(cluster_pid_settled "$1"); then
 		diag "restart_daemon: $1 names no process of this cluster"
 		return 1
 	fi

@@ -233,7 +233,7 @@ daemons_after() {	# daemons_after TEST
 	local d name pidfile log pid gone=() ends=() revived
 	for d in "${watched[@]}"; do
 		read -r name pidfile log <<<"$d"
-		if pid=$(cluster_pid "$SLURM_EFA_CLUSTER/$pidfile"); then
+		if pid=$(cluster_pid_settled "$SLURM_EFA_CLUSTER/$pidfile"); then
 			last_pid[$name]=$pid
 			continue
 		fi
