@@ -111,17 +111,12 @@ cluster_pid() {	# cluster_pid PIDFILE
 }
 
 # cluster_pid, waiting up to 5 s while the pid file names a process that is
-# gone: a daemon that a reconfigure re-executed (slurmctld from 23.11 on)
-# writes its own pid only once the process before it has exited and let go
-# of the file's lock (controller.c, _update_pidfile), and it answers
-# requests before that.
+# gone: a daemon that a reconfigure re-executed (slurmctld and slurmd from
+# 23.11 on) writes its own pid only once the process before it has exited
+# and let go of the file's lock (26.05's controller.c, _update_pidfile;
+# slurmd.c, _wait_on_old_slurmd), and it answers requests before that.
 cluster_pid_settled() {	# cluster_pid_settled PIDFILE
-	local _
-	for _ in $(seq 25); do
-		cluster_pid "$1" && return 0
-		sleep 0.2
-	done
-	return 1
+	until_up 5 cluster_pid "$1" && cluster_pid "$1"
 }
 
 # Stops the daemon of a pid file and starts it again with the same
