@@ -30,8 +30,14 @@ like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| step launch .*(\| $number \[.*\
 	"step launch: a row, naming the Slurm it ran on"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (step launch .*\| $number \[$number–$number\] \(the median's 95 % CI $number–$number\) \| ≤ 1\.01 \||step launch .*skipped: )" \
 	"  its ratio with the median's 95 % confidence interval"
-like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same without .--efa., steps of an allocation: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin.*\| $number \[.*\] ms \||step launch .*skipped: )" \
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (step launch .*, steps of an allocation side by side \([0-9]+ rounds, bench/launch_ab\): \(b\) .*\| $number \[.*\] ms \| \(a\) no plugin: $number .*\(the median's 95 % CI $number–$number\) \| ≤ 1\.01 \||step launch .*skipped: )" \
+	"step launch side by side (bench/launch_ab): a row deciding the target, with its CI"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same without .--efa., steps of an allocation side by side .*: \(g\) spank_efa\.so loaded, against \(f\) an empty SPANK plugin \| $number \[.*\] ms \|.* \| ≤ 1\.005 \||step launch .*skipped: )" \
 	"step launch without --efa, against an empty SPANK plugin: a row"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation side by side .*: \(v\) the variables alone .*\| $number \[.*\] ms \||step launch .*skipped: )" \
+	"  and what the variables alone cost, side by side"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation, [0-9]+ rounds among the TaskProlog's reconfigures: \(b\) .*\| \(measured; ≤ 1\.01 decided side by side\) \||step launch .*skipped: )" \
+	"  the rounds among the reconfigures are measured, not judged"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation: \(b\) against \(v\) a plugin that only sets the same [0-9]+ variables.*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"  and against a plugin that only sets the same variables"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (page faults of the whole machine during one step, steps of an allocation .*\| [0-9,]+ \[[0-9,]+–[0-9,]+\] \| \(v\) [0-9,]+ .*\(a\) [0-9,]+ |step launch .*skipped: )" \
