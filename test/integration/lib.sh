@@ -4,6 +4,8 @@
 
 # shellcheck source=../lib/tap.sh
 . "$top_srcdir/test/lib/tap.sh"
+# shellcheck source=../cluster/pidfile.sh
+. "$top_srcdir/test/cluster/pidfile.sh"
 
 # Submits a batch job, waits for it, and puts its output in $out and its
 # exit status in $rc. Extra sbatch options first, then --wrap text.
@@ -105,7 +107,7 @@ job_log() {	# job_log JOBID
 # its pid may be another process's by now.
 cluster_pid() {	# cluster_pid PIDFILE
 	local pid
-	pid=$(cat "$1" 2>/dev/null) || return 1
+	pid=$(pidfile_pid "$1") || return 1
 	grep -qzxF "SLURM_EFA_CLUSTER_DAEMON=$SLURM_EFA_CLUSTER" "/proc/$pid/environ" 2>/dev/null || return 1
 	echo "$pid"
 }
@@ -161,7 +163,7 @@ restart_slurmctld() {
 # DIR, for restart_daemon with RESTART_FROM=DIR.
 daemon_save() {	# daemon_save PIDFILE DIR
 	local pid
-	pid=$(cat "$1")
+	pid=$(pidfile_pid "$1")
 	mkdir -p "$2"
 	cp "/proc/$pid/cmdline" "$2/cmdline"
 	grep -zv '^[A-Z_]*RECONF' "/proc/$pid/environ" >"$2/environ"

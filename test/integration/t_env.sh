@@ -208,7 +208,7 @@ is "$(cat "$rest_out" 2>/dev/null)" "0: $p5"$'\n'"1: $p4d" \
 # step; a step without EFA gets what the shell had, as Slurm does.
 write_efa_conf
 slurmd_kib=$(awk '/^Max locked memory/ { print ($4 == "unlimited") ? $4 : $4 / 1024 }' \
-	"/proc/$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")/limits")
+	"/proc/$(pidfile_pid "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")/limits")
 memlock_job() {	# memlock_job SBATCH-OPTIONS...: "rc out" under ulimit -l 64
 	(ulimit -S -l 64 && batch "$@" "srun bash -c 'ulimit -l'" && echo "$rc $out")
 }

@@ -14,7 +14,7 @@ write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 slurmd_pidfile=$SLURM_EFA_CLUSTER/run/slurmd-n1.pid
 slurmd_rss() {
-	awk '/^VmRSS:/ { print $2 }' "/proc/$(cat "$slurmd_pidfile")/status"
+	awk '/^VmRSS:/ { print $2 }' "/proc/$(pidfile_pid "$slurmd_pidfile")/status"
 }
 
 steps() {	# steps N: N --efa steps with 4 tasks bound to GPUs and NICs, in one job
@@ -65,7 +65,7 @@ run srun -w n1 --efa --checkpoint-dir=/elsewhere true
 ok "$([ "$rc" -ne 0 ]; echo $?)" "  a step refused for a checkpoint directory outside the root"
 RESTART_FROM=$vg/slurmd-as-it-was restart_daemon "$slurmd_pidfile"
 wait_nodes_idle
-is "$?/$(cat "/proc/$(cat "$slurmd_pidfile")/comm" 2>&1)" "0/slurmd" "  slurmd back without valgrind"
+is "$?/$(cat "/proc/$(pidfile_pid "$slurmd_pidfile")/comm" 2>&1)" "0/slurmd" "  slurmd back without valgrind"
 ours=$(cd "$top_srcdir/src" && find spank common -name '*.c' | xargs -n1 basename | sed 's/\.c$//' | paste -sd'|')
 found=$(awk -v ours="\\((${ours})\\.c:[0-9]+\\)" '
 	/^==[0-9]+== $/ { if (block ~ ours) print block; block = ""; next }

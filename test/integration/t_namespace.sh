@@ -78,7 +78,7 @@ fi
 # store from inside the job's namespace, where that /tmp is the job's own.
 write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot CheckpointFS=any"
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
-slurmd_ns=$(readlink "/proc/$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")/ns/mnt")
+slurmd_ns=$(readlink "/proc/$(pidfile_pid "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")/ns/mnt")
 show='echo "$SLURMD_NODENAME $(readlink /proc/self/ns/mnt) ${SLURM_EFA_PROFILE-unset} ${FI_EFA_IFACE:+iface} ${CHECKPOINT_DIR-unset} $(test -d "${CHECKPOINT_DIR-/nonexistent}" && echo made)"'
 
 # How many steps' ends slurmd's log on n1 has, and whether one more than

@@ -61,7 +61,7 @@ is "$(cat "$gate/job.out" 2>/dev/null)" "ran on n2 after 1 requeue(s)" \
 # HealthMinLockedMemory= at what n1's slurmd has, jobs start (one from a
 # shell at 64 KiB too: the limit a job carries is not the node's); a
 # slurmd lowered below it fails the check.
-slurmd_pid=$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")
+slurmd_pid=$(pidfile_pid "$SLURM_EFA_CLUSTER/run/slurmd-n1.pid")
 soft=$(awk '/^Max locked memory/ { print $4 }' "/proc/$slurmd_pid/limits")
 hard=$(awk '/^Max locked memory/ { print $5 }' "/proc/$slurmd_pid/limits")
 echo "HealthMinLockedMemory=$soft" >>"$gconf"

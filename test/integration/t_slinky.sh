@@ -46,7 +46,7 @@ pod_up() {	# pod_up NAME INDEX: a NodeSet pod's slurmd, with p5 hardware
 }
 pod_down() {	# pod_down NAME: the operator deletes the pod and the node
 	local pid
-	pid=$(cat "$SLURM_EFA_CLUSTER/run/slurmd-$1.pid" 2>/dev/null || true)
+	pid=$(pidfile_pid "$SLURM_EFA_CLUSTER/run/slurmd-$1.pid" || true)
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null
 	until_up 15 sh -c "! kill -0 '$pid'" || true
 	scontrol delete nodename="$1" || diag "scontrol delete nodename=$1 failed: $(scontrol show node "$1" 2>&1 | grep -o 'State=[^ ]*')"
