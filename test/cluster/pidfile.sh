@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Sourced by test/cluster/up, down and node and by the integration tests'
 # lib.sh: how they read a daemon's pid file.
 
