@@ -36,6 +36,10 @@ like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same without .--efa., step
 	"step launch without --efa, against an empty SPANK plugin: a row"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation side by side .*: \(v\) the variables alone .*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"  and what the variables alone cost, side by side"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation side by side .*: \(r\) spank_efa\.so .*--efa-rank-order=topology.* against \(a\) none.*\| $number \[.*\] ms \|.* \| ≤ 1\.01 \||step launch .*skipped: )" \
+	"  ranks in network order, against no plugin, side by side"
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation side by side .*: \(m\) against \(b\), what the node_exporter files .*\| $number \[.*\] ms \||step launch .*skipped: )" \
+	"  and what MetricsDir= adds to a step, side by side"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation, [0-9]+ rounds among the TaskProlog's reconfigures: \(b\) .*\| \(measured; ≤ 1\.01 decided side by side\) \||step launch .*skipped: )" \
 	"  the rounds among the reconfigures are measured, not judged"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation: \(b\) against \(v\) a plugin that only sets the same [0-9]+ variables.*\| $number \[.*\] ms \||step launch .*skipped: )" \
