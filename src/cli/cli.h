@@ -4,6 +4,7 @@
 #define EFA_CLI_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/cluster/zones.h"
@@ -15,7 +16,8 @@
 
 struct cli_common {
 	const char *config;	/* --config FILE */
-	const char *root;	/* --root DIR */
+	const char *root;	/* --root DIR, else "/" */
+	bool root_given;	/* --root was given */
 	int json;		/* --json */
 };
 

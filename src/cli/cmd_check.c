@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <pwd.h>
@@ -21,6 +22,7 @@
 #include "common/checkpoint/retention.h"
 #include "common/config/efa_conf.h"
 #include "common/config/plugin_args.h"
+#include "common/config/plugstack.h"
 #include "common/health/counters.h"
 #include "common/health/gres.h"
 #include "common/health/node_check.h"
@@ -35,7 +37,8 @@
 #define GRES_TIMEOUT_MS 10000
 
 const char cmd_check_usage[] =
-	"usage: slurm-efa check --checkpoint-dir PATH [--partition P] [--config FILE] [--json]\n"
+	"usage: slurm-efa check --checkpoint-dir PATH [--keep N] [--partition P] [--config FILE]\n"
+	"                       [--json]\n"
 	"       slurm-efa check --node [--drain] [--partition P] [--gres GRES] [--root DIR]\n"
 	"                       [--config FILE] [--json]\n"
 	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--array-task N]\n"
@@ -50,6 +53,7 @@ struct request {
 	const char *job_id;
 	const char *array_task;
 	const char *gres;	/* --gres: judge by it, not by Slurm's */
+	const char *keep;	/* --keep: retention's count, else the partition's */
 	int node;
 	int drain;
 };
@@ -73,6 +77,7 @@ static int parse(int argc, char **argv, struct request *req)
 		{ "node", no_argument, NULL, 'N' },
 		{ "drain", no_argument, NULL, 'D' },
 		{ "gres", required_argument, NULL, 'g' },
+		{ "keep", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -90,6 +95,7 @@ static int parse(int argc, char **argv, struct request *req)
 		case 'N': req->node = 1; break;
 		case 'D': req->drain = 1; break;
 		case 'g': req->gres = optarg; break;
+		case 'k': req->keep = optarg; break;
 		default:
 			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
 				argv[optind - 1], cmd_check_usage);
@@ -212,62 +218,89 @@ static int default_dir(const struct request *req, const struct efa_partition *pa
 }
 
 /*
- * The checkpoints already in the directory, newest first, with the state
- * retention sees them in (complete.h): what a resumed job would start
- * from. Nothing when the directory is not there.
+ * What a resumed job and retention would do in the directory (the one
+ * decision the plugin takes, retention.h): its checkpoints newest first,
+ * each with its state and, when keep is set, whether retention keeps it.
+ * Nothing when the directory is not there.
  */
-static json_t *checkpoints_in(const char *path, int json)
+struct listing {
+	json_t *checkpoints;	/* --json: the array */
+	const char *resume;	/* --json: the resume point's name (in plan) */
+	struct efa_retention_plan plan;
+};
+
+static void list_checkpoints(const char *path, long keep, int json, struct listing *l)
 {
-	struct efa_retention_entry *v = NULL;
 	struct efa_error err;
-	json_t *list = json ? json_array() : NULL;
-	size_t n = 0;
 	int fd;
 
+	memset(l, 0, sizeof(*l));
+	l->checkpoints = json ? json_array() : NULL;
 	if (!path[0] || (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return list;
-	if (efa_retention_scan(fd, &v, &n, &err)) {
+		return;
+	if (efa_retention_plan(fd, keep, &l->plan, &err)) {
 		close(fd);
 		if (!json)
-			printf("  checkpoints: cannot be listed: %s\n", err.msg);
-		return list;
+			printf("  checkpoints: cannot be judged: %s\n", err.msg);
+		else
+			fprintf(stderr, "slurm-efa check: checkpoints in %s cannot be judged: %s\n", path,
+				err.msg);
+		return;
 	}
 	close(fd);
-	efa_retention_sort(v, n);
-	for (size_t i = 0; i < n; i++) {
-		if (!efa_retention_is_checkpoint(&v[i]))
+	l->resume = l->plan.resume ? l->plan.resume->name : NULL;
+	for (size_t i = 0; i < l->plan.n; i++) {
+		const struct efa_retention_entry *e = &l->plan.v[i];
+		const char *retention = keep <= 0 ? NULL : e->remove ? "delete" : "keep";
+
+		if (!efa_retention_is_checkpoint(e))
 			continue;
-		if (json)
-			json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", v[i].name, "state",
-							      efa_ckpt_state_name(v[i].state), "why", v[i].why));
-		else
-			printf("  checkpoint: %s %s (%s)\n", v[i].name, efa_ckpt_state_name(v[i].state),
-			       v[i].why);
+		if (json) {
+			json_t *o = json_pack("{s:s, s:s, s:s}", "name", e->name, "state",
+					      efa_ckpt_state_name(e->state), "why", e->why);
+
+			if (o && retention)
+				json_object_set_new(o, "retention", json_string(retention));
+			json_array_append_new(l->checkpoints, o);
+		} else
+			printf("  checkpoint: %s %s (%s)%s%s\n", e->name, efa_ckpt_state_name(e->state),
+			       e->why, retention ? ": retention would " : "",
+			       retention ? retention : "");
 	}
-	efa_retention_free(v, n);
-	return list;
+	if (!json)
+		printf("  resume: %s\n", l->resume ? l->resume : "none (no complete checkpoint)");
 }
 
-static int print(const struct request *req, const struct verdict *v, int json)
+static int print(const struct request *req, const struct verdict *v, long keep, int json)
 {
+	struct listing l = { NULL };
+	bool listed = strcmp(v->what, "refused");
 	json_t *doc;
+	int rc = 0;
 
 	if (!json) {
 		printf("%s: %s\n", v->what, v->path[0] ? v->path : "(no checkpoint directory)");
 		printf("  root: %s\n  why: %s\n", v->root ? v->root : "none", v->why);
-		if (strcmp(v->what, "refused"))
-			checkpoints_in(v->path, 0);
+		if (listed) {
+			list_checkpoints(v->path, keep, 0, &l);
+			efa_retention_plan_free(&l.plan);
+		}
 		return 0;
 	}
-	doc = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:o}", "verdict", v->what,
+	if (listed)
+		list_checkpoints(v->path, keep, 1, &l);
+	doc = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:o, s:s?}", "verdict", v->what,
 			"path", v->path[0] ? v->path : NULL, "given", req->dir,
 			"partition", req->partition, "root", v->root, "why", v->why,
-			"checkpoints", strcmp(v->what, "refused") ? checkpoints_in(v->path, 1) : json_array());
+			"checkpoints", l.checkpoints ? l.checkpoints : json_array(), "resume", l.resume);
+	if (keep > 0 && doc)
+		json_object_set_new(doc, "keep", json_integer(keep));
 	if (cli_print_json(doc)) {
 		fprintf(stderr, "slurm-efa check: out of memory\n");
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	efa_retention_plan_free(&l.plan);
+	return rc;
 }
 
 /* This node's name in Slurm: slurmd's (HealthCheckProgram runs under it),
@@ -397,6 +430,41 @@ static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
 }
 
 /*
+ * --node without --config and --root, as slurmd runs the health check:
+ * spank_efa.so's own plugstack line (plugstack.h) says where this node's
+ * efa.conf and hardware are, so that the check reads what the plugin
+ * reads, configured in one place. A line that cannot be found is said,
+ * and nothing is judged or drained.
+ */
+static int load_as_plugin(const char *node, struct efa_config **cfg, char *root, size_t size)
+{
+	struct efa_plugstack_line line;
+	struct efa_args args = { NULL, "/" };
+	char conf[PATH_MAX];
+	struct efa_error err;
+
+	if (efa_slurm_conf_find(EFA_SLURM_CONF_DEFAULT, conf, sizeof(conf), &err) ||
+	    efa_plugstack_find(conf, &line, &err)) {
+		fprintf(stderr, "slurm-efa check: cannot find spank_efa.so's plugstack line: %s\n", err.msg);
+		return -1;
+	}
+	if (efa_args_parse(line.argc, line.argv, &args, &err)) {
+		fprintf(stderr, "slurm-efa check: %s:%d: %s\n", line.file, line.line, err.msg);
+		return -1;
+	}
+	if (efa_expand_node_name(args.root, node, root, size)) {
+		fprintf(stderr, "slurm-efa check: %s:%d: root=%s cannot name node %s's tree\n", line.file,
+			line.line, args.root, node);
+		return -1;
+	}
+	if (efa_args_load_config(&args, node, cfg, &err)) {
+		fprintf(stderr, "slurm-efa check: %s (from %s:%d)\n", err.msg, line.file, line.line);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * --node, for a node health check (Slurm's HealthCheckProgram, a boot
  * script): does this node show every EFA device its profile's EFADevices=
  * says its type has, each port ACTIVE? Counts again for EFADevicesWait=
@@ -458,12 +526,27 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 	char root[EFA_CKPT_PATH_MAX];
 	struct efa_error err;
 	int rc = EXIT_USAGE;
+	long keep;
 
 	if (parse(argc, argv, &req))
 		return EXIT_USAGE;
 	if (req.drain && !req.node) {
 		fprintf(stderr, "slurm-efa check: --drain acts on the result of --node: give both\n%s", cmd_check_usage);
 		return EXIT_USAGE;
+	}
+	if (req.node && !common->config && !common->root_given) {
+		struct cli_common as_plugin = *common;
+		char node[256];
+
+		if (node_name(node, sizeof(node))) {
+			fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME to its Slurm name (no '/', not . or ..)\n");
+			return EXIT_USAGE;
+		}
+		if (load_as_plugin(node, &cfg, root, sizeof(root)))
+			return EXIT_USAGE;
+		as_plugin.root = root;
+		rc = check_node(cfg, &as_plugin, &req);
+		goto out;
 	}
 	if (efa_config_find_and_load(common->config, &cfg, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
@@ -481,11 +564,16 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 		}
 		v.root = root;
 	}
+	keep = part ? part->checkpoint_keep : EFA_CKPT_KEEP_UNSET;
+	if (req.keep && efa_checkpoint_keep_parse(req.keep, &keep, &err)) {
+		fprintf(stderr, "slurm-efa check: --keep: %s\n", err.msg);
+		goto out;
+	}
 	if (req.dir)
 		check_dir(cfg, &req, part, &v);
 	else if (default_dir(&req, part, &v))
 		goto out;
-	if (print(&req, &v, common->json))
+	if (print(&req, &v, keep, common->json))
 		goto out;
 	rc = strcmp(v.what, "refused") ? 0 : EXIT_REFUSED;
 out:

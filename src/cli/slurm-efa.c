@@ -96,13 +96,16 @@ int cli_common_parse(int *argc, char **argv, struct cli_common *common)
 
 int main(int argc, char **argv)
 {
-	struct cli_common common = { .root = "/" };
+	struct cli_common common = { .root = NULL };
 	const char *name;
 
 	/* The common options may come before the command too (slurm-efa
 	 * --config F env), as the usage line's list of them suggests. */
 	if (cli_common_parse(&argc, argv, &common))
 		return EXIT_USAGE;
+	common.root_given = common.root != NULL;
+	if (!common.root)
+		common.root = "/";
 	if (argc < 2 || is_help(argv[1]) || (argc == 2 && !strcmp(argv[1], "help"))) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;

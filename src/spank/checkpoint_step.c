@@ -200,19 +200,16 @@ static int retain_as_user(void *arg, int out)
  * (a name holding a newline cannot be told in one line: left out). */
 static void report_resume(int dirfd, int out)
 {
-	const struct efa_retention_entry *newest;
-	struct efa_retention_entry *v;
+	struct efa_retention_plan plan;
 	struct efa_error err;
-	size_t n;
 
-	if (efa_retention_scan(dirfd, &v, &n, &err)) {
+	if (efa_retention_plan(dirfd, 0, &plan, &err)) {
 		report(out, 'W', "no checkpoint to resume from: %s", err.msg);
 		return;
 	}
-	newest = efa_retention_newest(v, n);
-	if (newest && !strchr(newest->name, '\n'))
-		report(out, 'C', "%s", newest->name);
-	efa_retention_free(v, n);
+	if (plan.resume && !strchr(plan.resume->name, '\n'))
+		report(out, 'C', "%s", plan.resume->name);
+	efa_retention_plan_free(&plan);
 }
 
 /* The child of efa_ckpt_create: "D<dev> <ino>" once made (then what

@@ -89,25 +89,79 @@ is "$rc" 2 "a bad efa.conf exits 2"
 like "$out" "bad.conf:1: invalid CheckpointKeep=many" "  naming file and line"
 
 # The checkpoints already in an allowed directory, newest first, each
-# complete or not by its framework's end-of-save mark.
+# complete or not by its framework's end-of-save mark; where a resumed
+# job starts, and with --keep what retention would delete.
 ck=$tmp/ckroot/alice/run1
-mkdir -p "$ck/checkpoint-100" "$ck/checkpoint-200" "$ck/step_3"
+mkdir -p "$ck/checkpoint-100" "$ck/checkpoint-200" "$ck/checkpoint-50" "$ck/step_3" \
+	"$ck/global_step7" "$ck/llama--val_loss=1.95-step=199"
 : >"$ck/checkpoint-100/training_args.bin"
-: >"$ck/checkpoint-100/trainer_state.json"
-: >"$ck/checkpoint-200/training_args.bin"
+printf '{\n  "global_step": 100\n}\n' >"$ck/checkpoint-100/trainer_state.json"
+printf '{\n  "global_step": 50\n}\n' >"$ck/checkpoint-50/trainer_state.json"
+# A partial save: the model begun, trainer_state.json never written.
+: >"$ck/checkpoint-200/config.json"
+head -c 1000 /dev/zero >"$ck/checkpoint-200/model.safetensors"
 : >"$ck/checkpoint-200.log"
 touch -d @1000 "$ck/checkpoint-100"
+touch -d @500 "$ck/checkpoint-50"
 touch -d @2000 "$ck/checkpoint-200"
-touch -d @500 "$ck/step_3"
+touch -d @450 "$ck/step_3"
+touch -d @400 "$ck/global_step7"
+touch -d @300 "$ck/llama--val_loss=1.95-step=199"
 echo "PartitionName=gpu CheckpointRoot=$tmp/ckroot" >"$tmp/ck.conf"
 run "$efa" check --config "$tmp/ck.conf" --checkpoint-dir "$ck" --partition gpu
-is "$(grep '^  checkpoint:' <<<"$out")" "  checkpoint: checkpoint-200 incomplete (the Hugging Face Trainer's training_args.bin without the trainer_state.json it writes last)
-  checkpoint: checkpoint-100 complete (trainer_state.json, which the Hugging Face Trainer writes last, is in it)
-  checkpoint: step_3 unknown (no framework's end-of-save mark in it)" \
+is "$(grep '^  checkpoint:' <<<"$out")" "  checkpoint: checkpoint-200 incomplete (a Hugging Face Trainer checkpoint without the trainer_state.json it writes last)
+  checkpoint: checkpoint-100 complete (trainer_state.json, which the Hugging Face Trainer writes last, is in it whole)
+  checkpoint: checkpoint-50 complete (trainer_state.json, which the Hugging Face Trainer writes last, is in it whole)
+  checkpoint: step_3 unknown (no framework's end-of-save mark in it)
+  checkpoint: global_step7 unknown (a DeepSpeed tag that no readable latest orders)
+  checkpoint: llama--val_loss=1.95-step=199 complete (named as NeMo names them, and NeMo's -unfinished marker is not beside it)" \
 	"--checkpoint-dir lists the checkpoints in it, newest first, complete or not and why"
+like "$out" "  resume: checkpoint-100$" "  the newest complete one is where a resumed job starts, not the newer partial save"
 run "$efa" check --json --config "$tmp/ck.conf" --checkpoint-dir "$ck" --partition gpu
 is "$(jq -r '[.checkpoints[] | .name + "=" + .state] | join(" ")' <<<"$out")" \
-	"checkpoint-200=incomplete checkpoint-100=complete step_3=unknown" "  --json says the same"
+	"checkpoint-200=incomplete checkpoint-100=complete checkpoint-50=complete step_3=unknown global_step7=unknown llama--val_loss=1.95-step=199=complete" \
+	"  --json says the same"
+is "$(jq -r '.resume' <<<"$out")" "checkpoint-100" "  with \"resume\""
+is "$(jq -r '[.checkpoints[] | has("retention")] | any' <<<"$out")" "false" "  and no \"retention\" without --keep"
+run "$efa" check --json --config "$tmp/ck.conf" --checkpoint-dir "$ck" --keep=1
+is "$(jq -r '[.checkpoints[] | .name + "=" + .retention] | join(" ")' <<<"$out")" \
+	"checkpoint-200=keep checkpoint-100=keep checkpoint-50=delete step_3=keep global_step7=keep llama--val_loss=1.95-step=199=delete" \
+	"--keep 1: the newest complete one and the partial save are kept, older complete ones go, unknown ones stay"
+run "$efa" check --config "$tmp/ck.conf" --checkpoint-dir "$ck" --keep 2
+like "$out" "llama--val_loss=1.95-step=199 complete .*: retention would delete" \
+	"--keep 2 (as --keep=2): said in the text too"
+like "$out" "checkpoint-50 complete .*: retention would keep" "  and what stays"
+echo "PartitionName=gpu CheckpointRoot=$tmp/ckroot CheckpointKeep=1" >"$tmp/ck1.conf"
+run "$efa" check --json --config "$tmp/ck1.conf" --checkpoint-dir "$ck" --partition gpu
+is "$(jq -r '.keep, ([.checkpoints[] | select(.retention == "delete") | .name] | join(" "))' <<<"$out")" \
+	"1
+checkpoint-50 llama--val_loss=1.95-step=199" "without --keep, the partition's CheckpointKeep= decides"
+run "$efa" check --config "$tmp/ck.conf" --checkpoint-dir "$ck" --keep many
+is "$rc" 2 "--keep that is not a number exits 2"
+like "$out" "--keep: " "  saying so"
+# DeepSpeed's latest orders its tags; a tracker cut off while rewritten
+# (empty) orders nothing, and nothing is deleted then.
+printf 'global_step7' >"$ck/latest"
+mkdir "$ck/global_step9"
+run "$efa" check --json --config "$tmp/ck.conf" --checkpoint-dir "$ck" --keep 1
+is "$(jq -r '[.checkpoints[] | select(.name | startswith("global")) | .name + "=" + .state] | join(" ")' <<<"$out")" \
+	"global_step9=incomplete global_step7=complete" "DeepSpeed: the tag latest names is complete, a later one is not"
+: >"$ck/latest"
+run "$efa" check --json --config "$tmp/ck.conf" --checkpoint-dir "$ck" --keep 1
+is "$(jq -r '[.checkpoints[] | select(.name | startswith("global")) | .name + "=" + .state + "=" + .retention] | join(" ")' <<<"$out")" \
+	"global_step9=unknown=keep global_step7=unknown=keep" "  an empty latest (cut off): both unknown, both kept"
+# Bad input: a link as the directory, links and unreadable entries in it.
+ln -s "$ck" "$tmp/ckroot/alice/link"
+run "$efa" check --json --config "$tmp/ck.conf" --checkpoint-dir "$tmp/ckroot/alice/link" --keep 1
+is "$(jq -r '.resume, (.checkpoints | length)' <<<"$out")" "null
+0" "a checkpoint directory that is a link is not followed"
+ln -s "$ck/checkpoint-100" "$ck/checkpoint-900"
+mkdir "$ck/checkpoint-800" && chmod 000 "$ck/checkpoint-800"
+run "$efa" check --json --config "$tmp/ck.conf" --checkpoint-dir "$ck" --keep 1
+is "$(jq -r '.resume, ([.checkpoints[].name] | index("checkpoint-900"))' <<<"$out")" "checkpoint-100
+null" "a link named like a checkpoint is neither listed nor resumed from"
+chmod 700 "$ck/checkpoint-800"
+rm -rf "$ck/checkpoint-800" "$ck/checkpoint-900"
 
 # --node: a health check of this node's EFA devices against its profile's
 # EFADevices= (the shipped profiles).
@@ -119,6 +173,33 @@ is "$out" "unhealthy: this node has 3 of the 4 EFA devices a p4d.24xlarge has (1
 	"  naming how many are expected and which is missing"
 run "$efa" check --node --json --config "$nconf" --root "$fixtures/p4d-3nics"
 is "$(jq -r '[.expected_efa_devices, .efa_devices, .healthy] | join(" ")' <<<"$out")" "4 3 false" "  --json says the same"
+# Without --config and --root, as slurmd runs the health check: the
+# efa.conf and root= of spank_efa.so's own plugstack line, found through
+# slurm.conf (SLURM_CONF here; the build's default or slurmd's configless
+# cache under slurmd) and its PlugStackConfig=, %n as the node's name.
+mkdir -p "$tmp/slurm/plugstack.conf.d"
+printf 'ClusterName=c\nPlugStackConfig=%s\n' "$tmp/slurm/plugstack.conf" >"$tmp/slurm/slurm.conf"
+echo "include $tmp/slurm/plugstack.conf.d/*.conf" >"$tmp/slurm/plugstack.conf"
+echo "required /usr/lib/slurm/spank_efa.so config=$nconf root=$fixtures/%n" \
+	>"$tmp/slurm/plugstack.conf.d/efa.conf"
+run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/slurm.conf" SLURMD_NODENAME=p4d-3nics "$efa" check --node
+is "$rc" 1 "check --node alone reads the node where spank_efa.so's plugstack line says (root=.../%n)"
+like "$out" "^unhealthy: this node has 3 of the 4 EFA devices a p4d.24xlarge has" "  with its efa.conf (config=)"
+run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/slurm.conf" SLURMD_NODENAME=p4d.24xlarge "$efa" check --node
+is "$rc/$out" "0/healthy: 4 EFA devices, as profile p4d expects of p4d.24xlarge" "  another node's name, its own tree"
+: >"$tmp/slurm/plugstack.conf.d/efa.conf"
+run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/slurm.conf" SLURMD_NODENAME=p4d-3nics "$efa" check --node --drain
+is "$rc" 2 "a plugstack without spank_efa.so's line: exit 2, nothing judged or drained"
+like "$out" "cannot find spank_efa.so's plugstack line: $tmp/slurm/plugstack.conf loads no spank_efa.so .*give --config and --root" \
+	"  saying what is missing and what to do"
+run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/none.conf" SLURMD_NODENAME=p4d-3nics "$efa" check --node
+is "$rc" 2 "a slurm.conf that cannot be read: exit 2"
+like "$out" "cannot read $tmp/slurm/none.conf" "  saying which file"
+echo "required spank_efa.so root=$fixtures/%n bogus=1" >"$tmp/slurm/plugstack.conf.d/efa.conf"
+run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/slurm.conf" SLURMD_NODENAME=p4d-3nics "$efa" check --node
+is "$rc" 2 "a plugstack line with an argument the plugin does not know: exit 2"
+like "$out" "efa.conf:1: .*bogus" "  naming the file and line"
+
 # A port that went down under a running node: the device is there, it
 # carries nothing.
 cp -a "$fixtures/p4d.24xlarge" "$tmp/p4d-down"

@@ -3,7 +3,7 @@
 # slurm-efa hostfile: a job's hosts in topology order for mpirun, and
 # slurm-efa topo --cluster --job/--nodes: its ring's crossings per layer,
 # from a topology file given or found through scontrol (a stand-in
-# scontrol on PATH here; the real one in test/integration/t_rank_order.sh)
+# scontrol in SLURM_EFA_SLURM_BINDIR here; the real one in test/integration/t_rank_order.sh)
 # (TAP).
 set -euo pipefail
 # shellcheck source=preamble.sh
@@ -50,19 +50,19 @@ case "\$*" in
 esac
 SH
 chmod 755 "$tmp/bin/scontrol"
-run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 42
+run env SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$efa" hostfile --job 42
 is "$out" $'gpu-01\ngpu-03\ngpu-02\ngpu-04' "--job ID: its nodes, under the topology.conf beside Slurm's slurm.conf"
 printf -- '- topology: blocks\n  block:\n    blocks:\n      - block: b1\n        nodes: gpu-[01-02]\n      - block: b2\n        nodes: gpu-[03-04]\n' \
 	>"$tmp/etc/topology.yaml"
-run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 42
+run env SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$efa" hostfile --job 42
 is "$out" $'gpu-01\ngpu-03\ngpu-02\ngpu-04' "  22.05 does not read topology.yaml"
 sed -i 's/= 22.05.8/= 26.05.3/' "$tmp/bin/scontrol"
-run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 42
+run env SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$efa" hostfile --job 42
 is "$out" $'gpu-01\ngpu-02\ngpu-03\ngpu-04' "  26.05 reads topology.yaml first: its blocks"
-run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 43
+run env SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$efa" hostfile --job 43
 is "$rc" 1 "a job without nodes: exit 1"
 like "$out" "job 43 has no nodes yet" "  saying so"
-run env PATH="$tmp/bin:$PATH" "$efa" hostfile --job 44
+run env SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$efa" hostfile --job 44
 like "$out" "^slurm-efa: job 44: .*Invalid job id" "an unknown job: scontrol's own message"
 
 # The ring's crossings.
@@ -72,7 +72,7 @@ layer   Slurm's order  topology order  least
 1                   0               0      0
 2                   4               2      2" \
 	"topo --cluster --nodes: every ring edge crosses a leaf in Slurm's order, two in topology order, the least"
-run env PATH="$tmp/bin:$PATH" "$efa" topo --cluster --job 42 --json
+run env SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$efa" topo --cluster --job 42 --json
 like "$out" '"topology": "'"$tmp"'/etc/topology.yaml"' "topo --cluster --job: the topology file Slurm reads (26.05: topology.yaml)"
 like "$(tr -d ' \n' <<<"$out")" '"layer":1,"slurm_order":2,"topology_order":2,"least":2' \
 	"  --json: blocks are one layer; gpu-01..04 in two blocks are already grouped"

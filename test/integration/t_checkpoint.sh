@@ -160,6 +160,12 @@ outside=$ckroot/$user/outside
 mkdir -p "$keep/checkpoint-100/shard" "$keep/step_300" "$keep/global_step400" "$keep/checkpoint-600" "$outside"
 touch "$keep/checkpoint-100/shard/rank0.pt" "$keep/checkpoint-200" "$keep/iter_500" \
 	"$keep/notes.txt" "$keep/latest" "$keep/step_log.txt" "$outside/keep.txt"
+# Each complete by its framework's mark (the Trainer's trainer_state.json,
+# the job's own .checkpoint-complete): only complete ones are counted.
+for e in checkpoint-100 checkpoint-600; do
+	printf '{\n  "global_step": %s\n}\n' "${e#checkpoint-}" >"$keep/$e/trainer_state.json"
+done
+touch "$keep/step_300/.checkpoint-complete" "$keep/global_step400/.checkpoint-complete"
 ln -s "$outside" "$keep/checkpoint-100/escape"
 ln -s checkpoint-600 "$keep/checkpoint-latest"
 ln -s "$outside" "$keep/iter_0"
@@ -185,7 +191,7 @@ like "$log_n2" "efa: checkpoint retention in $keep \(keeping the 3 newest\): rem
 # Retention runs as the user: what only root could delete stays, and the
 # job still succeeds.
 mkdir -p "$keep/checkpoint-1/by-root"
-touch "$keep/checkpoint-1/by-root/file"
+touch "$keep/checkpoint-1/by-root/file" "$keep/checkpoint-1/.checkpoint-complete"
 chown "$user:" "$keep/checkpoint-1"
 touch -d "2023-06-01" "$keep/checkpoint-1"
 BATCH_USER=$user batch -N1 -w n2 -J keep-test --checkpoint-keep=3 "${cd_opt[@]}" 'true'
@@ -194,6 +200,31 @@ ok "$([ -f "$keep/checkpoint-1/by-root/file" ]; echo $?)" "  it runs as the user
 like "$(cat "$SLURM_EFA_CLUSTER/log/slurmd-n2.log")" \
 	"efa: checkpoint retention in $keep: checkpoint-1 not removed: cannot delete file: Permission denied" \
 	"  and the log says why"
+
+# Retention at the batch step's end while a rank on another node is still
+# writing a save (a Trainer cut off between the model and
+# trainer_state.json): the partial save is not complete, so the complete
+# checkpoint-100 is still the newest one kept, and the save is not
+# touched.
+part=$ckroot/$user/still-saving
+mkdir -p "$part/checkpoint-100"
+printf '{\n  "global_step": 100\n}\n' >"$part/checkpoint-100/trainer_state.json"
+touch -d '-5 min' "$part/checkpoint-100"
+chown -R "$user:" "$part"
+BATCH_USER=$user batch -N2 -w n2,n3 -J still-saving --checkpoint-keep=1 "${cd_opt[@]}" "
+srun -N1 -n1 -w n3 bash -c 'mkdir $part/checkpoint-200 && echo {} >$part/checkpoint-200/config.json &&
+	head -c 100000 /dev/zero >$part/checkpoint-200/model.safetensors && touch $part/saving && sleep 60' &
+until [ -e $part/saving ]; do sleep 0.2; done
+echo batch-ends"
+is "$rc" 0 "a two-node job whose batch step ends while n3 is still saving runs"
+is "$(ls "$part" | tr '\n' ' ')" "checkpoint-100 checkpoint-200 saving " \
+	"  retention (--checkpoint-keep=1) kept the complete checkpoint-100 and the save n3 was writing"
+unlike "$(grep -a "checkpoint retention in $part" "$SLURM_EFA_CLUSTER/log/slurmd-n2.log" || true)" "removed" \
+	"  and removed nothing"
+run "$top_builddir/slurm-efa" check --config "$EFA_CONF" --json --checkpoint-dir "$part" --keep 1
+is "$(jq -r '.resume, ([.checkpoints[] | .name + "=" + .state + "=" + .retention] | join(" "))' <<<"$out")" "checkpoint-100
+checkpoint-200=incomplete=keep checkpoint-100=complete=keep" \
+	"  slurm-efa check --checkpoint-dir says the same: resume from checkpoint-100"
 
 # CheckpointFS=lustre (the default with a root) on this non-Lustre machine.
 write_efa_conf "PartitionName=gpu CheckpointRoot=$ckroot"

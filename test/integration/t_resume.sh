@@ -13,8 +13,9 @@ ck=$resume/ck
 mkdir -p "$ck/checkpoint-10" "$ck/checkpoint-20"
 # Hugging Face Trainer: trainer_state.json comes last; checkpoint-20, newer,
 # was cut off before it.
-touch "$ck/checkpoint-10/training_args.bin" "$ck/checkpoint-10/trainer_state.json" \
-	"$ck/checkpoint-20/training_args.bin"
+touch "$ck/checkpoint-10/training_args.bin" "$ck/checkpoint-20/config.json"
+printf '{\n  "global_step": 10\n}\n' >"$ck/checkpoint-10/trainer_state.json"
+head -c 4096 /dev/zero >"$ck/checkpoint-20/model.safetensors"
 touch -d '-2 min' "$ck/checkpoint-10"
 write_efa_conf
 set_plugstack "$(plugin_line "config=$EFA_CONF")"

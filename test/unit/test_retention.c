@@ -11,7 +11,9 @@
 #include "tap.h"
 #include "tmpdir.h"
 
-#define E(n, s, ns, link) { .name = (char *)(n), .mtime = { (s), (ns) }, .is_link = (link), .is_dir = !(link) }
+/* A complete checkpoint (a test of other states sets them). */
+#define E(n, s, ns, link) { .name = (char *)(n), .mtime = { (s), (ns) }, .is_link = (link), \
+			    .is_dir = !(link), .state = EFA_CKPT_COMPLETE }
 #define COUNT(v) (sizeof(v) / sizeof((v)[0]))
 
 /* The names select marked, in array order: "a,b". */
@@ -33,10 +35,13 @@ static void test_match(void)
 	static const char *const yes[] = {
 		"checkpoint-100", "checkpoint_5", "step-3", "step_3", "global_step500",
 		"iter_0000100", "checkpoint-",
+		"llama--val_loss=1.95-step=199-consumed_samples=1600.0",
+		"megatron_gpt--val_loss=2.3100-epoch=0-last",
 	};
 	static const char *const no[] = {
 		"checkpoint", "latest", "mystep_1", "Checkpoint-1", "iter-5", "model.pt",
 		"latest_checkpointed_iteration.txt", ".checkpoint-1",
+		"--val_loss=1", "run--notes", "llama-val_loss=1.95",
 	};
 
 	for (size_t i = 0; i < COUNT(yes); i++)
@@ -57,7 +62,11 @@ static void test_select(void)
 		E("step_100", 100, 0, false), E("step_8", 99, 999999999, false),
 	};
 	struct efa_retention_entry nsec[] = {
-		E("iter_2", 100, 5, false), E("iter_1", 100, 7, false),
+		E("checkpoint-b", 100, 5, false), E("checkpoint-a", 100, 7, false),
+	};
+	struct efa_retention_entry steps[] = {
+		E("checkpoint-100", 900, 0, false), E("checkpoint-200", 100, 0, false),
+		E("checkpoint-300", 50, 0, false),
 	};
 	struct efa_retention_entry mixed[] = {
 		E("notes.txt", 1, 0, false), E("latest", 2, 0, false),
@@ -86,7 +95,9 @@ static void test_select(void)
 	is_str(selected(ties, COUNT(ties), 1), "step_10,step_9,step_8",
 	       "equal times: the later name in version order is newer (step_100 > step_10 > step_9)");
 	is_str(selected(ties, COUNT(ties), 2), "step_9,step_8", "  keep 2 of the tie");
-	is_str(selected(nsec, COUNT(nsec), 1), "iter_2", "nanoseconds count before names");
+	is_str(selected(nsec, COUNT(nsec), 1), "checkpoint-b", "nanoseconds count before names");
+	is_str(selected(steps, COUNT(steps), 1), "checkpoint-100,checkpoint-200",
+	       "names carrying steps: the highest step is newest, whatever the times (a rotation cut off touches the older one)");
 	is_str(selected(mixed, COUNT(mixed), 1), "global_step1",
 	       "names that do not match are neither counted nor deleted");
 	is_str(selected(mixed, COUNT(mixed), 2), "", "  two checkpoints, keep 2: nothing goes");
@@ -97,11 +108,20 @@ static void test_select(void)
 	       "links are neither counted nor deleted, even when oldest or newest");
 }
 
-static int make_file(const char *rel)
+static int write_file(const char *rel, const char *text)
 {
 	int fd = open(tmp_at(rel), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	ssize_t n;
 
-	return fd < 0 ? -1 : close(fd);
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	return close(fd) || n != (ssize_t)strlen(text) ? -1 : 0;
+}
+
+static int make_file(const char *rel)
+{
+	return write_file(rel, "");
 }
 
 /* The mtime of tmp_at(rel) itself (not of a link's target). */
@@ -136,7 +156,7 @@ static void test_apply(void)
 {
 	static const char *const kept[] = {
 		"d/checkpoint_2", "d/checkpoint-4", "d/checkpoint-5", "d/global_step6", "d/notes.txt",
-		"d/checkpoint-latest", "d/iter_0", "outside/keep.txt", "outside/deep",
+		"d/checkpoint-latest", "d/iter_0", "outside/keep.txt", "outside/deep", "d/step_0",
 	};
 	static const char *const oldest_first[] = {
 		"d/checkpoint-1", "d/checkpoint_2", "d/step_3", "d/checkpoint-4",
@@ -159,10 +179,15 @@ static void test_apply(void)
 	tmp_setup(symlink(tmp_at("outside/keep.txt"), tmp_at("d/checkpoint-1/shard/file")),
 	      "link d/checkpoint-1/shard/file -> outside/keep.txt");
 	tmp_setup(make_file("d/checkpoint_2"), "a file d/checkpoint_2");
-	tmp_setup(mkdir(tmp_at("d/step_3"), 0700), "mkdir d/step_3");
-	tmp_setup(mkdir(tmp_at("d/checkpoint-4"), 0700), "mkdir d/checkpoint-4");
+	tmp_setup(make_file("d/checkpoint-1/" EFA_CKPT_COMPLETE_MARKER), "d/checkpoint-1 marked complete");
+	tmp_setup(mkdir(tmp_at("d/step_3"), 0700) || make_file("d/step_3/" EFA_CKPT_COMPLETE_MARKER),
+		  "d/step_3, complete");
+	tmp_setup(mkdir(tmp_at("d/checkpoint-4"), 0700) ||
+		  make_file("d/checkpoint-4/" EFA_CKPT_COMPLETE_MARKER), "d/checkpoint-4, complete");
 	tmp_setup(make_file("d/checkpoint-5"), "a file d/checkpoint-5");
-	tmp_setup(mkdir(tmp_at("d/global_step6"), 0700), "mkdir d/global_step6");
+	tmp_setup(mkdir(tmp_at("d/global_step6"), 0700) ||
+		  make_file("d/global_step6/" EFA_CKPT_COMPLETE_MARKER), "d/global_step6, complete");
+	tmp_setup(mkdir(tmp_at("d/step_0"), 0700), "d/step_0, which no mark speaks for");
 	tmp_setup(make_file("d/notes.txt"), "d/notes.txt");
 	tmp_setup(symlink("checkpoint-5", tmp_at("d/checkpoint-latest")), "link d/checkpoint-latest");
 	tmp_setup(symlink(tmp_at("outside"), tmp_at("d/iter_0")), "link d/iter_0 -> outside");
@@ -216,10 +241,16 @@ static void test_complete(void)
 	tmp_setup(mkdir(tmp_at("c"), 0700), "mkdir c");
 	/* Hugging Face: trainer_state.json is written last. */
 	tmp_setup(mkdir(tmp_at("c/checkpoint-100"), 0700) || make_file("c/checkpoint-100/training_args.bin") ||
-		  make_file("c/checkpoint-100/trainer_state.json"), "a whole Trainer checkpoint");
+		  write_file("c/checkpoint-100/trainer_state.json", "{\n  \"global_step\": 100\n}\n"),
+		  "a whole Trainer checkpoint");
+	tmp_setup(mkdir(tmp_at("c/checkpoint-150"), 0700) ||
+		  write_file("c/checkpoint-150/trainer_state.json", "{\n  \"global_step\": 150,\n  \"log"),
+		  "a Trainer checkpoint whose trainer_state.json was cut off");
 	tmp_setup(mkdir(tmp_at("c/checkpoint-200"), 0700) || make_file("c/checkpoint-200/training_args.bin"),
 		  "a Trainer checkpoint cut off before trainer_state.json");
-	tmp_setup(mkdir(tmp_at("c/checkpoint-300"), 0700), "a checkpoint- directory of no known framework");
+	tmp_setup(mkdir(tmp_at("c/checkpoint-300"), 0700), "an empty checkpoint-N: the Trainer's, just made");
+	tmp_setup(mkdir(tmp_at("c/step_9"), 0700) || make_file("c/step_9/model.pt"),
+		  "a directory of no known framework");
 	/* PyTorch DCP: .metadata after the shards. */
 	tmp_setup(mkdir(tmp_at("c/step-1"), 0700) || make_file("c/step-1/__0_0.distcp") ||
 		  make_file("c/step-1/.metadata"), "a whole DCP checkpoint");
@@ -244,10 +275,15 @@ static void test_complete(void)
 	ok(marks.megatron && marks.megatron_iteration == 100, "the Megatron tracker is read");
 	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-100", &marks, &why)), "complete",
 	       "Trainer: trainer_state.json there: complete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-150", &marks, &why)), "incomplete",
+	       "Trainer: trainer_state.json cut off: incomplete");
+	has_str(why, "cut off", "  saying why");
 	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-200", &marks, &why)), "incomplete",
 	       "Trainer: training_args.bin without trainer_state.json: incomplete");
 	has_str(why, "trainer_state.json", "  saying why");
-	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-300", &marks, &why)), "unknown",
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "checkpoint-300", &marks, &why)), "incomplete",
+	       "Trainer: checkpoint-N just made, nothing in it yet: incomplete");
+	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "step_9", &marks, &why)), "unknown",
 	       "no framework's files: unknown");
 	is_str(efa_ckpt_state_name(efa_ckpt_state_of(fd, "step-1", &marks, &why)), "complete",
 	       "DCP: .metadata there: complete");
@@ -290,9 +326,23 @@ static void test_select_complete(void)
 	is_str(selected(w, COUNT(w), 1), "", "nothing complete: nothing is deleted");
 	ok(efa_retention_newest(w, COUNT(w)) == NULL, "nothing complete: nothing to resume from");
 	w[0].state = EFA_CKPT_UNKNOWN;
-	is_str(efa_retention_newest(w, COUNT(w))->name, "step-1",
-	       "a checkpoint no mark speaks for counts, as in retention");
-	w[0].is_link = true;
+	w[1].state = EFA_CKPT_COMPLETE;
+	is_str(efa_retention_newest(w, COUNT(w))->name, "step-2", "the complete one is resumed from");
+	w[0].mtime.tv_sec = 900;
+	w[0].name = "step-9";
+	is_str(efa_retention_newest(w, COUNT(w))->name, "step-2",
+	       "a newer checkpoint no mark speaks for is never resumed from");
+	is_str(selected(w, COUNT(w), 1), "", "  nor counted by keep, nor deleted");
+	w[0].mtime.tv_sec = 1;
+	w[0].name = "step-1";
+	is_str(selected(w, COUNT(w), 1), "", "an older one no mark speaks for is never deleted either");
+	v[3].mtime.tv_sec = 250;	/* incomplete: newer by step, older by time */
+	is_str(selected(v, COUNT(v), 1), "checkpoint-100,checkpoint-200",
+	       "an incomplete checkpoint newer by step but older by time may still be written: kept");
+	v[1].mtime.tv_sec = 350;	/* incomplete: older by step, newer by time */
+	is_str(selected(v, COUNT(v), 1), "checkpoint-100",
+	       "  so is one older by step but newer by time");
+	w[1].is_link = true;
 	ok(efa_retention_newest(w, COUNT(w)) == NULL, "a link is never resumed from");
 }
 

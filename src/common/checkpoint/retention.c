@@ -23,7 +23,7 @@ bool efa_retention_match(const char *name)
 	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
 		if (!fnmatch(patterns[i], name, 0))
 			return true;
-	return false;
+	return efa_ckpt_nemo_name(name);
 }
 
 bool efa_retention_is_checkpoint(const struct efa_retention_entry *e)
@@ -31,18 +31,67 @@ bool efa_retention_is_checkpoint(const struct efa_retention_entry *e)
 	return e->is_dir && !e->is_link && efa_retention_match(e->name);
 }
 
-/* What keep counts: complete checkpoints, and those no mark speaks for. */
+/* What keep counts and a job resumes from: complete checkpoints alone. */
 static bool counted(const struct efa_retention_entry *e)
 {
-	return efa_retention_is_checkpoint(e) && e->state != EFA_CKPT_INCOMPLETE;
+	return efa_retention_is_checkpoint(e) && e->state == EFA_CKPT_COMPLETE;
 }
 
-static bool newer(const struct efa_retention_entry *a, const struct efa_retention_entry *b)
+/*
+ * The step a name carries, and the family of names it belongs to:
+ * checkpoint-N, global_stepN, iter_N, step-N and the like, or NeMo's
+ * step=N; -1 when it carries none. Frameworks resume from the highest
+ * step (transformers' get_last_checkpoint, Megatron's and DeepSpeed's
+ * trackers), and a directory's time changes whenever an entry is removed
+ * from it (a rotation cut off halfway makes the older checkpoint look
+ * newest). Steps of two families are not compared.
+ */
+static long step_of(const char *name, int *family)
+{
+	static const char *const prefixes[] = {
+		"checkpoint-", "checkpoint_", "step-", "step_", "global_step", "iter_",
+	};
+	const char *digits = NULL, *nemo;
+	char *end;
+	long n;
+
+	*family = -1;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]) && !digits; i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) {
+			digits = name + strlen(prefixes[i]);
+			*family = (int)i;
+		}
+	if (!digits && efa_ckpt_nemo_name(name) && (nemo = strstr(name, "-step="))) {
+		digits = nemo + 6;
+		*family = (int)(sizeof(prefixes) / sizeof(prefixes[0]));
+	}
+	if (!digits || *digits < '0' || *digits > '9')
+		return -1;
+	errno = 0;
+	n = strtol(digits, &end, 10);
+	if (errno || (*end && *end != '-'))
+		return -1;
+	return n;
+}
+
+static bool later_time(const struct efa_retention_entry *a, const struct efa_retention_entry *b)
 {
 	if (a->mtime.tv_sec != b->mtime.tv_sec)
 		return a->mtime.tv_sec > b->mtime.tv_sec;
-	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
-		return a->mtime.tv_nsec > b->mtime.tv_nsec;
+	return a->mtime.tv_nsec > b->mtime.tv_nsec;
+}
+
+/* Newer: the higher step when both carry one of one family, else the
+ * later time, then the later name in version order. */
+static bool newer(const struct efa_retention_entry *a, const struct efa_retention_entry *b)
+{
+	int fa, fb;
+	long sa = step_of(a->name, &fa), sb = step_of(b->name, &fb);
+
+	if (sa >= 0 && sb >= 0 && fa == fb && sa != sb)
+		return sa > sb;
+	if (later_time(a, b) || later_time(b, a))
+		return later_time(a, b);
 	return strverscmp(a->name, b->name) > 0;
 }
 
@@ -78,10 +127,12 @@ size_t efa_retention_select(struct efa_retention_entry *v, size_t n, long keep)
 		v[i].remove = false;
 		if (keep <= 0 || !efa_retention_is_checkpoint(&v[i]))
 			continue;
+		if (v[i].state == EFA_CKPT_UNKNOWN)
+			continue;
 		if (v[i].state == EFA_CKPT_INCOMPLETE) {
-			/* Still being written when it is the newest; a save
-			 * that died when a complete one came after it. */
-			v[i].remove = newest && newer(newest, &v[i]);
+			/* A save that died when a complete one came after it
+			 * by step and by time; else it may still be written. */
+			v[i].remove = newest && newer(newest, &v[i]) && later_time(newest, &v[i]);
 			marked += v[i].remove;
 			continue;
 		}
@@ -150,6 +201,11 @@ int efa_retention_scan(int dirfd, struct efa_retention_entry **out, size_t *nout
 
 		if (!efa_retention_match(e->d_name))
 			continue;
+		if (n >= EFA_RETENTION_MAX) {
+			efa_error_set(err, "it holds more than %d checkpoints: nothing is judged or deleted; clean it up by hand",
+				      EFA_RETENTION_MAX);
+			goto fail;
+		}
 		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
 			if (errno == ENOENT)
 				continue;
@@ -234,28 +290,44 @@ int efa_retention_remove(int dirfd, const char *name, struct efa_error *err)
 	return remove_tree(dirfd, name, 0, err);
 }
 
+int efa_retention_plan(int dirfd, long keep, struct efa_retention_plan *plan,
+		       struct efa_error *err)
+{
+	memset(plan, 0, sizeof(*plan));
+	if (efa_retention_scan(dirfd, &plan->v, &plan->n, err))
+		return -1;
+	efa_retention_sort(plan->v, plan->n);
+	plan->removals = efa_retention_select(plan->v, plan->n, keep);
+	plan->resume = efa_retention_newest(plan->v, plan->n);
+	return 0;
+}
+
+void efa_retention_plan_free(struct efa_retention_plan *plan)
+{
+	efa_retention_free(plan->v, plan->n);
+	memset(plan, 0, sizeof(*plan));
+}
+
 int efa_retention_apply(int dirfd, long keep, efa_retention_report_fn report, void *ctx,
 			struct efa_error *err)
 {
-	struct efa_retention_entry *v;
-	size_t n;
+	struct efa_retention_plan plan;
 	int rc = 0;
 
-	if (efa_retention_scan(dirfd, &v, &n, err))
+	if (efa_retention_plan(dirfd, keep, &plan, err))
 		return -1;
-	efa_retention_select(v, n, keep);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < plan.n; i++) {
 		struct efa_error why;
 
-		if (!v[i].remove)
+		if (!plan.v[i].remove)
 			continue;
-		if (efa_retention_remove(dirfd, v[i].name, &why)) {
-			report(ctx, v[i].name, why.msg);
+		if (efa_retention_remove(dirfd, plan.v[i].name, &why)) {
+			report(ctx, plan.v[i].name, why.msg);
 			rc = efa_error_set(err, "some old checkpoints could not be deleted");
 		} else {
-			report(ctx, v[i].name, NULL);
+			report(ctx, plan.v[i].name, NULL);
 		}
 	}
-	efa_retention_free(v, n);
+	efa_retention_plan_free(&plan);
 	return rc;
 }
