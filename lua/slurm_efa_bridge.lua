@@ -129,7 +129,11 @@ local function apply(job_desc, part_list, job_rec)
 				job_desc.bitflags = flags + EXPEDITED_REQUEUE
 			end
 		end
-		if result.checkpoint_dir then
+		-- Only at submission: Slurm checks a modify's admin_comment against the
+		-- requesting user after job_submit_g_modify (job_mgr.c, _update_job),
+		-- so setting it would refuse a user's harmless update half-applied,
+		-- and an admin's would replace the site's whole AdminComment.
+		if result.checkpoint_dir and not job_rec then
 			local note = "slurm-efa: checkpoints in " .. result.checkpoint_dir
 			local old = job_desc.admin_comment
 			job_desc.admin_comment = old and old ~= "" and (old .. "; " .. note) or note

@@ -326,7 +326,7 @@ static int node_name(char *buf, size_t size)
 static void judge_counters(const struct efa_config *cfg, const struct efa_counter_limits *lim,
 			   const struct efa_hw_reading *now, struct efa_node_check *c)
 {
-	char name[256], state[4096];
+	char name[256], state[4096], warn[EFA_NODE_PROBLEM_MAX];
 	struct efa_error err;
 
 	if (node_name(name, sizeof(name)) ||
@@ -335,8 +335,12 @@ static void judge_counters(const struct efa_config *cfg, const struct efa_counte
 		fprintf(stderr, "slurm-efa check: EFA counters not judged: cannot tell this node's name (set SLURMD_NODENAME)\n");
 		return;
 	}
-	if (efa_counters_check(now, state, lim, c->problem, sizeof(c->problem), &err))
+	warn[0] = '\0';
+	if (efa_counters_check(now, state, lim, c->problem, sizeof(c->problem), warn, sizeof(warn),
+			       &err))
 		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
+	if (warn[0])
+		fprintf(stderr, "slurm-efa check: warning: %s\n", warn);
 }
 
 /*

@@ -190,7 +190,7 @@ like "$out" "^slurm-efa [0-9.]+ \(built for Slurm [0-9.]+\)$" "--version"
 # Every command answers --help and -h, wherever they stand, and help
 # COMMAND, with its own usage on stdout and exit 0.
 commands=$(sed -n 's/^\t{ "\([a-z-]*\)", cmd_.*/\1/p' "$top_srcdir/src/cli/slurm-efa.c")
-[ "$(wc -w <<<"$commands")" -ge 9 ] || ok 0 "found the command table in src/cli/slurm-efa.c"
+ok "$([ "$(wc -w <<<"$commands")" -ge 9 ]; echo $?)" "found the command table in src/cli/slurm-efa.c (its 9 commands or more)"
 for c in $commands; do
 	set +e
 	help=$("$efa" "$c" --help 2>"$tmp/help.err")

@@ -101,6 +101,19 @@ node_check n2
 like "$out" "^returned node n2 to service" "  two checks with no rise return it"
 for _ in $(seq 20); do [ "$(in_service n2)" = "idle" ] && break; sleep 0.5; done
 
+# Impaired connections count what n2's peers did (a dead peer raises them
+# on every healthy node that talked to it): over their limit they are said,
+# never a reason to drain n2.
+echo "HealthImpairedConnections=10" >>"$hconf"
+peers=$root/sys/class/infiniband/$dev/ports/1/hw_counters/impaired_remote_conn_events
+echo 7 >"$peers"
+node_check n2
+echo 900 >"$peers"
+node_check n2
+is "$rc/$(in_service n2)" "0/idle" "impaired connections up by 893 (HealthImpairedConnections=10): what peers did, n2 stays in service"
+like "$out" "warning: EFA device $dev: port 1: impaired_remote_conn_events rose by 893 since the last check \(HealthImpairedConnections=10\): what its peers did, not this node's link; not drained" \
+	"  with a warning that says so"
+
 # GPUs against the node's GRES (HealthGres=yes): n2's Gres=gpu:4 in Slurm,
 # its p4d hardware shows 8; five of them losing their driver leaves 3.
 echo "HealthGres=yes" >>"$hconf"

@@ -211,6 +211,29 @@ PY
 	is "$(sort <<<"$out")" "n1 rank=0 sum=6
 n2 rank=2 sum=6
 n4 rank=1 sum=6" "  with ranks by leaf, and all-reduces to 1+2+3"
+
+	# As Lightning's SLURMEnvironment initialises (lightning/fabric/plugins/
+	# environments/slurm.py): global rank from SLURM_PROCID, world from
+	# SLURM_NTASKS, and MASTER_ADDR kept as it is set (main_address sets
+	# it from SLURM_NODELIST only when it is not). Topology order starts at
+	# Slurm's first node, so Lightning's rank 0 runs where MASTER_ADDR is.
+	lscript=$SLURM_EFA_CLUSTER/allreduce_lightning.py
+	cat >"$lscript" <<'PY'
+import datetime, os, torch, torch.distributed as dist
+rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
+dist.init_process_group("gloo", init_method="tcp://%s:%s" % (os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"]),
+                        rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60))
+t = torch.tensor([float(rank + 1)])
+dist.all_reduce(t)
+print(f"{os.environ['SLURMD_NODENAME']} procid={rank} rank={os.environ['RANK']} sum={t.item():g}")
+dist.destroy_process_group()
+PY
+	chmod 644 "$lscript"
+	run srun -N3 -w 'n[1-2,4]' --ntasks-per-node=1 --efa --efa-rank-order=topology -t 2 "$py" "$lscript"
+	is "$rc" 0 "a job ranked by SLURM_PROCID as Lightning ranks it meets at MASTER_ADDR under --efa-rank-order=topology"
+	is "$(sort <<<"$out")" "n1 procid=0 rank=0 sum=6
+n2 procid=1 rank=2 sum=6
+n4 procid=2 rank=1 sum=6" "  every rank all-reduces to 1+2+3; SLURM_PROCID 0 and RANK 0 are on Slurm's first node, n1"
 else
 	ok 1 "Debian's python3-torch is installed (scripts/install-deps installs it)"
 fi

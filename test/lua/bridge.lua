@@ -244,6 +244,17 @@ is(bridge.job_modify(j, { partition = "gpu", user_name = "bob", features = "efa"
 is(j.features, "efa&[az-us-west-2b|az-us-west-2a]", "  with the partition and constraint the change left as they were")
 like(logs[#logs], "^level 2: efa: job of bob in gpu: constraint 'efa'", "  the job named by its user")
 
+-- A modify never writes admin_comment (Slurm checks it against the
+-- requesting user after job_submit_g_modify): the same job submitted gets
+-- its checkpoint directory recorded, moved by an update it does not.
+j = job({ partition = "gpu", min_nodes = 2, max_nodes = 2, name = "train", efa = "required" })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a gpu job with a job name is accepted")
+like(j.admin_comment or "", "^slurm%-efa: checkpoints in /fsx/ckpt/alice/train$", "  at submission its directory is recorded")
+j = { partition = "gpu", min_nodes = 2, max_nodes = 2 }
+is(bridge.job_modify(j, { partition = "cpu", user_name = "alice", name = "train",
+	admin_comment = "site: budget 42" }, parts, 1000), slurm.SUCCESS, "a user's update moving the job to gpu")
+is(j.admin_comment, nil, "  leaves admin_comment out of the update: the site's AdminComment stays whole")
+
 -- Auto-resume: Slurm's requeue turned on, expedited where efa.conf says.
 local RESUME = "_SLURM_SPANK_OPTION_efa_efa_resume="
 local EXPEDITED = 2 ^ 45

@@ -32,7 +32,7 @@ echo "PartitionName=free AllowGroups=ALL Default=YES QoS=N/A DefaultTime=NONE No
 SCONTROL
 chmod +x "$tmp/bin/scontrol"
 status=0
-out=$(PATH="$tmp/bin:$PATH" "$lua" "$top_srcdir/test/lua/bridge.lua") || status=1
+out=$(SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$lua" "$top_srcdir/test/lua/bridge.lua") || status=1
 echo "$out"
 n=$(grep -c '^\(not \)\{0,1\}ok ' <<<"$out")
 

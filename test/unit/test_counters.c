@@ -24,29 +24,33 @@ static void test_problems(void)
 	const char *before = "rdmap16s27 1 retrans_timeout_events 1000\n"
 			     "rdmap16s27 1 unresponsive_remote_events 5\n"
 			     "rdmap32s27 1 impaired_remote_conn_events 7\n";
-	char buf[1024] = "";
+	char buf[1024] = "", warn[1024] = "";
 
-	is_int(efa_counters_problems(NULL, before, &limits, buf, sizeof(buf)), 0,
+	is_int(efa_counters_problems(NULL, before, &limits, buf, sizeof(buf), warn, sizeof(warn)), 0,
 	       "a first check judges nothing");
 	is_int(efa_counters_problems(before, "rdmap16s27 1 retrans_timeout_events 1100\n", &limits, buf,
-				     sizeof(buf)), 0, "a rise of exactly the limit passes");
+				     sizeof(buf), warn, sizeof(warn)), 0, "a rise of exactly the limit passes");
 	is_int(efa_counters_problems(before, "rdmap16s27 1 retrans_timeout_events 1101\n"
 					     "rdmap16s27 1 unresponsive_remote_events 5000\n",
-				     &limits, buf, sizeof(buf)), 1,
+				     &limits, buf, sizeof(buf), warn, sizeof(warn)), 1,
 	       "one over the limit fails; a counter whose limit is 0 is not judged");
 	is_str(buf, "EFA device rdmap16s27: port 1: retrans_timeout_events rose by 101 since the last check (HealthRetransTimeouts=100)",
 	       "  naming the device, the port, the counter, the rise and the key");
+	is_str(warn, "", "  and warns of nothing");
 	buf[0] = '\0';
 	is_int(efa_counters_problems(before, "rdmap16s27 1 retrans_timeout_events 3\n"
 					     "rdmap32s27 1 impaired_remote_conn_events 30\n",
-				     &limits, buf, sizeof(buf)), 1,
-	       "a counter that went down is a new start; another device's rise still counts");
-	is_str(buf, "EFA device rdmap32s27: port 1: impaired_remote_conn_events rose by 23 since the last check (HealthImpairedConnections=10)",
-	       "  the other device's");
+				     &limits, buf, sizeof(buf), warn, sizeof(warn)), 0,
+	       "impaired connections over their limit: what peers did, never a problem of this node");
+	is_str(warn, "EFA device rdmap32s27: port 1: impaired_remote_conn_events rose by 23 since the last check (HealthImpairedConnections=10): what its peers did, not this node's link; not drained",
+	       "  a warning instead, naming the device, the counter and why");
+	is_str(buf, "", "  a counter that went down is a new start");
+	is_int(efa_counters_problems(before, "rdmap32s27 1 impaired_remote_conn_events 30\n", &limits, buf,
+				     sizeof(buf), NULL, 0), 0, "  with no buffer for warnings, nothing at all");
 	buf[0] = '\0';
 	is_int(efa_counters_problems(before, "rdmap99s0 1 retrans_timeout_events 99999\n", &limits,
-				     buf, sizeof(buf)), 0, "a device the last check did not see: nothing to compare");
-	is_int(efa_counters_problems("garbage", "also garbage\n", &limits, buf, sizeof(buf)), 0,
+				     buf, sizeof(buf), NULL, 0), 0, "a device the last check did not see: nothing to compare");
+	is_int(efa_counters_problems("garbage", "also garbage\n", &limits, buf, sizeof(buf), NULL, 0), 0,
 	       "readings that are not readings judge nothing");
 	ok(efa_counter_limits_any(&limits), "limits set: counters are judged");
 	ok(!efa_counter_limits_any(&(struct efa_counter_limits){ 0 }), "no limit: not judged at all");
@@ -62,7 +66,7 @@ static int check(const struct efa_node *node, const char *root, const char *stat
 
 	if (efa_hw_read(node, root, &now, &err))
 		return -1;
-	rc = efa_counters_check(&now, state, &limits, buf, size, &err);
+	rc = efa_counters_check(&now, state, &limits, buf, size, NULL, 0, &err);
 	efa_hw_reading_clear(&now);
 	return rc;
 }

@@ -14,18 +14,24 @@
 
 #define LINE_MAX_LEN 256
 
-/* The counters judged, with the efa.conf key that limits each. */
+/*
+ * The counters judged, with the efa.conf key that limits each, and
+ * whether it counts what peers did: an unresponsive remote or an
+ * impaired connection is another node's doing (a dead node makes every
+ * peer's rise), so it is said, never a reason to drain this node.
+ */
 static const struct {
 	const char *name;	/* the driver's file name */
 	const char *key;
 	size_t offset;
+	bool peers;
 } judged[] = {
 	{ "retrans_timeout_events", "HealthRetransTimeouts",
-	  offsetof(struct efa_counter_limits, retrans_timeouts) },
+	  offsetof(struct efa_counter_limits, retrans_timeouts), false },
 	{ "unresponsive_remote_events", "HealthUnresponsiveRemotes",
-	  offsetof(struct efa_counter_limits, unresponsive_remotes) },
+	  offsetof(struct efa_counter_limits, unresponsive_remotes), true },
 	{ "impaired_remote_conn_events", "HealthImpairedConnections",
-	  offsetof(struct efa_counter_limits, impaired_connections) },
+	  offsetof(struct efa_counter_limits, impaired_connections), true },
 };
 
 #define NJUDGED (sizeof(judged) / sizeof(judged[0]))
@@ -71,7 +77,8 @@ static bool find_value(const char *reading, const char *dev, const char *port, c
 }
 
 size_t efa_counters_problems(const char *before, const char *now,
-			     const struct efa_counter_limits *lim, char *buf, size_t size)
+			     const struct efa_counter_limits *lim, char *buf, size_t size,
+			     char *warn, size_t wsize)
 {
 	size_t found = 0;
 
@@ -88,6 +95,13 @@ size_t efa_counters_problems(const char *before, const char *now,
 				if (strcmp(name, judged[i].name) || limit <= 0 ||
 				    is - was <= (unsigned long long)limit)
 					continue;
+				if (judged[i].peers) {
+					if (warn)
+						efa_strlcatf(warn, wsize, "%sEFA device %s: port %s: %s rose by %llu since the last check (%s=%ld): what its peers did, not this node's link; not drained",
+							     warn[0] ? "; " : "", dev, port, name, is - was,
+							     judged[i].key, limit);
+					continue;
+				}
 				efa_strlcatf(buf, size, "%sEFA device %s: port %s: %s rose by %llu since the last check (%s=%ld)",
 					     buf[0] ? "; " : "", dev, port, name, is - was, judged[i].key,
 					     limit);
@@ -106,7 +120,7 @@ size_t efa_counters_problems(const char *before, const char *now,
 
 int efa_counters_check(const struct efa_hw_reading *reading, const char *state,
 		       const struct efa_counter_limits *lim, char *buf, size_t size,
-		       struct efa_error *err)
+		       char *warn, size_t wsize, struct efa_error *err)
 {
 	char *before = NULL, *now = efa_hw_format(reading), dir[4096];
 	size_t len;
@@ -116,7 +130,7 @@ int efa_counters_check(const struct efa_hw_reading *reading, const char *state,
 		return efa_error_set(err, "out of memory keeping EFA counters");
 	if (efa_read_file(state, STATE_MAX, &before, &len, NULL))
 		before = NULL;		/* a first check: nothing to compare */
-	efa_counters_problems(before, now, lim, buf, size);
+	efa_counters_problems(before, now, lim, buf, size, warn, wsize);
 	snprintf(dir, sizeof(dir), "%s", state);
 	if (mkdir(dirname(dir), 0755) && errno != EEXIST) {
 		efa_error_set(err, "cannot keep EFA counters in %s: %s", dir, strerror(errno));
