@@ -27,16 +27,18 @@ hs_port=$hs/n2/sys/class/infiniband/$hs_dev/ports/1/state
 
 # Where this Slurm's commands find slurm.conf with no SLURM_CONF.
 hs_placed=""
+hs_made_dir=""
 if [ "$SLURM_PREFIX" != /usr ]; then
 	mkdir -p "$SLURM_PREFIX/etc"
 	[ -e "$SLURM_PREFIX/etc/slurm.conf" ] || hs_placed=$SLURM_PREFIX/etc/slurm.conf
-elif [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf ]; then
+elif [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf/slurm.conf ]; then
+	[ -d /run/slurm/conf ] || hs_made_dir=/run/slurm/conf
 	mkdir -p /run/slurm/conf
 	hs_placed=/run/slurm/conf/slurm.conf
 fi
 ok "$([ -n "$hs_placed" ]; echo $?)" "slurm.conf can be placed where this Slurm's commands look without SLURM_CONF (${hs_placed:-a slurm.conf of another cluster is there})"
 if [ -n "$hs_placed" ]; then
-	ln -s "$SLURM_CONF" "$hs_placed"
+	ln -sfn "$SLURM_CONF" "$hs_placed"
 	cp "$SLURM_CONF" "$hs/slurm.conf.before"
 	set_plugstack "$(plugin_line "config=$hsconf" "root=$ROOTS/%n")"
 	set_root n2 "$hs/n2"
@@ -80,6 +82,7 @@ if [ -n "$hs_placed" ]; then
 	cp "$hs/slurm.conf.before" "$SLURM_CONF"
 	scontrol reconfigure || true
 	rm -f "$hs_placed"
+	[ -z "$hs_made_dir" ] || rmdir "$hs_made_dir" 2>/dev/null || true
 	set_root n2 "$FIXTURES/p4d.24xlarge"
 	[ "$(hs_state n2 | cut -d' ' -f1)" = idle ] || scontrol update NodeName=n2 State=RESUME || true
 	wait_nodes_idle || diag "nodes not idle after t_health_slurmd.sh: $(node_states | paste -sd ' ')"
