@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/base/deadline.h"
 #include "common/base/strutil.h"
 #include "common/checkpoint/checkpoint.h"
 #include "common/checkpoint/retention.h"
@@ -35,6 +36,9 @@
 #define ROOTS_MAX 1024
 /* A health check asks slurmctld for the node's GRES: at most this long. */
 #define GRES_TIMEOUT_MS 10000
+/* Of HealthTimeout=, what is kept for telling Slurm the verdict (reading
+ * the node and draining it or returning it): at most this, or a third. */
+#define ACT_RESERVE_MS 20000
 
 const char cmd_check_usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--keep N] [--partition P] [--config FILE]\n"
@@ -394,8 +398,8 @@ static void use_counters(const struct efa_config *cfg, const char *root, struct 
 /* The Gres= the node is judged by: --gres, else with HealthGres=yes the
  * node's in Slurm; NULL: not judged (a controller that cannot tell is
  * said, and judges nothing). */
-static const char *node_gres(const struct efa_config *cfg, const struct request *req, char *buf,
-			     size_t size)
+static const char *node_gres(const struct efa_config *cfg, const struct request *req,
+			     const struct efa_deadline *dl, char *buf, size_t size)
 {
 	char name[256];
 	struct efa_error err;
@@ -408,7 +412,12 @@ static const char *node_gres(const struct efa_config *cfg, const struct request 
 		fprintf(stderr, "slurm-efa check: GRES not judged: cannot tell this node's name (set SLURMD_NODENAME)\n");
 		return NULL;
 	}
-	if (efa_gres_of_node(name, GRES_TIMEOUT_MS, buf, size, &err)) {
+	if (!efa_deadline_cap(dl, GRES_TIMEOUT_MS)) {
+		fprintf(stderr, "slurm-efa check: GRES not judged: the check ran out of its HealthTimeout=%ld s first\n",
+			cfg->health_timeout);
+		return NULL;
+	}
+	if (efa_gres_of_node(name, efa_deadline_cap(dl, GRES_TIMEOUT_MS), buf, size, &err)) {
 		fprintf(stderr, "slurm-efa check: GRES not judged: %s\n", err.msg);
 		return NULL;
 	}
@@ -416,7 +425,8 @@ static const char *node_gres(const struct efa_config *cfg, const struct request 
 }
 
 /* --drain: the verdict applied in Slurm (node_drain.h), said on stdout. */
-static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
+static int act_on(const struct efa_config *cfg, const struct efa_node_check *c,
+		  const struct efa_deadline *dl)
 {
 	char name[256], msg[EFA_DRAIN_MESSAGE_MAX];
 
@@ -424,7 +434,7 @@ static int act_on(const struct efa_config *cfg, const struct efa_node_check *c)
 		fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME to its Slurm name (no '/', not . or ..)\n");
 		return EXIT_USAGE;
 	}
-	if (efa_node_health_act(cfg, name, !c->problem[0], c->problem, true, msg, sizeof(msg))) {
+	if (efa_node_health_act(cfg, name, !c->problem[0], c->problem, true, dl, msg, sizeof(msg))) {
 		fprintf(stderr, "slurm-efa check: %s\n", msg);
 		return EXIT_REFUSED;
 	}
@@ -478,6 +488,8 @@ static int load_as_plugin(const char *node, struct efa_config **cfg, char *root,
 static int check_node(const struct efa_config *cfg, const struct cli_common *common,
 		      const struct request *req)
 {
+	long total = cfg->health_timeout * 1000;
+	struct efa_deadline whole, parts;
 	struct efa_node_check c;
 	struct efa_error err;
 	char gres[1024];
@@ -485,8 +497,12 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 	int rc = EXIT_USAGE;
 	json_t *doc;
 
+	/* One deadline over every part (HealthTimeout=), below slurmd's
+	 * own: a check slurmd kills gives no verdict at all. */
+	efa_deadline_start(&whole, total);
+	efa_deadline_start(&parts, total - (total / 3 < ACT_RESERVE_MS ? total / 3 : ACT_RESERVE_MS));
 	if (efa_node_check(common->root, cfg, NULL, req->partition,
-			   node_gres(cfg, req, gres, sizeof(gres)), true, &c, &err)) {
+			   node_gres(cfg, req, &parts, gres, sizeof(gres)), true, &parts, &c, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		goto out;
 	}
@@ -512,7 +528,7 @@ static int check_node(const struct efa_config *cfg, const struct cli_common *com
 	}
 	rc = c.problem[0] ? EXIT_REFUSED : 0;
 	if (req->drain) {
-		int acted = act_on(cfg, &c);
+		int acted = act_on(cfg, &c, &whole);
 
 		rc = acted ? acted : rc;
 	}

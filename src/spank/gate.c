@@ -92,14 +92,14 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 			judged_gres = gres;
 	}
 	cache.dir = cfg->node_cache_dir;
-	if (efa_node_check(root, cfg, &cache, getenv("SLURM_JOB_PARTITION"), judged_gres, true,
+	if (efa_node_check(root, cfg, &cache, getenv("SLURM_JOB_PARTITION"), judged_gres, true, NULL,
 			   &check, &err)) {
 		slurm_error("efa: %s: %s: node %s is not checked", when, err.msg, node);
 		goto out;
 	}
 	if (!check.problem[0])
 		goto out;
-	if (efa_node_health_act(cfg, node, false, check.problem, false, msg, sizeof(msg)))
+	if (efa_node_health_act(cfg, node, false, check.problem, false, NULL, msg, sizeof(msg)))
 		slurm_error("efa: %s: %s (drain it by hand)", when, msg);
 	else if (msg[0])
 		slurm_info("efa: %s: %s", when, msg);

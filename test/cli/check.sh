@@ -200,6 +200,23 @@ run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/slurm.conf" SLURMD_NODENAME=p4d
 is "$rc" 2 "a plugstack line with an argument the plugin does not know: exit 2"
 like "$out" "efa.conf:1: .*bogus" "  naming the file and line"
 
+# One deadline over the whole check (HealthTimeout=, 50 s by default,
+# below the 60 s slurmd gives it): a node still short of a device is
+# counted again for EFADevicesWait= only while the deadline allows.
+mkdir -p "$tmp/slowprof"
+cp "$top_srcdir"/etc/profiles/*.profile "$tmp/slowprof/"
+sed -i 's/^EFADevices=p4d.24xlarge:4$/&\nEFADevicesWait=120/' "$tmp/slowprof/p4d.profile"
+printf '%s\n' "ProfileDir=$tmp/slowprof" "HealthTimeout=6" >"$tmp/slow.conf"
+t0=$SECONDS
+run "$efa" check --node --config "$tmp/slow.conf" --root "$fixtures/p4d-3nics"
+is "$rc" 1 "EFADevicesWait=120 with HealthTimeout=6: the node still short of a device fails"
+ok $((SECONDS - t0 > 12)) "  within the deadline ($((SECONDS - t0)) s), not after the wait's 120 s"
+like "$out" "^unhealthy: this node has 3 of the 4 EFA devices" "  naming what it found"
+printf "%s\n" "HealthTimeout=3601" >"$tmp/slow.conf"
+run "$efa" check --node --config "$tmp/slow.conf" --root "$fixtures/p4d-3nics"
+is "$rc" 2 "HealthTimeout= over an hour is refused"
+like "$out" "slow.conf:1: invalid HealthTimeout=3601: at most 3600" "  naming file and line"
+
 # A port that went down under a running node: the device is there, it
 # carries nothing.
 cp -a "$fixtures/p4d.24xlarge" "$tmp/p4d-down"

@@ -139,23 +139,23 @@ static void test_health_check(void)
 		     "echo 33333333-3333-3333-3333-333333333333 >%s/proc/sys/kernel/random/boot_id",
 		     FIXTURES "/p5.48xlarge", root, root, root), "another p5.48xlarge node");
 	later();
-	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, &c, &err) && !c.problem[0] &&
+	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, NULL, &c, &err) && !c.problem[0] &&
 	   c.node->nnics == 32, "a healthy node passes, read once");
 	efa_node_check_clear(&c);
 	is_int(step(root, NULL), EFA_NODE_CACHE_HIT, "  and its description is kept");
 	later();
 	sh("echo '1: DOWN' >%s/sys/class/infiniband/rdmap114s0/ports/1/state", root);
-	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, &c, &err), "a port gone down");
+	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, NULL, &c, &err), "a port gone down");
 	has_str(c.problem, "rdmap114s0", "  fails the check, the description kept or not");
 	efa_node_check_clear(&c);
 	sh("echo '4: ACTIVE' >%s/sys/class/infiniband/rdmap114s0/ports/1/state", root);
 	later();
 	sh("rm %s/sys/class/infiniband/rdmap115s0", root);
-	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, &c, &err) && c.node->nnics == 31,
+	ok(!efa_node_check(root, cfg, &cache, NULL, NULL, false, NULL, &c, &err) && c.node->nnics == 31,
 	   "an EFA device gone: the check reads the node again");
 	has_str(c.problem, "31", "  and fails it, naming the count");
 	efa_node_check_clear(&c);
-	ok(!efa_node_check(root, cfg, NULL, NULL, NULL, false, &c, &err) && c.node->nnics == 31 &&
+	ok(!efa_node_check(root, cfg, NULL, NULL, NULL, false, NULL, &c, &err) && c.node->nnics == 31 &&
 	   c.problem[0], "the same verdict without the cache");
 	efa_node_check_clear(&c);
 }
@@ -174,7 +174,7 @@ static enum failalloc_result check_once(void *ctx, long n)
 	struct efa_error err;
 	enum failalloc_result result = FAILALLOC_SAME;
 
-	if (efa_node_check(r->root, cfg, NULL, NULL, NULL, false, &c, &err))
+	if (efa_node_check(r->root, cfg, NULL, NULL, NULL, false, NULL, &c, &err))
 		result = FAILALLOC_FAILED;
 	else if (!n)
 		snprintf(r->verdict, sizeof(r->verdict), "%s", c.problem);

@@ -21,6 +21,9 @@
 /* A minute: long past a framework's start-up, short of any training run. */
 #define DEFAULT_FALLBACK_AFTER 60
 #define DEFAULT_HEALTH_RETURN_PASSES 3
+/* Below the 60 s slurmd gives a health check in 22.05 and 24.11, and the
+ * default HealthCheckTimeout= of 25.05 on, with room to drain. */
+#define DEFAULT_HEALTH_TIMEOUT 50
 #define DEFAULT_SNAPSHOT_MAX_AGE 300
 /* An instance stopped and started gets new network nodes; EC2 gives an
  * UltraServer's capacityBlockId a while after launch. */
@@ -153,6 +156,8 @@ static const struct key global_keys[] = {
 	GKEY("CheckpointTimeout", V_DURATION, checkpoint_timeout, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
 	GCOUNT("HealthReturnPasses", health_return_passes, EFA_HEALTH_PASSES_MAX),
+	{ "HealthTimeout", V_DURATION, offsetof(struct efa_config, health_timeout), NULL,
+	  EFA_HEALTH_TIMEOUT_MAX },
 	GKEY("HealthMinLockedMemory", V_BYTES, health_min_locked_memory, NULL),
 	GCOUNT("HealthRetransTimeouts", health_retrans_timeouts, EFA_HEALTH_COUNTER_MAX),
 	GCOUNT("HealthUnresponsiveRemotes", health_unresponsive_remotes, EFA_HEALTH_COUNTER_MAX),
@@ -294,6 +299,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->checkpoint_timeout = DEFAULT_CHECKPOINT_TIMEOUT;
 	cfg->fallback_after = DEFAULT_FALLBACK_AFTER;
 	cfg->health_return_passes = DEFAULT_HEALTH_RETURN_PASSES;
+	cfg->health_timeout = DEFAULT_HEALTH_TIMEOUT;
 	cfg->checkpoint_env = strdup("CHECKPOINT_DIR");
 	if (!cfg->profile_dir || !cfg->node_cache_dir || !cfg->snapshot || !cfg->zone_feature_prefix ||
 	    !cfg->capacity_block_feature_prefix ||

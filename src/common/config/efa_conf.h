@@ -23,6 +23,8 @@
 
 /* HealthReturnPasses='s largest value: a node back after a day of checks. */
 #define EFA_HEALTH_PASSES_MAX 10000
+/* HealthTimeout='s largest value: an hour. */
+#define EFA_HEALTH_TIMEOUT_MAX 3600
 #define EFA_HEALTH_COUNTER_MAX 1000000000
 /* A size key set to "unlimited". */
 #define EFA_BYTES_UNLIMITED LONG_MAX
@@ -124,6 +126,8 @@ struct efa_config {
 	char *checkpoint_env;		/* CHECKPOINT_DIR, or the site's name */
 	long health_return_passes;	/* checks in a row that return a node
 					 * slurm-efa drained; 0: never by itself */
+	long health_timeout;		/* seconds a whole health check may take;
+					 * 0: each part its own limit only */
 	/* The locked memory slurmd must allow every job (its soft
 	 * RLIMIT_MEMLOCK); EFA_BYTES_UNLIMITED: unlimited; 0: not judged. */
 	long health_min_locked_memory;

@@ -60,7 +60,7 @@ static bool to_look_at(const struct efa_config *cfg, const char *partition, size
 }
 
 bool efa_checkpoint_answer_problem(const struct efa_config *cfg, const char *partition,
-				   char *buf, size_t size)
+				   const struct efa_deadline *dl, char *buf, size_t size)
 {
 	for (size_t i = 0; i < cfg->npartitions; i++) {
 		const struct efa_partition *p = &cfg->partitions[i];
@@ -68,17 +68,25 @@ bool efa_checkpoint_answer_problem(const struct efa_config *cfg, const char *par
 		struct efa_error err;
 		char out[16];
 
+		long limit = efa_deadline_cap(dl, timeout_ms(cfg));
+
 		if (!to_look_at(cfg, partition, i))
 			continue;
+		if (!limit) {
+			efa_strlcatf(buf, size, "%sthe health check ran out of its %ld s (HealthTimeout=) before it could look at checkpoint file system %s",
+				     buf[0] ? "; " : "", cfg->health_timeout, p->checkpoint_root);
+			return true;
+		}
 		/* A child that cannot start (no memory, no processes) says
 		 * nothing about the file system. */
-		if (efa_child_run(look_at_root, p->checkpoint_root, timeout_ms(cfg), false, out,
-				  sizeof(out), &child, &err))
+		if (efa_child_run(look_at_root, p->checkpoint_root, limit, false, out, sizeof(out),
+				  &child, &err))
 			continue;
 		if (!child.killed)
 			continue;
-		efa_strlcatf(buf, size, "%scheckpoint file system %s (CheckpointRoot= of partition %s) did not answer within %ld s (CheckpointTimeout=)",
-			     buf[0] ? "; " : "", p->checkpoint_root, p->name, timeout_ms(cfg) / 1000);
+		efa_strlcatf(buf, size, "%scheckpoint file system %s (CheckpointRoot= of partition %s) did not answer within %ld s (%s)",
+			     buf[0] ? "; " : "", p->checkpoint_root, p->name, (limit + 999) / 1000,
+			     limit < timeout_ms(cfg) ? "what was left of HealthTimeout=" : "CheckpointTimeout=");
 		return true;
 	}
 	return false;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/base/deadline.h"
 #include "common/config/efa_conf.h"
 
 /*
@@ -26,8 +27,10 @@
  * buf ("; " after what is there) and returns true; the roots after it are
  * not looked at, so a check takes at most one timeout (and the reaping of
  * its child). A child stuck in the file system is left behind (child.h).
+ * With dl, the timeout is what is left of it when that is less; a root
+ * there is no time left for is a problem too (the check ran out).
  */
 bool efa_checkpoint_answer_problem(const struct efa_config *cfg, const char *partition,
-				   char *buf, size_t size);
+				   const struct efa_deadline *dl, char *buf, size_t size);
 
 #endif

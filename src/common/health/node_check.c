@@ -13,16 +13,19 @@
 /* How often a node still short of EFA devices is counted again. */
 #define RECOUNT_INTERVAL 5
 
-/* Reads the node again until it shows every expected device or wait runs out. */
+/* Reads the node again until it shows every expected device or wait (or
+ * the deadline) runs out. */
 static int recount(const char *root, const struct efa_config *cfg, int wait,
-		   struct efa_node_check *c, struct efa_error *err)
+		   const struct efa_deadline *dl, struct efa_node_check *c, struct efa_error *err)
 {
 	while (c->expected > 0 && c->node->nnics < (size_t)c->expected && wait > 0) {
 		struct efa_node *again = NULL;
-		int nap = wait < RECOUNT_INTERVAL ? wait : RECOUNT_INTERVAL;
+		long nap = efa_deadline_cap(dl, 1000L * (wait < RECOUNT_INTERVAL ? wait : RECOUNT_INTERVAL));
 
-		sleep((unsigned)nap);
-		wait -= nap;
+		if (!nap)
+			break;
+		usleep((useconds_t)nap * 1000);
+		wait -= (int)((nap + 999) / 1000);
 		if (efa_node_discover(root, cfg->instance_type, &again, err))
 			return -1;
 		efa_node_free(c->node);
@@ -60,7 +63,8 @@ static int read_node(const char *root, const struct efa_config *cfg,
 
 int efa_node_check(const char *root, const struct efa_config *cfg,
 		   const struct efa_node_cache *cache, const char *partition, const char *gres,
-		   bool wait, struct efa_node_check *out, struct efa_error *err)
+		   bool wait, const struct efa_deadline *dl, struct efa_node_check *out,
+		   struct efa_error *err)
 {
 	char missing[512], ports[EFA_NODE_PROBLEM_MAX] = "";
 	int settle = 0, nports;
@@ -71,7 +75,7 @@ int efa_node_check(const char *root, const struct efa_config *cfg,
 	out->profile = efa_profiles_match(out->profiles, out->node->instance_type,
 					  efa_node_accel_kinds(out->node));
 	out->expected = efa_profile_expected_nics(out->profile, out->node->instance_type, &settle);
-	if (wait && recount(root, cfg, settle, out, err))
+	if (wait && recount(root, cfg, settle, dl, out, err))
 		return -1;
 	/* Out of memory is no verdict on the node: nothing is drained. */
 	if (efa_node_missing_nics(out->node, root, out->expected, missing, sizeof(missing)) ||
@@ -88,7 +92,7 @@ int efa_node_check(const char *root, const struct efa_config *cfg,
 	if (out->node->nnics || out->expected > 0)
 		efa_slurmd_memlock_problem(cfg->health_min_locked_memory, out->problem,
 					   sizeof(out->problem));
-	efa_checkpoint_answer_problem(cfg, partition, out->problem, sizeof(out->problem));
+	efa_checkpoint_answer_problem(cfg, partition, dl, out->problem, sizeof(out->problem));
 	return 0;
 }
 

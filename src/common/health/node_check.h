@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 
+#include "common/base/deadline.h"
 #include "common/base/error.h"
 #include "common/config/efa_conf.h"
 #include "common/env/profile.h"
@@ -44,11 +45,13 @@ struct efa_node_check {
  * description comes from the cache (nodecache.h) while nothing it was read
  * from changed; what can fail while the node runs (devices present, ports'
  * states, counters, limits, answers) is read afresh either way. Clear out with
- * efa_node_check_clear in both cases.
+ * efa_node_check_clear in both cases. With dl (NULL: none), the waits
+ * and the checkpoint roots' look take at most what is left of it.
  */
 int efa_node_check(const char *root, const struct efa_config *cfg,
 		   const struct efa_node_cache *cache, const char *partition, const char *gres,
-		   bool wait, struct efa_node_check *out, struct efa_error *err);
+		   bool wait, const struct efa_deadline *dl, struct efa_node_check *out,
+		   struct efa_error *err);
 
 void efa_node_check_clear(struct efa_node_check *c);
 

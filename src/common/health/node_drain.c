@@ -43,15 +43,31 @@ static void write_passes(const char *dir, const char *path, long passes, char *m
 		efa_strlcatf(msg, size, "%s%s", msg[0] ? "; " : "", err.msg);
 }
 
-static int drain(const char *node, const char *problem, char *msg, size_t size)
+/* scontrol's own limit, or what is left of the check's; 0: none left. */
+static long scontrol_limit(const struct efa_deadline *dl, char *msg, size_t size, const char *what,
+			   const char *node)
+{
+	long limit = efa_deadline_cap(dl, EFA_SCONTROL_TIMEOUT_MS);
+
+	if (!limit)
+		snprintf(msg, size, "cannot %s node %s: the health check ran out of its HealthTimeout= first",
+			 what, node);
+	return limit;
+}
+
+static int drain(const char *node, const char *problem, const struct efa_deadline *dl, char *msg,
+		 size_t size)
 {
 	char node_arg[300], reason_arg[REASON_MAX + 16], answer[ANSWER_MAX];
 	char *const argv[] = { "scontrol", "update", node_arg, "State=DRAIN", reason_arg, NULL };
+	long limit = scontrol_limit(dl, msg, size, "drain", node);
 
+	if (!limit)
+		return -1;
 	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", node);
 	snprintf(reason_arg, sizeof(reason_arg), "Reason=%s %.*s", EFA_DRAIN_REASON_PREFIX,
 		 REASON_MAX, problem);
-	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer))) {
+	if (efa_scontrol(argv, limit, answer, sizeof(answer))) {
 		snprintf(msg, size, "cannot drain node %s: %s", node, answer);
 		return -1;
 	}
@@ -59,13 +75,17 @@ static int drain(const char *node, const char *problem, char *msg, size_t size)
 	return 0;
 }
 
-static int resume(const char *node, long passes, char *msg, size_t size)
+static int resume(const char *node, long passes, const struct efa_deadline *dl, char *msg,
+		  size_t size)
 {
 	char node_arg[300], answer[ANSWER_MAX];
 	char *const argv[] = { "scontrol", "update", node_arg, "State=RESUME", NULL };
+	long limit = scontrol_limit(dl, msg, size, "return to service", node);
 
+	if (!limit)
+		return -1;
 	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", node);
-	if (efa_scontrol(argv, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer))) {
+	if (efa_scontrol(argv, limit, answer, sizeof(answer))) {
 		snprintf(msg, size, "cannot return node %s to service: %s", node, answer);
 		return -1;
 	}
@@ -75,19 +95,22 @@ static int resume(const char *node, long passes, char *msg, size_t size)
 }
 
 int efa_node_health_act(const struct efa_config *cfg, const char *node, bool healthy,
-			const char *problem, bool may_return, char *msg, size_t size)
+			const char *problem, bool may_return, const struct efa_deadline *dl,
+			char *msg, size_t size)
 {
 	char answer[ANSWER_MAX], reason_buf[REASON_MAX * 2], path[4096];
 	char *const show[] = { "scontrol", "show", "node", (char *)node, "-o", NULL };
 	struct efa_node_state st;
 	enum efa_drain_action act;
-	long passes;
+	long passes, limit;
 	int rc = 0;
 
 	msg[0] = '\0';
 	if (healthy && !may_return)
 		return 0;
-	if (efa_scontrol(show, EFA_SCONTROL_TIMEOUT_MS, answer, sizeof(answer)) ||
+	if (!(limit = scontrol_limit(dl, msg, size, "read", node)))
+		return -1;
+	if (efa_scontrol(show, limit, answer, sizeof(answer)) ||
 	    !efa_node_state_parse(answer, &st, reason_buf, sizeof(reason_buf))) {
 		snprintf(msg, size, "cannot read node %s from Slurm: %s", node, answer);
 		return -1;
@@ -100,9 +123,9 @@ int efa_node_health_act(const struct efa_config *cfg, const char *node, bool hea
 	passes = read_passes(path);
 	act = efa_drain_decide(healthy, &st, &passes, may_return ? cfg->health_return_passes : 0);
 	if (act == EFA_DRAIN_DRAIN)
-		rc = drain(node, problem, msg, size);
+		rc = drain(node, problem, dl, msg, size);
 	else if (act == EFA_DRAIN_RESUME)
-		rc = resume(node, cfg->health_return_passes, msg, size);
+		rc = resume(node, cfg->health_return_passes, dl, msg, size);
 	else if (!healthy && st.reason && !efa_drain_reason_ours(st.reason))
 		snprintf(msg, size, "node %s is already out of service (%s): left as it is", node,
 			 st.reason);

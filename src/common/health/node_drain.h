@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/base/deadline.h"
 #include "common/config/efa_conf.h"
 
 #define EFA_DRAIN_MESSAGE_MAX 1024
@@ -24,9 +25,11 @@
  * (counted in NodeCacheDir=); without (the prolog's gate, which judges one
  * job's start), a passing check neither asks Slurm anything nor counts.
  * Returns 0 with what it did in msg ("" when nothing), or -1 with msg
- * saying why Slurm could not be asked or told.
+ * saying why Slurm could not be asked or told. With dl (NULL: none), each
+ * scontrol takes at most what is left of it.
  */
 int efa_node_health_act(const struct efa_config *cfg, const char *node, bool healthy,
-			const char *problem, bool may_return, char *msg, size_t size);
+			const char *problem, bool may_return, const struct efa_deadline *dl,
+			char *msg, size_t size);
 
 #endif
