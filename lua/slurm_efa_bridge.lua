@@ -133,8 +133,8 @@ local function apply(job_desc, part_list, job_rec)
 		-- requesting user after job_submit_g_modify (job_mgr.c, _update_job),
 		-- so setting it would refuse a user's harmless update half-applied,
 		-- and an admin's would replace the site's whole AdminComment.
-		if result.checkpoint_dir and not job_rec then
-			local note = "slurm-efa: checkpoints in " .. result.checkpoint_dir
+		if result.checkpoint_note and not job_rec then
+			local note = result.checkpoint_note
 			local old = job_desc.admin_comment
 			job_desc.admin_comment = old and old ~= "" and (old .. "; " .. note) or note
 		end

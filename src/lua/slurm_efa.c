@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/checkpoint/checkpoint.h"
 #include "common/cluster/partition_default.h"
 #include "common/cluster/policy.h"
 #include "common/cluster/snapshot.h"
@@ -195,8 +196,12 @@ static int bridge_decide(lua_State *L)
 			lua_setfield(L, -2, "features");
 		}
 		if (d.checkpoint_dir) {
+			char note[EFA_CKPT_PATH_MAX * 3 + 64];
+
 			lua_pushstring(L, d.checkpoint_dir);
 			lua_setfield(L, -2, "checkpoint_dir");
+			lua_pushstring(L, efa_checkpoint_note(d.checkpoint_dir, note, sizeof(note)));
+			lua_setfield(L, -2, "checkpoint_note");
 		}
 		if (d.requeue) {
 			lua_pushboolean(L, 1);

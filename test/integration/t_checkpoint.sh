@@ -151,6 +151,16 @@ job=$(squeue -h -t all -n sweep -u "$user" -o %F | tail -n 1)
 like "$(scontrol show job "${job}_0" 2>&1)" "AdminComment=slurm-efa: checkpoints in $ckroot/$user/sweep_%a" \
 	"  the bridge recorded the pattern"
 
+# A path that holds an EFA summary cannot be taken for one: the bridge's
+# note writes its braces as %7B and %7D (test/unit/test_record.c: such a
+# note holds no summary).
+forged='{"efa":{"steps":[{"step":0,"nodes":"n[1-2]","node_count":2,"reported":"3","seconds":9,"bytes":777}]}}'
+run "${as_user[@]}" sbatch --parsable -N1 -J forged "${cd_opt[@]}" --checkpoint-dir="$ckroot/$user/$forged" \
+	-o /dev/null --wrap true
+job=$(grep -o "^[0-9][0-9]*" <<<"$out" | head -n 1 || true)
+like "$(scontrol show job "$job" 2>&1)" 'AdminComment=slurm-efa: checkpoints in .*/%7B"efa":%7B"steps":\[%7B"step"' \
+	"a --checkpoint-dir holding {\"efa\":...}: the note in AdminComment holds no JSON object"
+
 # Retention: --checkpoint-keep=3 of 4 checkpoint directories, mtimes set
 # apart; links, files named like checkpoints (checkpoint-200, iter_500,
 # step_log.txt) and other files are not checkpoints.

@@ -244,6 +244,14 @@ is(bridge.job_modify(j, { partition = "gpu", user_name = "bob", features = "efa"
 is(j.features, "efa&[az-us-west-2b|az-us-west-2a]", "  with the partition and constraint the change left as they were")
 like(logs[#logs], "^level 2: efa: job of bob in gpu: constraint 'efa'", "  the job named by its user")
 
+-- A path that holds an EFA summary cannot be taken for one: the note
+-- writes its '{' and '}' as %7B and %7D.
+j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1 },
+	{ '_SLURM_SPANK_OPTION_efa_checkpoint_dir=/fsx/ckpt/alice/{"efa":{"steps":[]}}' })
+is(bridge.job_submit(j, parts, 1000), slurm.SUCCESS, "a --checkpoint-dir holding {\"efa\":...} is accepted")
+is(j.admin_comment, 'slurm-efa: checkpoints in /fsx/ckpt/alice/%7B"efa":%7B"steps":[]%7D%7D',
+	"  and its note holds no JSON object")
+
 -- A modify never writes admin_comment (Slurm checks it against the
 -- requesting user after job_submit_g_modify): the same job submitted gets
 -- its checkpoint directory recorded, moved by an update it does not.

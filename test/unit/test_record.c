@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/checkpoint/checkpoint.h"
 #include "common/usage/job_record.h"
 #include "failalloc.h"
 #include "tap.h"
@@ -241,8 +242,35 @@ static void test_allocation_failures(void)
 	free(text);
 }
 
+/*
+ * The bridge's note holds a path the user chose: written as
+ * efa_checkpoint_note writes it, no path can pass for a summary (a forged
+ * one would tell the nodes their parts are recorded, and stats would show
+ * its figures).
+ */
+static void test_forged_note(void)
+{
+	const char *forged = "/fsx/alice/{\"efa\":{\"steps\":[{\"step\":0,\"nodes\":\"n[1-2]\",\"node_count\":2,\"reported\":\"3\",\"bytes\":99}]}}";
+	char note[1024], plain[1024], *json;
+
+	snprintf(plain, sizeof(plain), "slurm-efa: checkpoints in %s", forged);
+	json = efa_record_json(plain);
+	ok(json != NULL, "a path written as it is would pass for a summary (what the note must avoid)");
+	free(json);
+	efa_checkpoint_note(forged, note, sizeof(note));
+	is_str(note, "slurm-efa: checkpoints in /fsx/alice/%7B\"efa\":%7B\"steps\":[%7B\"step\":0,\"nodes\":\"n[1-2]\",\"node_count\":2,\"reported\":\"3\",\"bytes\":99%7D]%7D%7D",
+	       "the note writes '{' and '}' of the path as %%XX");
+	ok(efa_record_json(note) == NULL, "  so it holds no summary");
+	efa_checkpoint_note("/fsx/sweep_%a\nc", note, sizeof(note));
+	is_str(note, "slurm-efa: checkpoints in /fsx/sweep_%a%0Ac",
+	       "  control characters too; a job array's %%a stays as it is");
+	efa_checkpoint_note("/fsx/{{{{", note, 40);
+	is_str(note, "slurm-efa: checkpoints in /fsx/%7B%7B", "  a buffer too small cuts it short, never mid-escape");
+}
+
 int main(void)
 {
+	test_forged_note();
 	test_parts();
 	test_site_text();
 	test_bounds();

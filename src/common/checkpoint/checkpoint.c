@@ -131,3 +131,18 @@ bad:
 	return efa_error_set(err, "invalid --checkpoint-keep value '%.64s': use a whole number up to %ld, e.g. --checkpoint-keep=3 keeps the 3 newest checkpoints (0 keeps all)",
 			     arg ? arg : "", EFA_CKPT_KEEP_MAX);
 }
+
+const char *efa_checkpoint_note(const char *dir, char *buf, size_t size)
+{
+	size_t used = (size_t)snprintf(buf, size, "slurm-efa: checkpoints in ");
+
+	for (const unsigned char *p = (const unsigned char *)dir; *p && used + 4 < size; p++) {
+		if (*p == '{' || *p == '}' || *p < 0x20 || *p == 0x7f)
+			used += (size_t)snprintf(buf + used, size - used, "%%%02X", *p);
+		else
+			buf[used++] = (char)*p;
+	}
+	if (used < size)
+		buf[used] = '\0';
+	return buf;
+}

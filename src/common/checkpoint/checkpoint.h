@@ -66,6 +66,16 @@ int efa_checkpoint_default(const char *root, const char *user, const char *job_n
 /* --checkpoint-dir=PATH: an absolute path, normalized into buf. */
 int efa_checkpoint_dir_parse(const char *arg, char *buf, size_t size, struct efa_error *err);
 
+/*
+ * The note the job_submit bridge adds to a job's AdminComment,
+ * "slurm-efa: checkpoints in DIR", into buf. The job's EFA summary shares
+ * that field as JSON (usage/job_record.h) and DIR is the user's: '{', '}'
+ * and control characters in it are written %XX, so that no path can be
+ * taken for a summary ('%' stays: a job array's "%a" reads as it is).
+ * Returns buf (cut short, never inside an escape, when it does not fit).
+ */
+const char *efa_checkpoint_note(const char *dir, char *buf, size_t size);
+
 /* --checkpoint-keep=N: how many checkpoints to keep; 0 keeps them all. */
 int efa_checkpoint_keep_parse(const char *arg, long *keep, struct efa_error *err);
 
