@@ -36,7 +36,9 @@ local function policy_partitions()
 		return names
 	end
 	for line in f:lines() do
-		line = line:gsub("#.*", "")
+		-- As efa.conf's C parser reads it: blanks around '=' allowed
+		-- (the bridge's plain_key_values, which may be what did not load).
+		line = line:gsub("#.*", ""):gsub("(%w)%s+=%s*", "%1=")
 		local name = line:match("^%s*[Pp]artition[Nn]ame=(%S+)")
 		local lower = line:lower()
 		if name and (lower:match("%sefa=required") or lower:match("%sefa=optional") or

@@ -47,6 +47,15 @@ local function log_debug_text(text)
 	end
 end
 
+-- A Key=Value line as efa.conf's C parser reads it (src/common/config,
+-- after Slurm's parse_config.c): blanks around '=' (Key = Value,
+-- Key =Value) are allowed; a blank after '=' alone (Key= Other=x) leaves
+-- Key empty. Made plain "Key=Value" here, for the patterns below.
+local function plain_key_values(line)
+	return (line:gsub("#.*", ""):gsub("(%w)%s+=%s*", "%1="))
+end
+M.plain_key_values = plain_key_values
+
 -- OnSnapshotMissing= read without the C module, for when it cannot load.
 local function on_missing_fallback()
 	local path = os.getenv("SLURM_EFA_CONF") or "/etc/slurm/efa.conf"
@@ -56,7 +65,7 @@ local function on_missing_fallback()
 	end
 	local value = "accept"
 	for line in f:lines() do
-		local v = line:gsub("#.*", ""):match("[Oo][Nn][Ss][Nn][Aa][Pp][Ss][Hh][Oo][Tt][Mm][Ii][Ss][Ss][Ii][Nn][Gg]=(%a+)")
+		local v = plain_key_values(line):match("[Oo][Nn][Ss][Nn][Aa][Pp][Ss][Hh][Oo][Tt][Mm][Ii][Ss][Ss][Ii][Nn][Gg]=(%a+)")
 		if v then
 			value = v:lower()
 		end

@@ -244,6 +244,17 @@ is(bridge.job_modify(j, { partition = "gpu", user_name = "bob", features = "efa"
 is(j.features, "efa&[az-us-west-2b|az-us-west-2a]", "  with the partition and constraint the change left as they were")
 like(logs[#logs], "^level 2: efa: job of bob in gpu: constraint 'efa'", "  the job named by its user")
 
+-- The Lua side's reading of Key=Value lines (for when the C module cannot
+-- load) against the C parser's, line for line: blanks around '='.
+for _, line in ipairs({ "OnSnapshotMissing=reject", "OnSnapshotMissing = reject", "OnSnapshotMissing =reject",
+	"onsnapshotmissing  =  reject  # a comment", "OnSnapshotMissing=accept", "OnSnapshotMissing = accept" }) do
+	write(conf, line .. "\n")
+	local c = require("slurm_efa").open():setting("on_snapshot_missing")
+	local lua_value = bridge.plain_key_values(line):lower():match("onsnapshotmissing=(%a+)")
+	is(lua_value, c, "'" .. line .. "': the Lua reading is the C parser's (" .. c .. ")")
+end
+efa_conf("accept")
+
 -- A path that holds an EFA summary cannot be taken for one: the note
 -- writes its '{' and '}' as %7B and %7D.
 j = job({ partition = "gpu", min_nodes = 1, max_nodes = 1 },

@@ -48,23 +48,23 @@ check() {	# check WANT GOT DESCRIPTION
 }
 
 for setting in reject accept; do
-	printf 'OnSnapshotMissing=%s\n' "$setting" >"$SLURM_EFA_CONF"
+	printf 'OnSnapshotMissing = %s\n' "$setting" >"$SLURM_EFA_CONF"
 	want=$([ "$setting" = reject ] && echo -1 || echo 0)
 	got=$(LUA_CPATH="$tmp/?.so" "$lua" "$top_srcdir/test/lua/nomodule.lua" 2>"$tmp/log")
-	check "$want" "$got" "without the C module, OnSnapshotMissing=$setting decides"
+	check "$want" "$got" "without the C module, 'OnSnapshotMissing = $setting' (blanks around '=') decides"
 done
 check 1 "$(grep -c 'slurm_efa Lua module did not load' "$tmp/log")" "  and the log says the module is missing"
 
 # The shipped job_submit.lua without the bridge (LUA_PATH misses it):
 # refused when the policy covers the job, accepted otherwise.
-printf '%s\n' "OnSnapshotMissing=accept" "PartitionName=gpu EFA=required SingleZone=yes" \
+printf '%s\n' "OnSnapshotMissing=accept" "PartitionName = gpu  EFA = required SingleZone=yes" \
 	"PartitionName=cpu EFA=off" >"$SLURM_EFA_CONF"
 got=$(LUA_PATH="$tmp/?.lua" LUA_CPATH="$tmp/?.so" "$lua" "$top_srcdir/test/lua/nobridge.lua" \
 	"$top_srcdir/lua/job_submit.lua" 2>&1) || true
 verdict() { sed -n "s/^$1 //p" <<<"$got"; }
 check -1 "$(verdict efa_option)" "no bridge: a job with --efa is refused, whatever OnSnapshotMissing= says"
 check -1 "$(verdict rest_option)" "  so is a slurmrestd job with --checkpoint-dir in its environment"
-check -1 "$(verdict policy_partition)" "  and a job in a partition efa.conf gives a policy"
+check -1 "$(verdict policy_partition)" "  and a job in a partition efa.conf gives a policy ('PartitionName = gpu  EFA = required')"
 check -1 "$(verdict policy_in_list)" "  or in a list naming one"
 check 0 "$(verdict plain_job)" "  a job that asks for nothing in a partition without a policy goes through"
 check 0 "$(verdict default_partition)" "  (its default partition too)"
