@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "common/base/strutil.h"
+#include "common/cluster/job_options.h"
 #include "common/cluster/partition_default.h"
-#include "common/config/mode.h"
 #include "common/env/spank_env.h"
 #include "cli.h"
 
@@ -27,6 +27,7 @@ extern char **environ;
 
 const char cmd_submit_usage[] =
 	"usage: slurm-efa submit [--efa[=auto|required|off]] [--efa-bind=none|closest]\n"
+	"                        [--efa-rank-order=topology|slurm] [--efa-resume=N]\n"
 	"                        [--checkpoint-dir=PATH] [--checkpoint-keep=N]\n"
 	"                        [--container-image=IMAGE] [--container-mounts=SRC:DST[,...]]\n"
 	"                        [--container-workdir=DIR] [--container-name=NAME]\n"
@@ -59,16 +60,6 @@ static const struct {
 	{ "--signal", 0, "signal", STR },
 };
 
-/* SPANK options: carried in the environment, checked here as sbatch would. */
-static const struct {
-	const char *name;	/* without "--" */
-	int optional_arg;
-} spank_options[] = {
-	{ "efa", 1 },
-	{ "efa-bind", 0 },
-	{ "checkpoint-dir", 0 },
-	{ "checkpoint-keep", 0 },
-};
 
 /* pyxis's options (sbatch --container-image ...) and the variables pyxis
  * reads them from. */
@@ -154,47 +145,32 @@ static int take_pyxis_option(struct submit *s, char **argv, int *i)
 	return 0;
 }
 
-static int check_spank_value(const char *name, const char *value)
-{
-	struct efa_error err;
-	enum efa_mode mode;
-	enum efa_bind bind;
-	char *end;
-
-	if (!strcmp(name, "efa") && efa_mode_parse(value, &mode, &err))
-		goto bad;
-	if (!strcmp(name, "efa-bind") && efa_bind_parse(value, &bind, &err))
-		goto bad;
-	if (!strcmp(name, "checkpoint-dir") && value[0] != '/') {
-		fprintf(stderr, "slurm-efa submit: --checkpoint-dir=%s: use an absolute path\n", value);
-		return -1;
-	}
-	if (!strcmp(name, "checkpoint-keep") && (strtol(value, &end, 10) < 0 || *end || !*value)) {
-		fprintf(stderr, "slurm-efa submit: --checkpoint-keep=%s: use a whole number\n", value);
-		return -1;
-	}
-	return 0;
-bad:
-	fprintf(stderr, "slurm-efa submit: efa: %s\n", err.msg);
-	return -1;
-}
-
-/* Returns 1 when argv[*i] was a SPANK option, 0 when not, -1 on error. */
+/*
+ * Returns 1 when argv[*i] was one of slurm-efa's job options (the table
+ * the plugin registers, job_options.h), checked as the plugin will take
+ * it and carried in the job's environment; 0 when not, -1 on error.
+ */
 static int take_spank_option(struct submit *s, char **argv, int *i)
 {
-	for (size_t k = 0; k < sizeof(spank_options) / sizeof(spank_options[0]); k++) {
+	for (int k = 0; k < EFA_OPT_COUNT; k++) {
+		const struct efa_job_option *opt = &efa_job_options[k];
+		struct efa_job_values v;
+		struct efa_error err;
 		const char *value;
-		int rc = option_value(argv, i, spank_options[k].name,
-				      spank_options[k].optional_arg ? EFA_SPANK_ENV_NO_VALUE : NULL,
-				      &value);
+		int rc = option_value(argv, i, opt->name,
+				      opt->optional_arg ? EFA_SPANK_ENV_NO_VALUE : NULL, &value);
 
 		if (rc < 0)
 			return -1;
 		if (!rc)
 			continue;
-		if (check_spank_value(spank_options[k].name, strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL))
+		efa_job_values_init(&v);
+		if (efa_job_option_parse((enum efa_job_option_id)k,
+					 strcmp(value, EFA_SPANK_ENV_NO_VALUE) ? value : NULL, &v, &err)) {
+			fprintf(stderr, "slurm-efa submit: efa: %s\n", err.msg);
 			return -1;
-		return add_spank_env(s, spank_options[k].name, value) ? -1 : 1;
+		}
+		return add_spank_env(s, opt->name, value) ? -1 : 1;
 	}
 	return 0;
 }

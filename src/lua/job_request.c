@@ -4,14 +4,36 @@
 #include <lauxlib.h>
 #include <string.h>
 
+#include "common/cluster/job_options.h"
 #include "common/env/spank_env.h"
 
 /* Slurm's NO_VAL and the values just below it mean "not said". */
 #define COUNT_UNSET 0xfffffff0u
 
-/* The options the policy reads, as their names follow the prefix. */
+/* The options the policy reads, of the plugin's table (job_options.h). */
 enum { OPT_EFA, OPT_CHECKPOINT_DIR, OPT_RESUME, OPT_COUNT };
-static const char *const option_names[OPT_COUNT] = { "efa", "checkpoint_dir", "efa_resume" };
+static const enum efa_job_option_id policy_options[OPT_COUNT] = {
+	[OPT_EFA] = EFA_OPT_EFA,
+	[OPT_CHECKPOINT_DIR] = EFA_OPT_CHECKPOINT_DIR,
+	[OPT_RESUME] = EFA_OPT_EFA_RESUME,
+};
+
+/* The variable the job's environment carries policy option k in
+ * (spank_env.h); spank_job_env's is its tail, from the job prefix on. */
+static const char *env_name(int k, char *buf, size_t size)
+{
+	if (efa_spank_env_name(efa_job_options[policy_options[k]].name, buf, size))
+		buf[0] = '\0';
+	return buf;
+}
+
+static const char *job_env_name(int k, char *buf, size_t size)
+{
+	const size_t skip = strlen(EFA_SPANK_ENV_PREFIX) - strlen(EFA_SPANK_JOB_ENV_PREFIX);
+
+	env_name(k, buf, size);
+	return strlen(buf) >= skip ? buf + skip : buf;
+}
 
 struct options {
 	const char *value[OPT_COUNT];
@@ -80,13 +102,15 @@ static const char *push_default_partition(lua_State *L, int parts)
 static void take_option(struct options *o, const char *entry, lua_Number index)
 {
 	const size_t plen = strlen(EFA_SPANK_JOB_ENV_PREFIX);
-	const char *name = entry + plen, *eq;
+	const char *eq;
 
-	if (strncmp(entry, EFA_SPANK_JOB_ENV_PREFIX, plen) || !(eq = strchr(name, '=')))
+	if (strncmp(entry, EFA_SPANK_JOB_ENV_PREFIX, plen) || !(eq = strchr(entry + plen, '=')))
 		return;
 	for (int k = 0; k < OPT_COUNT; k++) {
-		if (strlen(option_names[k]) != (size_t)(eq - name) ||
-		    memcmp(name, option_names[k], eq - name))
+		char buf[128];
+		const char *name = job_env_name(k, buf, sizeof(buf));
+
+		if (strlen(name) != (size_t)(eq - entry) || memcmp(entry, name, eq - entry))
 			continue;
 		if (!o->value[k] || index < o->at[k]) {
 			o->value[k] = eq + 1;
@@ -124,6 +148,8 @@ static void read_options(lua_State *L, int job, struct options *o)
 		}
 	}
 	for (int k = 0; k < OPT_COUNT; k++) {
+		char name[128];
+
 		if (o->value[k])
 			continue;
 		if (!environment) {
@@ -134,7 +160,7 @@ static void read_options(lua_State *L, int job, struct options *o)
 			return;
 		lua_pushcfunction(L, index_environment);
 		lua_pushvalue(L, environment);
-		lua_pushfstring(L, "%s%s", EFA_SPANK_ENV_PREFIX, option_names[k]);
+		lua_pushstring(L, env_name(k, name, sizeof(name)));
 		if (!lua_pcall(L, 2, 1, 0) && lua_isstring(L, -1))
 			o->value[k] = lua_tostring(L, -1);	/* stays on the stack */
 	}

@@ -43,11 +43,11 @@ static int decide_dir(struct efa_step_ckpt *ckpt, spank_t sp, const char *root,
 	char user[USER_NAME_MAX], name[EFA_CKPT_NAME_MAX + 2], task[16];
 	uint32_t job_id = 0, array_id = 0, array_task = 0;
 
-	if (opts->checkpoint_dir[0] && root)
-		return efa_checkpoint_allowed(root, opts->checkpoint_dir, ckpt->dir,
+	if (opts->v.checkpoint_dir[0] && root)
+		return efa_checkpoint_allowed(root, opts->v.checkpoint_dir, ckpt->dir,
 					      sizeof(ckpt->dir), err);
-	if (opts->checkpoint_dir[0]) {
-		snprintf(ckpt->dir, sizeof(ckpt->dir), "%s", opts->checkpoint_dir);
+	if (opts->v.checkpoint_dir[0]) {
+		snprintf(ckpt->dir, sizeof(ckpt->dir), "%s", opts->v.checkpoint_dir);
 		return 0;
 	}
 	if (user_name(ckpt->uid, user, sizeof(user)))
@@ -77,7 +77,7 @@ void efa_ckpt_prepare(struct efa_step *step, spank_t sp, const struct efa_option
 	uint32_t step_id = 0;
 	struct efa_error err;
 
-	if (!step->cfg || (!opts->checkpoint_dir[0] && !root))
+	if (!step->cfg || (!opts->v.checkpoint_dir[0] && !root))
 		return;
 	if (spank_get_item(sp, S_JOB_UID, &ckpt->uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &ckpt->gid) != ESPANK_SUCCESS) {
@@ -98,7 +98,7 @@ void efa_ckpt_prepare(struct efa_step *step, spank_t sp, const struct efa_option
 	ckpt->timeout_ms = step->cfg->checkpoint_timeout < 1 ? 1000 :
 			   step->cfg->checkpoint_timeout > INT_MAX / 2000 ? INT_MAX / 2 :
 			   step->cfg->checkpoint_timeout * 1000;
-	ckpt->keep = opts->checkpoint_keep != EFA_CKPT_KEEP_UNSET ? opts->checkpoint_keep :
+	ckpt->keep = opts->v.checkpoint_keep != EFA_CKPT_KEEP_UNSET ? opts->v.checkpoint_keep :
 		     part ? part->checkpoint_keep : EFA_CKPT_KEEP_UNSET;
 	ckpt->active = true;
 }

@@ -11,21 +11,11 @@
 
 #include "options.h"
 
-enum option_id {
-	OPT_EFA,
-	OPT_EFA_BIND,
-	OPT_EFA_RANK_ORDER,
-	OPT_CHECKPOINT_DIR,
-	OPT_CHECKPOINT_KEEP,
-	OPT_EFA_RESUME,
-	OPT_COUNT
-};
-
-static struct efa_options opts = {
-	.checkpoint_keep = EFA_CKPT_KEEP_UNSET,
-	.resume = EFA_RESUME_UNSET,
-};
-static bool given[OPT_COUNT];
+static struct efa_options opts;
+static bool opts_ready;
+static bool given[EFA_OPT_COUNT];
+/* SPANK's view of the table; registered and looked up by value (the id). */
+static struct spank_option options[EFA_OPT_COUNT];
 
 /* The first problem with a value the job sent; the step fails with it. */
 static void note_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -41,36 +31,23 @@ static void note_problem(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void opts_init(void)
+{
+	if (opts_ready)
+		return;
+	efa_job_values_init(&opts.v);
+	opts_ready = true;
+}
+
 static int option_cb(int val, const char *optarg, int remote)
 {
 	struct efa_error err;
-	int rc;
 
-	switch (val) {
-	case OPT_EFA:
-		rc = efa_mode_parse(optarg, &opts.efa, &err);
-		break;
-	case OPT_EFA_BIND:
-		rc = efa_bind_parse(optarg, &opts.bind, &err);
-		break;
-	case OPT_EFA_RANK_ORDER:
-		rc = efa_rank_order_parse(optarg, &opts.rank_order, &err);
-		break;
-	case OPT_CHECKPOINT_DIR:
-		rc = efa_checkpoint_dir_parse(optarg, opts.checkpoint_dir,
-					      sizeof(opts.checkpoint_dir), &err);
-		break;
-	case OPT_CHECKPOINT_KEEP:
-		rc = efa_checkpoint_keep_parse(optarg, &opts.checkpoint_keep, &err);
-		break;
-	case OPT_EFA_RESUME:
-		rc = efa_resume_parse(optarg, &opts.resume, &err);
-		break;
-	default:
+	if (val < 0 || val >= EFA_OPT_COUNT)
 		return -1;
-	}
+	opts_init();
 	given[val] = true;
-	if (!rc)
+	if (!efa_job_option_parse((enum efa_job_option_id)val, optarg, &opts.v, &err))
 		return 0;
 	if (!remote) {
 		slurm_error("efa: %s", err.msg);
@@ -84,44 +61,29 @@ static int option_cb(int val, const char *optarg, int remote)
 	return 0;
 }
 
-static struct spank_option options[] = {
-	{ "efa", "[auto|required|off]",
-	  "Use EFA for this job: 'required' (the default for a bare --efa) fails "
-	  "steps on nodes without usable EFA, 'auto' uses EFA where present, "
-	  "'off' opts out.",
-	  2, OPT_EFA, option_cb },
-	{ "efa-bind", "none|closest",
-	  "Per-task accelerator and EFA NIC binding: 'closest' gives each task "
-	  "its GPUs and the NICs nearest to them, 'none' (default) leaves NIC "
-	  "choice to NCCL.",
-	  1, OPT_EFA_BIND, option_cb },
-	{ "efa-rank-order", "topology|slurm",
-	  "How RANK, NODE_RANK and MASTER_ADDR number the step's nodes: "
-	  "'topology' puts nodes under one network switch next to each other "
-	  "(NCCL's rings follow rank order), 'slurm' keeps Slurm's order.",
-	  1, OPT_EFA_RANK_ORDER, option_cb },
-	{ "checkpoint-dir", "PATH",
-	  "Directory for this job's checkpoints (an absolute path, under the "
-	  "partition's checkpoint root when it has one), created as you on every "
-	  "node and given to every task as CHECKPOINT_DIR.",
-	  1, OPT_CHECKPOINT_DIR, option_cb },
-	{ "checkpoint-keep", "N",
-	  "When the job ends, keep only the N newest checkpoints (checkpoint-*, "
-	  "step_*, global_step*, iter_*, ...) in its checkpoint directory; 0 keeps all.",
-	  1, OPT_CHECKPOINT_KEEP, option_cb },
-	{ "efa-resume", "N",
-	  "When a node of this batch job fails, run the job again on healthy "
-	  "nodes, up to N times (same job id); each run gets CHECKPOINT_RESUME_DIR, "
-	  "the newest complete checkpoint. 0: never.",
-	  1, OPT_EFA_RESUME, option_cb },
-};
+/* SPANK's option records, from the table: has_arg 2 is an optional value. */
+static void options_init(void)
+{
+	for (int i = 0; i < EFA_OPT_COUNT; i++)
+		options[i] = (struct spank_option){
+			.name = (char *)efa_job_options[i].name,
+			.arginfo = (char *)efa_job_options[i].arginfo,
+			.usage = (char *)efa_job_options[i].usage,
+			.has_arg = efa_job_options[i].optional_arg ? 2 : 1,
+			.val = i,
+			.cb = option_cb,
+		};
+}
 
 void efa_options_from_job_env(spank_t sp)
 {
-	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+	opts_init();
+	for (size_t i = 0; i < EFA_OPT_COUNT; i++) {
 		char name[128], value[EFA_CKPT_PATH_MAX + 64];
 		spank_err_t rc;
 
+		if (!options[i].name)
+			options_init();
 		if (given[options[i].val])
 			continue;
 		if (efa_spank_env_name(options[i].name, name, sizeof(name)))
@@ -145,7 +107,9 @@ void efa_options_from_job_env(spank_t sp)
 
 int efa_options_register(spank_t sp)
 {
-	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+	opts_init();
+	options_init();
+	for (size_t i = 0; i < EFA_OPT_COUNT; i++) {
 		spank_err_t rc = spank_option_register(sp, &options[i]);
 
 		if (rc != ESPANK_SUCCESS) {
@@ -163,18 +127,17 @@ enum efa_mode efa_options_job_efa(spank_t sp)
 	struct efa_error err;
 	char *value = NULL;
 
-	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
-		if (options[i].val != OPT_EFA)
-			continue;
-		/* A bare --efa arrives as an empty value: required. */
-		if (spank_option_getopt(sp, &options[i], &value) != ESPANK_SUCCESS ||
-		    efa_mode_parse(value, &mode, &err))
-			return EFA_MODE_UNSET;
-	}
+	if (!options[EFA_OPT_EFA].name)
+		options_init();
+	/* A bare --efa arrives as an empty value: required. */
+	if (spank_option_getopt(sp, &options[EFA_OPT_EFA], &value) != ESPANK_SUCCESS ||
+	    efa_mode_parse(value, &mode, &err))
+		return EFA_MODE_UNSET;
 	return mode;
 }
 
 const struct efa_options *efa_options_get(void)
 {
+	opts_init();
 	return &opts;
 }

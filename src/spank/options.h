@@ -10,22 +10,17 @@
 #include <slurm/spank.h>
 
 #include "common/base/error.h"
-#include "common/checkpoint/checkpoint.h"
-#include "common/config/mode.h"
+#include "common/cluster/job_options.h"
 
 struct efa_options {
-	enum efa_mode efa;
-	enum efa_bind bind;
-	enum efa_rank_order rank_order;
-	char checkpoint_dir[EFA_CKPT_PATH_MAX];	/* normalized; "" when not given */
-	long checkpoint_keep;			/* EFA_CKPT_KEEP_UNSET when not given */
-	long resume;				/* EFA_RESUME_UNSET when not given */
+	struct efa_job_values v;	/* what the job asked (job_options.h) */
 	/* In slurmstepd: the first value the job sent that cannot be used
 	 * (a client of Slurm's API can send any); "" when none. */
 	char problem[EFA_ERROR_MAX + 64];
 };
 
-/* Registers every option; call from slurm_spank_init. */
+/* Registers every option of the table (job_options.h); call from
+ * slurm_spank_init. */
 int efa_options_register(spank_t sp);
 
 /*

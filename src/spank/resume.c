@@ -53,7 +53,7 @@ static void requeue_off(struct efa_step *step, uint32_t job_id)
 void efa_resume_prepare(struct efa_step *step, spank_t sp, const struct efa_options *opts)
 {
 	uint32_t job_id = 0, step_id = 0;
-	long limit = efa_resume_limit(opts->resume, step->part);
+	long limit = efa_resume_limit(opts->v.resume, step->part);
 
 	if (limit <= 0)
 		return;

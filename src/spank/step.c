@@ -71,8 +71,8 @@ static const struct efa_partition *job_partition(const struct efa_step *step, sp
 static enum efa_mode effective_mode(const struct efa_options *opts,
 				    const struct efa_partition *part)
 {
-	if (opts->efa != EFA_MODE_UNSET)
-		return opts->efa;
+	if (opts->v.efa != EFA_MODE_UNSET)
+		return opts->v.efa;
 	return part ? part->efa : EFA_MODE_UNSET;
 }
 
@@ -81,23 +81,23 @@ void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *arg
 {
 	struct efa_error err;
 
-	step->bind = opts->bind;
+	step->bind = opts->v.bind;
 	if (opts->problem[0])
 		efa_step_fail(step, "%s", opts->problem);
 	find_node_name(step, sp);
 	if (efa_args_load_config(args, step->node_name, &step->cfg, &err)) {
 		slurm_error("efa: %s", err.msg);
-		if (opts->efa == EFA_MODE_REQUIRED || opts->efa == EFA_MODE_AUTO)
+		if (opts->v.efa == EFA_MODE_REQUIRED || opts->v.efa == EFA_MODE_AUTO)
 			efa_step_fail(step, "efa: node %s cannot use EFA: %s (tell your cluster admin)",
 				      step->node_name, err.msg);
-		else if (opts->checkpoint_dir[0])
+		else if (opts->v.checkpoint_dir[0])
 			efa_step_fail(step, "efa: node %s cannot prepare --checkpoint-dir: %s (tell your cluster admin)",
 				      step->node_name, err.msg);
 		return;
 	}
 	step->part = job_partition(step, sp);
 	step->mode = effective_mode(opts, step->part);
-	step->rank_order = opts->rank_order != EFA_RANK_ORDER_UNSET ? opts->rank_order :
+	step->rank_order = opts->v.rank_order != EFA_RANK_ORDER_UNSET ? opts->v.rank_order :
 			   step->part ? step->part->rank_order : EFA_RANK_ORDER_UNSET;
 }
 

@@ -124,7 +124,12 @@ like "$(cat "$out_file" 2>/dev/null)" "^0: n[12] p(5|4d) +$" "  the job ran in t
 # environment (Slurm applies them to srun steps, the plugin to the batch step).
 rest_ckpt=$SLURM_EFA_CLUSTER/rest-ckpt
 mkdir -p "$rest_ckpt/run"
-for n in 1 2 3; do mkdir -p "$rest_ckpt/run/checkpoint-$n"; touch -d "-$((10 - n)) min" "$rest_ckpt/run/checkpoint-$n"; done
+# Three whole Trainer saves (only complete checkpoints count for retention).
+for n in 1 2 3; do
+	mkdir -p "$rest_ckpt/run/checkpoint-$n"
+	printf '{\n  "global_step": %s\n}\n' "$n" >"$rest_ckpt/run/checkpoint-$n/trainer_state.json"
+	touch -d "-$((10 - n)) min" "$rest_ckpt/run/checkpoint-$n"
+done
 cat >"$rest_home/batch.sh" <<'JOB'
 #!/bin/bash
 echo "batch: $SLURM_EFA_MODE $NCCL_SOCKET_IFNAME $CHECKPOINT_DIR"
@@ -136,6 +141,22 @@ wait_job "$(grep -o '[0-9]*$' <<<"$out")"
 like "$(cat "$out_file" 2>/dev/null)" "^batch: required \^docker,lo,veth $rest_ckpt/run$" \
 	"slurm-efa submit --efa --checkpoint-dir: the batch script itself gets the EFA environment and CHECKPOINT_DIR"
 is "$(ls "$rest_ckpt/run")" "checkpoint-3" "  and --checkpoint-keep=1 trims the directory when the batch step ends"
+
+# Every job option the plugin registers (one table, job_options.h) goes
+# through submit, --opt=V and --opt V alike, checked as the plugin takes it.
+cat >"$rest_home/opts.sh" <<'JOB'
+#!/bin/bash
+echo "resume=$SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_resume order=$SLURM_SPANK__SLURM_SPANK_OPTION_efa_efa_rank_order"
+JOB
+out_file=$SLURM_EFA_CLUSTER/out/submit-opts.out
+run "$efa" submit --config "$rest_conf" "${jwt[@]}" --efa-resume 2 --efa-rank-order=topology -p cpu -N1 \
+	-o "$out_file" "$rest_home/opts.sh"
+is "$rc" 0 "slurm-efa submit --efa-resume 2 --efa-rank-order=topology is accepted"
+wait_job "$(grep -o '[0-9]*$' <<<"$out")"
+is "$(cat "$out_file" 2>/dev/null)" "resume=2 order=topology" "  and both reach the job as sbatch's do"
+run "$efa" submit --config "$rest_conf" "${jwt[@]}" --efa-resume=lots -p cpu -N1 "$rest_home/opts.sh"
+is "$rc" 2 "  --efa-resume=lots is refused before anything is sent"
+like "$out" "slurm-efa submit: efa: .*--efa-resume" "  with the plugin's own message"
 
 # A partition's CheckpointSignal=: a job through slurmrestd does not pass
 # sbatch's cli_filter, so slurm-efa submit adds the --signal itself; a
