@@ -29,6 +29,15 @@ struct cli_common {
 int cli_common_parse(int *argc, char **argv, struct cli_common *common);
 
 /*
+ * Every command's options with a value: whether arg is option name
+ * ("--interval") given as "--interval=V" or "--interval V" (V is next).
+ * Returns 1 with *value and *used (the arguments taken: 1 or 2), 0 when
+ * arg is another one, -1 after printing that the value is missing.
+ */
+int cli_option_value(const char *arg, const char *next, const char *name, const char **value,
+		     int *used);
+
+/*
  * --json output: prints doc, indented and in the order it was built, and
  * releases it. Returns -1 for a NULL doc (a failed json_pack), else 0.
  */

@@ -39,18 +39,24 @@ static int parse(int argc, char **argv, struct request *req)
 
 	req->order = EFA_RANK_ORDER_TOPOLOGY;
 	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+		static const char *const names[] = { "--job", "--nodes", "--topology", "--order", "--slots" };
+		const char *arg = argv[i], *next = NULL;
+		int taken = 0, used = 0;
+		size_t k;
 		char *end;
 
 		if (!strcmp(arg, "--seq")) {
 			req->seq = 1;
 			continue;
 		}
-		if (!next || next[0] == '-') {
+		for (k = 0; k < sizeof(names) / sizeof(names[0]) && !taken; k++)
+			taken = cli_option_value(arg, argv[i + 1], names[k], &next, &used);
+		if (taken <= 0 || (used == 2 && next[0] == '-')) {
 			fprintf(stderr, "slurm-efa hostfile: %s: unknown option, or it needs a value\n%s", arg, cmd_hostfile_usage);
 			return -1;
 		}
-		i++;
+		i += used - 1;
+		arg = names[k - 1];
 		if (!strcmp(arg, "--job")) {
 			req->job = next;
 		} else if (!strcmp(arg, "--nodes")) {

@@ -258,7 +258,8 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 	int once = 0, rc = EXIT_USAGE;
 
 	for (int i = 1; i < argc; i++) {
-		int used;
+		const char *value;
+		int used, taken;
 		char *end;
 
 		if (cli_rest_option(argv[i], argv[i + 1], &rest_opts, &used))
@@ -267,14 +268,19 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 			i += used - 1;
 		} else if (!strcmp(argv[i], "--once")) {
 			once = 1;
-		} else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
-			interval = strtol(argv[++i], &end, 10);
-			if (*end || interval < 1) {
+		} else if ((taken = cli_option_value(argv[i], argv[i + 1], "--interval", &value, &used))) {
+			if (taken < 0)
+				return EXIT_USAGE;
+			i += used - 1;
+			interval = strtol(value, &end, 10);
+			if (*end || !*value || interval < 1) {
 				fprintf(stderr, "slurm-efa sync: --interval takes whole seconds >= 1\n");
 				return EXIT_USAGE;
 			}
-		} else if (!strcmp(argv[i], "--snapshot") && i + 1 < argc) {
-			path = argv[++i];
+		} else if ((taken = cli_option_value(argv[i], argv[i + 1], "--snapshot", &path, &used))) {
+			if (taken < 0)
+				return EXIT_USAGE;
+			i += used - 1;
 		} else {
 			fprintf(stderr, "slurm-efa sync: unexpected argument '%s'\n%s", argv[i], cmd_sync_usage);
 			return EXIT_USAGE;

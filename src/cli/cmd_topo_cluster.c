@@ -158,9 +158,14 @@ int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common)
 	int rc;
 
 	/* For a job or a node list: its ring's crossings (cmd_topo_ring.c). */
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--job") || !strcmp(argv[i], "--nodes"))
+	for (int i = 1; i < argc; i++) {
+		const char *value;
+		int used;
+
+		if (cli_option_value(argv[i], "", "--job", &value, &used) > 0 ||
+		    cli_option_value(argv[i], "", "--nodes", &value, &used) > 0)
 			return cmd_topo_ring(argc, argv, common);
+	}
 	for (int i = 1; i < argc; i++) {
 		int used;
 

@@ -58,17 +58,21 @@ int cmd_topo_ring(int argc, char **argv, const struct cli_common *common)
 	int rc = EXIT_REFUSED;
 
 	for (int i = 1; i < argc; i++) {
-		const char **into = !strcmp(argv[i], "--job") ? &job :
-				    !strcmp(argv[i], "--nodes") ? &nodes :
-				    !strcmp(argv[i], "--topology") ? &topology : NULL;
+		static const char *const option_names[] = { "--job", "--nodes", "--topology" };
+		const char **into[] = { &job, &nodes, &topology };
+		int taken = 0, used = 0;
 
 		if (!strcmp(argv[i], "--cluster"))
 			continue;
-		if (!into || i + 1 == argc) {
+		for (size_t k = 0; k < sizeof(option_names) / sizeof(option_names[0]) && !taken; k++)
+			taken = cli_option_value(argv[i], argv[i + 1], option_names[k], into[k], &used);
+		if (taken < 0)
+			return EXIT_USAGE;
+		if (!taken) {
 			fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\n%s", argv[i], cmd_topo_usage);
 			return EXIT_USAGE;
 		}
-		*into = argv[++i];
+		i += used - 1;
 	}
 	if (job && nodes) {
 		fprintf(stderr, "slurm-efa topo: --job and --nodes: give one\n%s", cmd_topo_usage);

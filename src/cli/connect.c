@@ -29,22 +29,11 @@ int cli_rest_option(const char *arg, const char *next, struct cli_rest *opts, in
 
 	*used = 0;
 	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
-		size_t len = strlen(options[i].name);
 		const char **field = (const char **)((char *)opts + options[i].offset);
+		int rc = cli_option_value(arg, next, options[i].name, field, used);
 
-		if (strncmp(arg, options[i].name, len) || (arg[len] && arg[len] != '='))
-			continue;
-		if (arg[len] == '=') {
-			*field = arg + len + 1;
-			*used = 1;
-		} else if (next) {
-			*field = next;
-			*used = 2;
-		} else {
-			fprintf(stderr, "slurm-efa: %s needs a value\n", arg);
-			return -1;
-		}
-		return 0;
+		if (rc)
+			return rc < 0 ? -1 : 0;
 	}
 	return 0;
 }

@@ -60,6 +60,28 @@ int cli_print_json(json_t *doc)
 	return 0;
 }
 
+int cli_option_value(const char *arg, const char *next, const char *name, const char **value,
+		     int *used)
+{
+	size_t len = strlen(name);
+
+	*used = 0;
+	if (strncmp(arg, name, len) || (arg[len] && arg[len] != '='))
+		return 0;
+	if (arg[len] == '=') {
+		*value = arg + len + 1;
+		*used = 1;
+		return 1;
+	}
+	if (!next) {
+		fprintf(stderr, "slurm-efa: %s needs a value\n", arg);
+		return -1;
+	}
+	*value = next;
+	*used = 2;
+	return 1;
+}
+
 int cli_common_parse(int *argc, char **argv, struct cli_common *common)
 {
 	int out = 1;

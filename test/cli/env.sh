@@ -179,6 +179,12 @@ like "$out" "no \*\.profile files in ProfileDir=$tmp/no-profiles: install slurm-
 run "$efa" --root
 is "$rc" 2 "a common option without its value before the command exits 2"
 
+# Options with a value, --opt=V and --opt V alike (cli_option_value).
+run "$efa" sync --interval=0
+is "$rc/$out" "2/slurm-efa sync: --interval takes whole seconds >= 1" "sync --interval=0 is judged as --interval 0"
+run "$efa" sync --interval
+is "$rc/$out" "2/slurm-efa: --interval needs a value" "  --interval without one: says so"
+
 run "$efa" frobnicate
 is "$rc" 2 "an unknown command exits 2"
 like "$out" "unknown command 'frobnicate'" "  and says so"

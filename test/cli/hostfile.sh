@@ -26,6 +26,10 @@ run "$efa" hostfile --nodes 'gpu-[02-03]' --topology "$tmp/topology.conf" --slot
 is "$out" $'gpu-02\ngpu-02\ngpu-03\ngpu-03' "--seq: one line per rank, for --map-by seq"
 run "$efa" hostfile --nodes 'gpu-[01-04]' --order slurm
 is "$out" $'gpu-01\ngpu-02\ngpu-03\ngpu-04' "--order slurm: Slurm's order, no topology read"
+run "$efa" hostfile --nodes='gpu-[01-03]' --topology="$tmp/topology.conf" --slots=8
+is "$out" $'gpu-01 slots=8\ngpu-03 slots=8\ngpu-02 slots=8' "--opt=V as --opt V, as every command takes them"
+run "$efa" topo --cluster --nodes='gpu-[01-04]' --topology="$tmp/topology.conf"
+is "$rc" 0 "  topo --cluster --nodes=... --topology=... too"
 run env SLURM_JOB_NODELIST='gpu-[01-02,04]' "$efa" hostfile --topology "$tmp/topology.conf"
 is "$out" $'gpu-01\ngpu-02\ngpu-04' "inside a job: its SLURM_JOB_NODELIST"
 
