@@ -39,7 +39,7 @@ for c in $commands; do
 done
 
 page=$(text efa.conf.5)
-keys=$(sed -n 's/^\t[GP]\(KEY\|COUNT\)("\([A-Za-z0-9]*\)".*/\2/p' "$top_srcdir/src/common/config/efa_conf.c")
+keys=$(sed -n 's/^\t[GP]\(KEY\|COUNT\|LIMIT\)("\([A-Za-z0-9]*\)".*/\2/p' "$top_srcdir/src/common/config/efa_conf.c")
 [ -n "$keys" ] || ok 1 "found the key tables in src/common/config/efa_conf.c"
 for k in $keys PartitionName; do
 	like "$page" "^       $k=" "efa.conf(5) documents $k="
@@ -49,7 +49,11 @@ for kind in "EFA=required" "EFA=optional" "EFA=off" "PartitionName=DEFAULT"; do
 done
 
 page=$(text spank_efa.8)
-for o in $(sed -n 's/^\t{ "\([a-z-]*\)", ".*/\1/p' "$top_srcdir/src/spank/options.c"); do
+# The job options' one table (the plugin registers each of them).
+options=$(sed -n 's/^\t\[EFA_OPT_[A-Z_]*\] = { "\([a-z-]*\)", .*/\1/p' \
+	"$top_srcdir/src/common/cluster/job_options.c")
+ok "$([ "$(wc -w <<<"$options")" -ge 6 ]; echo $?)" "found the job options' table in src/common/cluster/job_options.c (6 or more)"
+for o in $options; do
 	like "$page" "^       --$o" "spank_efa(8) documents --$o"
 done
 for a in config= root=; do

@@ -116,6 +116,7 @@ static const struct choice ckpt_fs_choices[] = {
 #define GKEY(n, t, f, c) { n, t, offsetof(struct efa_config, f), c, 0 }
 #define PKEY(n, t, f, c) { n, t, offsetof(struct efa_partition, f), c, 0 }
 #define GCOUNT(n, f, max) { n, V_COUNT, offsetof(struct efa_config, f), NULL, max }
+#define GLIMIT(n, t, f, max) { n, t, offsetof(struct efa_config, f), NULL, max }
 #define PCOUNT(n, f, max) { n, V_COUNT, offsetof(struct efa_partition, f), NULL, max }
 
 static const struct key global_keys[] = {
@@ -156,8 +157,7 @@ static const struct key global_keys[] = {
 	GKEY("CheckpointTimeout", V_DURATION, checkpoint_timeout, NULL),
 	GKEY("CheckpointEnv", V_ENV_NAME, checkpoint_env, NULL),
 	GCOUNT("HealthReturnPasses", health_return_passes, EFA_HEALTH_PASSES_MAX),
-	{ "HealthTimeout", V_DURATION, offsetof(struct efa_config, health_timeout), NULL,
-	  EFA_HEALTH_TIMEOUT_MAX },
+	GLIMIT("HealthTimeout", V_DURATION, health_timeout, EFA_HEALTH_TIMEOUT_MAX),
 	GKEY("HealthMinLockedMemory", V_BYTES, health_min_locked_memory, NULL),
 	GCOUNT("HealthRetransTimeouts", health_retrans_timeouts, EFA_HEALTH_COUNTER_MAX),
 	GCOUNT("HealthUnresponsiveRemotes", health_unresponsive_remotes, EFA_HEALTH_COUNTER_MAX),
