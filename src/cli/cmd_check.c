@@ -403,6 +403,7 @@ static const char *node_gres(const struct efa_config *cfg, const struct request 
 {
 	char name[256];
 	struct efa_error err;
+	long limit;
 
 	if (req->gres)
 		return req->gres;
@@ -412,16 +413,26 @@ static const char *node_gres(const struct efa_config *cfg, const struct request 
 		fprintf(stderr, "slurm-efa check: GRES not judged: cannot tell this node's name (set SLURMD_NODENAME)\n");
 		return NULL;
 	}
-	if (!efa_deadline_cap(dl, GRES_TIMEOUT_MS)) {
+	limit = efa_deadline_cap(dl, GRES_TIMEOUT_MS);
+	if (!limit) {
 		fprintf(stderr, "slurm-efa check: GRES not judged: the check ran out of its HealthTimeout=%ld s first\n",
 			cfg->health_timeout);
 		return NULL;
 	}
-	if (efa_gres_of_node(name, efa_deadline_cap(dl, GRES_TIMEOUT_MS), buf, size, &err)) {
+	if (efa_gres_of_node(name, limit, buf, size, &err)) {
 		fprintf(stderr, "slurm-efa check: GRES not judged: %s\n", err.msg);
 		return NULL;
 	}
 	return buf;
+}
+
+/* node_name, for what cannot go on without it: says what to set. */
+static int acting_node_name(char *buf, size_t size)
+{
+	if (!node_name(buf, size))
+		return 0;
+	fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME to its Slurm name (no '/', not . or ..)\n");
+	return -1;
 }
 
 /* --drain: the verdict applied in Slurm (node_drain.h), said on stdout. */
@@ -430,10 +441,8 @@ static int act_on(const struct efa_config *cfg, const struct efa_node_check *c,
 {
 	char name[256], msg[EFA_DRAIN_MESSAGE_MAX];
 
-	if (node_name(name, sizeof(name))) {
-		fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME to its Slurm name (no '/', not . or ..)\n");
+	if (acting_node_name(name, sizeof(name)))
 		return EXIT_USAGE;
-	}
 	if (efa_node_health_act(cfg, name, !c->problem[0], c->problem, true, dl, msg, sizeof(msg))) {
 		fprintf(stderr, "slurm-efa check: %s\n", msg);
 		return EXIT_REFUSED;
@@ -558,10 +567,8 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 		struct cli_common as_plugin = *common;
 		char node[256];
 
-		if (node_name(node, sizeof(node))) {
-			fprintf(stderr, "slurm-efa check: cannot tell this node's name: set SLURMD_NODENAME to its Slurm name (no '/', not . or ..)\n");
+		if (acting_node_name(node, sizeof(node)))
 			return EXIT_USAGE;
-		}
 		if (load_as_plugin(node, &cfg, root, sizeof(root)))
 			return EXIT_USAGE;
 		as_plugin.root = root;

@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,16 +13,24 @@
 /* Each level holds a file descriptor open; deeper trees are left alone. */
 #define REMOVE_DEPTH_MAX 64
 
-static const char *const patterns[] = {
-	"checkpoint-*", "checkpoint_*", "step-*", "step_*", "global_step*", "iter_*",
+/* The names frameworks give checkpoints, each a family of its own. */
+static const char *const prefixes[] = {
+	"checkpoint-", "checkpoint_", "step-", "step_", "global_step", "iter_",
 };
+#define NPREFIXES (sizeof(prefixes) / sizeof(prefixes[0]))
+
+/* The family of name (an index into prefixes), or -1. */
+static int prefix_of(const char *name)
+{
+	for (size_t i = 0; i < NPREFIXES; i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return (int)i;
+	return -1;
+}
 
 bool efa_retention_match(const char *name)
 {
-	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
-		if (!fnmatch(patterns[i], name, 0))
-			return true;
-	return efa_ckpt_nemo_name(name);
+	return prefix_of(name) >= 0 || efa_ckpt_nemo_name(name);
 }
 
 bool efa_retention_is_checkpoint(const struct efa_retention_entry *e)
@@ -48,22 +55,16 @@ static bool counted(const struct efa_retention_entry *e)
  */
 static long step_of(const char *name, int *family)
 {
-	static const char *const prefixes[] = {
-		"checkpoint-", "checkpoint_", "step-", "step_", "global_step", "iter_",
-	};
 	const char *digits = NULL, *nemo;
 	char *end;
 	long n;
 
-	*family = -1;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]) && !digits; i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) {
-			digits = name + strlen(prefixes[i]);
-			*family = (int)i;
-		}
-	if (!digits && efa_ckpt_nemo_name(name) && (nemo = strstr(name, "-step="))) {
+	*family = prefix_of(name);
+	if (*family >= 0) {
+		digits = name + strlen(prefixes[*family]);
+	} else if (efa_ckpt_nemo_name(name) && (nemo = strstr(name, "-step="))) {
 		digits = nemo + 6;
-		*family = (int)(sizeof(prefixes) / sizeof(prefixes[0]));
+		*family = (int)NPREFIXES;
 	}
 	if (!digits || *digits < '0' || *digits > '9')
 		return -1;
