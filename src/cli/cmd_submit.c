@@ -104,26 +104,24 @@ static int add_spank_env(struct submit *s, const char *option, const char *value
  * Whether argv[*i] is --name or --name=VALUE: 1 with *value (the next
  * argument when it is not joined, *i moved past it; without one
  * optional_value), 0 when it is another argument, -1 when a value is
- * missing.
+ * missing. cli_option_value, but for an option whose value is optional.
  */
 static int option_value(char **argv, int *i, const char *name, const char *optional_value,
 			const char **value)
 {
-	const char *arg = argv[*i];
-	size_t len = strlen(name);
+	char flag[64];
+	int used, rc;
 
-	if (strncmp(arg, "--", 2) || strncmp(arg + 2, name, len) ||
-	    (arg[2 + len] && arg[2 + len] != '='))
+	if (snprintf(flag, sizeof(flag), "--%s", name) >= (int)sizeof(flag))
 		return 0;
-	if (arg[2 + len] == '=')
-		*value = arg + 3 + len;
-	else if (optional_value)
+	if (optional_value && !strcmp(argv[*i], flag)) {
 		*value = optional_value;
-	else if (argv[*i + 1])
-		*value = argv[++*i];
-	else
-		return fprintf(stderr, "slurm-efa submit: %s needs a value\n", arg), -1;
-	return 1;
+		return 1;
+	}
+	rc = cli_option_value(argv[*i], argv[*i + 1], flag, value, &used);
+	if (rc > 0)
+		*i += used - 1;
+	return rc;
 }
 
 /* Returns 1 when argv[*i] was one of pyxis's options, 0 when not, -1 on error. */
