@@ -28,7 +28,9 @@ end
 
 -- Without the bridge: the partitions that efa.conf gives a policy
 -- (EFA=required|optional, SingleZone=yes, a CheckpointRoot=, Resume=N), read as
--- plainly as Slurm's own Key=Value lines.
+-- plainly as Slurm's own Key=Value lines. The bridge keeps the same rules
+-- for when its C module cannot load; test/lua/run.sh holds the two to the
+-- same verdicts.
 local function policy_partitions()
 	local names = {}
 	local f = io.open(os.getenv("SLURM_EFA_CONF") or "/etc/slurm/efa.conf", "r")
@@ -65,7 +67,7 @@ local function asks_for_efa(job_desc)
 	end
 	local environment = job_desc.environment
 	if environment then
-		for _, name in ipairs({ "efa", "efa_bind", "checkpoint_dir", "checkpoint_keep", "efa_resume" }) do
+		for _, name in ipairs({ "efa", "efa_bind", "checkpoint_dir", "checkpoint_keep", "efa_resume", "efa_rank_order" }) do
 			local found, value = pcall(function()
 				return environment["SLURM_SPANK__SLURM_SPANK_OPTION_efa_" .. name]
 			end)

@@ -13,8 +13,10 @@ Use it from a site's existing job_submit.lua with two lines:
     local rc = efa.job_submit(job_desc, part_list, submit_uid); if rc ~= slurm.SUCCESS then return rc end
 
 (and efa.job_modify(job_desc, job_rec, part_list, modify_uid) likewise in
-slurm_job_modify). Nothing here may fail open by accident: any error is
-logged and then handled as OnSnapshotMissing= says (accept or reject).
+slurm_job_modify). Nothing here may fail open by accident: without its C
+module the bridge refuses the jobs its policy covers (as job_submit.lua
+does without the bridge); any other error is logged and then handled as
+OnSnapshotMissing= says (accept or reject).
 --]]
 
 local M = {}
@@ -56,32 +58,14 @@ local function plain_key_values(line)
 end
 M.plain_key_values = plain_key_values
 
--- OnSnapshotMissing= read without the C module, for when it cannot load.
-local function on_missing_fallback()
-	local path = os.getenv("SLURM_EFA_CONF") or "/etc/slurm/efa.conf"
-	local f = io.open(path, "r")
-	if not f then
-		return "accept"
-	end
-	local value = "accept"
-	for line in f:lines() do
-		local v = plain_key_values(line):match("[Oo][Nn][Ss][Nn][Aa][Pp][Ss][Hh][Oo][Tt][Mm][Ii][Ss][Ss][Ii][Nn][Gg]=(%a+)")
-		if v then
-			value = v:lower()
-		end
-	end
-	f:close()
-	return value
-end
-
+-- OnSnapshotMissing= as the C module read it; nil when it cannot (no
+-- module, an efa.conf it refuses).
 local function on_missing()
-	if bridge then
-		local ok, v = pcall(bridge.setting, bridge, "on_snapshot_missing")
-		if ok then
-			return v
-		end
+	if not bridge then
+		return nil
 	end
-	return on_missing_fallback()
+	local ok, v = pcall(bridge.setting, bridge, "on_snapshot_missing")
+	return ok and v or nil
 end
 
 local function count(v)
@@ -96,9 +80,105 @@ local function refuse(message)
 	return slurm.ERROR
 end
 
--- The bridge could not decide: OnSnapshotMissing= says what happens.
-local function undecided(problem)
-	if on_missing() == "reject" then
+-- Without the C module: the partitions that efa.conf gives a policy
+-- (EFA=required|optional, SingleZone=yes, a CheckpointRoot=, Resume=N).
+-- job_submit.lua keeps the same rules for when this file cannot load;
+-- test/lua/run.sh holds the two to the same verdicts.
+local function policy_partitions()
+	local names = {}
+	local f = io.open(os.getenv("SLURM_EFA_CONF") or "/etc/slurm/efa.conf", "r")
+	if not f then
+		return names
+	end
+	for line in f:lines() do
+		line = plain_key_values(line)
+		local name = line:match("^%s*[Pp]artition[Nn]ame=(%S+)")
+		local lower = line:lower()
+		if name and (lower:match("%sefa=required") or lower:match("%sefa=optional") or
+			lower:match("%ssinglezone=yes") or lower:match("%scheckpointroot=%S") or
+			lower:match("%sresume=[1-9]")) then
+			names[name] = true
+		end
+	end
+	f:close()
+	return names
+end
+
+-- Whether the job gives any of slurm-efa's options (sbatch/salloc/srun
+-- carry them in spank_job_env, slurmrestd in the job's environment).
+local function asks_for_efa(job_desc)
+	local env = job_desc.spank_job_env
+	if type(env) == "table" then
+		for i = 0, (job_desc.spank_job_env_size or 0) - 1 do
+			local entry = env[i]
+			if entry and entry:match("^_SLURM_SPANK_OPTION_efa_") then
+				return true
+			end
+		end
+	end
+	local environment = job_desc.environment
+	if environment then
+		for _, name in ipairs({ "efa", "efa_bind", "checkpoint_dir", "checkpoint_keep", "efa_resume", "efa_rank_order" }) do
+			local found, value = pcall(function()
+				return environment["SLURM_SPANK__SLURM_SPANK_OPTION_efa_" .. name]
+			end)
+			if found and value then
+				return true
+			end
+		end
+	end
+	return false
+end
+
+local function default_partition(part_list)
+	for name, part in pairs(part_list or {}) do
+		if part.flag_default == 1 or part.flag_default == true then
+			return name
+		end
+	end
+	return nil
+end
+
+-- The C module did not load: the rules cannot be applied, so a job they
+-- would judge (one that asks for slurm-efa, or goes to a partition with a
+-- policy) is refused whatever OnSnapshotMissing= says (that key is about a
+-- late snapshot, not a broken install); every other job goes through.
+local told_problem
+local function fail_closed(job_desc, part_list, job_rec, problem)
+	local partitions = job_desc.partition or (job_rec and job_rec.partition) or default_partition(part_list)
+	local reason
+	if asks_for_efa(job_desc) then
+		reason = "it asks for slurm-efa (--efa, --checkpoint-dir, ...)"
+	else
+		local policy = policy_partitions()
+		for name in tostring(partitions or ""):gmatch("[^,]+") do
+			if policy[name] then
+				reason = "partition " .. name .. " has a slurm-efa policy"
+				break
+			end
+		end
+	end
+	if not reason then
+		if problem ~= told_problem then	-- once, not for every job
+			told_problem = problem
+			log_error("%s: refusing the jobs the policy covers, accepting the others", problem)
+		end
+		return slurm.SUCCESS
+	end
+	log_error("refused a job of %s: %s, and %s",
+		tostring(job_desc.user_name or (job_rec and job_rec.user_name)), reason, problem)
+	return refuse("efa: this job cannot be checked now: " .. reason ..
+		", and slurm-efa's submission policy is not loaded on this cluster. Contact your cluster admin (slurmctld's log says what failed)")
+end
+
+-- The bridge could not decide: OnSnapshotMissing= says what happens, or,
+-- where the C module cannot read efa.conf to say, the rules read plainly.
+local function undecided(problem, job_desc, part_list, job_rec)
+	local setting = on_missing()
+	if not setting then
+		return fail_closed(job_desc, part_list, job_rec, problem)
+	end
+	if setting == "reject" then
 		log_error("%s; rejecting (OnSnapshotMissing=reject)", problem)
 		return refuse("efa: the submission policy could not be checked (" .. problem ..
 			"). Retry in a minute; cluster admins: check slurmctld's log and slurm-efa sync")
@@ -111,8 +191,8 @@ end
 -- job_desc is a lookup by name in job_submit/lua), applied to job_desc.
 local function apply(job_desc, part_list, job_rec)
 	if not bridge then
-		return undecided("the slurm_efa Lua module did not load (" .. tostring(efa) ..
-			"): check package.cpath / LUA_CPATH of slurmctld")
+		return fail_closed(job_desc, part_list, job_rec, "the slurm_efa Lua module did not load (" ..
+			tostring(efa):gsub("\n%s*", "; ") .. "): check package.cpath / LUA_CPATH of slurmctld")
 	end
 	local verdict, result, log, note, detail, who = bridge:decide(job_desc, part_list, job_rec)
 	if note then
@@ -152,21 +232,21 @@ local function apply(job_desc, part_list, job_rec)
 		log_info("rejected job of %s: %s", who, result)
 		return refuse(result)
 	end
-	return undecided(tostring(result))
+	return undecided(tostring(result), job_desc, part_list, job_rec)
 end
 
-local function guarded(fn)
+local function guarded(fn, job_desc, part_list, job_rec)
 	local ok, rc = pcall(fn)
 	if ok then
 		return rc
 	end
-	return undecided("Lua error in the bridge: " .. tostring(rc))
+	return undecided("Lua error in the bridge: " .. tostring(rc), job_desc, part_list, job_rec)
 end
 
 function M.job_submit(job_desc, part_list, submit_uid)
 	return guarded(function()
 		return apply(job_desc, part_list, nil)
-	end)
+	end, job_desc, part_list, nil)
 end
 
 -- Only changes to what the rules look at re-apply them; what the change
@@ -178,7 +258,7 @@ function M.job_modify(job_desc, job_rec, part_list, modify_uid)
 			return slurm.SUCCESS
 		end
 		return apply(job_desc, part_list, job_rec)
-	end)
+	end, job_desc, part_list, job_rec)
 end
 
 -- sbatch's --signal as cli_filter/lua reads it back: unset reads "0@0"

@@ -47,34 +47,40 @@ check() {	# check WANT GOT DESCRIPTION
 	fi
 }
 
-for setting in reject accept; do
-	printf 'OnSnapshotMissing = %s\n' "$setting" >"$SLURM_EFA_CONF"
-	want=$([ "$setting" = reject ] && echo -1 || echo 0)
-	got=$(LUA_CPATH="$tmp/?.so" "$lua" "$top_srcdir/test/lua/nomodule.lua" 2>"$tmp/log")
-	check "$want" "$got" "without the C module, 'OnSnapshotMissing = $setting' (blanks around '=') decides"
-done
-check 1 "$(grep -c 'slurm_efa Lua module did not load' "$tmp/log")" "  and the log says the module is missing"
-
-# The shipped job_submit.lua without the bridge (LUA_PATH misses it):
-# refused when the policy covers the job, accepted otherwise.
+# The shipped job_submit.lua without the bridge (LUA_PATH misses it), and
+# the bridge without its C module (LUA_CPATH misses it), whatever
+# OnSnapshotMissing= says: refused when the policy covers the job,
+# accepted otherwise, the two alike.
 printf '%s\n' "OnSnapshotMissing=accept" "PartitionName = gpu  EFA = required SingleZone=yes" \
 	"PartitionName=cpu EFA=off" >"$SLURM_EFA_CONF"
-got=$(LUA_PATH="$tmp/?.lua" LUA_CPATH="$tmp/?.so" "$lua" "$top_srcdir/test/lua/nobridge.lua" \
-	"$top_srcdir/lua/job_submit.lua" 2>&1) || true
-verdict() { sed -n "s/^$1 //p" <<<"$got"; }
-check -1 "$(verdict efa_option)" "no bridge: a job with --efa is refused, whatever OnSnapshotMissing= says"
-check -1 "$(verdict rest_option)" "  so is a slurmrestd job with --checkpoint-dir in its environment"
-check -1 "$(verdict policy_partition)" "  and a job in a partition efa.conf gives a policy ('PartitionName = gpu  EFA = required')"
-check -1 "$(verdict policy_in_list)" "  or in a list naming one"
-check 0 "$(verdict plain_job)" "  a job that asks for nothing in a partition without a policy goes through"
-check 0 "$(verdict default_partition)" "  (its default partition too)"
-check 0 "$(verdict modify_time)" "  a change that moves nothing is let through"
-check -1 "$(verdict modify_to_gpu)" "  a move into a partition with a policy is refused"
-check 1 "$(grep -c '^user: efa: this job cannot be checked now: it asks for slurm-efa .*Contact your cluster admin' <<<"$got")" \
-	"  the user is told to contact the admin"
-check 1 "$(grep -c '^log: efa: cannot load slurm_efa_bridge (.*): jobs that ask for slurm-efa' <<<"$got")" \
-	"  the admin's log says what failed"
-check 1 "$(grep -c '^log: efa: refused a job of alice: it asks for slurm-efa' <<<"$got")" \
-	"  and which job was refused"
+for without in bridge module; do
+	if [ "$without" = bridge ]; then
+		got=$(LUA_PATH="$tmp/?.lua" LUA_CPATH="$tmp/?.so" "$lua" "$top_srcdir/test/lua/nobridge.lua" \
+			"$top_srcdir/lua/job_submit.lua" 2>&1) || true
+		missing="cannot load slurm_efa_bridge (.*): jobs that ask for slurm-efa"
+		cause="is not loaded"
+		lines=1	# one line of its own, then the refusal
+	else
+		got=$(LUA_CPATH="$tmp/?.so" "$lua" "$top_srcdir/test/lua/nobridge.lua" bridge 2>&1) || true
+		missing="refused a job of alice: .*the slurm_efa Lua module did not load .*LUA_CPATH"
+		cause="the slurm_efa Lua module did not load"
+		lines=2	# each refusal says it
+	fi
+	verdict() { sed -n "s/^$1 //p" <<<"$got"; }
+	check -1 "$(verdict efa_option)" "no $without: a job with --efa is refused, whatever OnSnapshotMissing= says"
+	check -1 "$(verdict rest_option)" "  so is a slurmrestd job with --checkpoint-dir in its environment"
+	check -1 "$(verdict rank_option)" "  or with --efa-rank-order in sbatch's"
+	check -1 "$(verdict policy_partition)" "  and a job in a partition efa.conf gives a policy ('PartitionName = gpu  EFA = required')"
+	check -1 "$(verdict policy_in_list)" "  or in a list naming one"
+	check 0 "$(verdict plain_job)" "  a job that asks for nothing in a partition without a policy goes through"
+	check 0 "$(verdict default_partition)" "  (its default partition too)"
+	check 0 "$(verdict modify_time)" "  a change that moves nothing is let through"
+	check -1 "$(verdict modify_to_gpu)" "  a move into a partition with a policy is refused"
+	check 1 "$(grep -c '^user: efa: this job cannot be checked now: it asks for slurm-efa .*Contact your cluster admin' <<<"$got")" \
+		"  the user is told to contact the admin"
+	check "$lines" "$(grep -c "^log: efa: $missing" <<<"$got")" "  the admin's log says what failed"
+	check "$lines" "$(grep -c "^log: efa: refused a job of alice: it asks for slurm-efa.*$cause" <<<"$got")" \
+		"  and which job was refused"
+done
 echo "1..$n"
 exit "$status"
