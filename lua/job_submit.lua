@@ -109,7 +109,9 @@ local function refuse_without_bridge(job_desc, part_list, job_rec)
 		tostring(job_desc.user_name or (job_rec and job_rec.user_name)), reason, why)
 	slurm.log_user("%s", "efa: this job cannot be checked now: " .. reason ..
 		", and slurm-efa's submission policy is not loaded on this cluster. Contact your cluster admin (slurmctld's log says what failed)")
-	return slurm.ERROR
+	-- An update: ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE, as the bridge
+	-- returns (22.05's scontrol shows no log_user of slurm_job_modify).
+	return job_rec and 2015 or slurm.ERROR
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)

@@ -75,9 +75,17 @@ local function count(v)
 	return v
 end
 
-local function refuse(message)
+-- What a refused update returns: slurm_errno.h's
+-- ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE (2015 in 22.05 to 26.05), so
+-- that scontrol says "Requested partition configuration not available now"
+-- where a bare error read as "No such file or directory": before 23.02 a
+-- log_user in slurm_job_modify never reaches the user (SchedMD bug 14539).
+local REFUSED_UPDATE = 2015
+
+-- job_rec is the job an update changes, nil at submission.
+local function refuse(message, job_rec)
 	slurm.log_user("%s", message)
-	return slurm.ERROR
+	return job_rec and REFUSED_UPDATE or slurm.ERROR
 end
 
 -- Without the C module: the partitions that efa.conf gives a policy
@@ -168,7 +176,8 @@ local function fail_closed(job_desc, part_list, job_rec, problem)
 	log_error("refused a job of %s: %s, and %s",
 		tostring(job_desc.user_name or (job_rec and job_rec.user_name)), reason, problem)
 	return refuse("efa: this job cannot be checked now: " .. reason ..
-		", and slurm-efa's submission policy is not loaded on this cluster. Contact your cluster admin (slurmctld's log says what failed)")
+		", and slurm-efa's submission policy is not loaded on this cluster. Contact your cluster admin (slurmctld's log says what failed)",
+		job_rec)
 end
 
 -- The bridge could not decide: OnSnapshotMissing= says what happens, or,
@@ -181,7 +190,7 @@ local function undecided(problem, job_desc, part_list, job_rec)
 	if setting == "reject" then
 		log_error("%s; rejecting (OnSnapshotMissing=reject)", problem)
 		return refuse("efa: the submission policy could not be checked (" .. problem ..
-			"). Retry in a minute; cluster admins: check slurmctld's log and slurm-efa sync")
+			"). Retry in a minute; cluster admins: check slurmctld's log and slurm-efa sync", job_rec)
 	end
 	log_error("%s; accepting without checks (OnSnapshotMissing=accept)", problem)
 	return slurm.SUCCESS
@@ -229,8 +238,9 @@ local function apply(job_desc, part_list, job_rec)
 		end
 		return slurm.SUCCESS
 	elseif verdict == "reject" then
-		log_info("rejected job of %s: %s", who, result)
-		return refuse(result)
+		log_info("%s job of %s: %s", job_rec and "refused the update of a" or "rejected",
+			who, result)
+		return refuse(result, job_rec)
 	end
 	return undecided(tostring(result), job_desc, part_list, job_rec)
 end

@@ -67,6 +67,15 @@ static uint32_t read_count(lua_State *L, int job, const char *key)
 	return n > 0 && n < COUNT_UNSET ? (uint32_t)n : 0;
 }
 
+/* job_desc's count, else job_rec's: a node count the update leaves out is
+ * the job's. */
+static uint32_t read_job_count(lua_State *L, int job, int rec, const char *key)
+{
+	uint32_t n = read_count(L, job, key);
+
+	return n || !rec ? n : read_count(L, rec, key);
+}
+
 static bool is_default(lua_State *L, int part)
 {
 	bool yes;
@@ -174,9 +183,23 @@ void efa_lua_job_request(lua_State *L, int job, int parts, int rec, struct efa_j
 	if (rec && lua_isnoneornil(L, rec))
 		rec = 0;
 	/* Every value kept for req, and what keeps its string alive. */
-	luaL_checkstack(L, 24, "efa: reading the job");
+	luaL_checkstack(L, 40, "efa: reading the job");
 	memset(req, 0, sizeof(*req));
 	read_options(L, job, &o);
+	/*
+	 * A modification judges the job as it will be: an option the update
+	 * does not give is the one the job was submitted with (job_rec's
+	 * spank_job_env; job_rec has no environment, so a slurmrestd job's
+	 * options are not seen here: docs/bridge.md).
+	 */
+	if (rec) {
+		struct options kept = { 0 };
+
+		read_options(L, rec, &kept);
+		for (int k = 0; k < OPT_COUNT; k++)
+			if (!o.value[k])
+				o.value[k] = kept.value[k];
+	}
 	req->efa = o.value[OPT_EFA];
 	req->checkpoint_dir = o.value[OPT_CHECKPOINT_DIR];
 	req->resume = o.value[OPT_RESUME];
@@ -185,11 +208,11 @@ void efa_lua_job_request(lua_State *L, int job, int parts, int rec, struct efa_j
 	req->partition = push_job_string(L, job, rec, "partition");
 	if (!req->partition)
 		req->partition = push_default_partition(L, parts);
-	req->min_nodes = read_count(L, job, "min_nodes");
-	req->max_nodes = read_count(L, job, "max_nodes");
+	req->min_nodes = read_job_count(L, job, rec, "min_nodes");
+	req->max_nodes = read_job_count(L, job, rec, "max_nodes");
 	req->features = push_job_string(L, job, rec, "features");
 	req->user = push_job_string(L, job, rec, "user_name");
-	req->job_name = push_string(L, job, "name");
+	req->job_name = push_job_string(L, job, rec, "name");
 	/* sbatch --array: every task gets a directory of its own */
 	array = push_string(L, job, "array_inx");
 	req->array = array && *array;

@@ -7,10 +7,10 @@ efa=$top_builddir/slurm-efa
 sync_dir=$SLURM_EFA_CLUSTER/sync
 mkdir -p "$sync_dir" "$SLURM_EFA_CLUSTER/ckpt"
 chown "$SLURMRESTD_USER" "$sync_dir"
-policy_conf() {	# policy_conf [MaxAge] [OnSnapshotMissing]
+policy_conf() {	# policy_conf [MaxAge] [OnSnapshotMissing] [more keys of gpu]
 	write_efa_conf "RestURL=unix:$SLURMRESTD_SOCKET" "Snapshot=$sync_dir/snapshot.json" \
 		"SnapshotMaxAge=${1:-30}" "OnSnapshotMissing=${2:-accept}" \
-		"PartitionName=gpu SingleZone=yes CheckpointRoot=$SLURM_EFA_CLUSTER/ckpt CheckpointFS=any"
+		"PartitionName=gpu SingleZone=yes CheckpointRoot=$SLURM_EFA_CLUSTER/ckpt CheckpointFS=any${3:+ $3}"
 	chmod 644 "$EFA_CONF"
 }
 policy_conf
@@ -82,6 +82,50 @@ done
 batch -N2 --efa=auto "echo nodes=\$SLURM_JOB_NODELIST"
 is "$(sed -n 's/^nodes=//p' <<<"$out")" "n[3-4]" "with zone a drained, the next -N2 job goes to zone b"
 scontrol update nodename=n1,n2 state=resume
+
+# An update is judged as a submission would be: the options the job was
+# submitted with, in the partition the update moves it to. Jobs held
+# pending, in cpu (no policy there yet), moved to gpu (EFA=required, one
+# zone, a checkpoint root), by their user and by root.
+user=$SLURM_EFA_TEST_USER
+as_user=(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF")
+policy_conf 30 accept EFA=required
+held() {	# held SBATCH-OPTION...: a held job of $user in cpu; its id
+	run "${as_user[@]}" sbatch -p cpu --hold -o /dev/null "$@" --wrap true
+	[ "$rc" = 0 ] || diag "sbatch -p cpu --hold $* as $user: $out"
+	sed -n 's/^Submitted batch job //p' <<<"$out"
+}
+moved() {	# moved WHO JOB PARTITION: scontrol update by WHO (user|root)
+	local who=(); [ "$1" = user ] && who=("${as_user[@]}")
+	run "${who[@]}" scontrol update JobId="$2" Partition="$3"
+}
+off=$(held -N2 --efa=off)
+moved user "$off" gpu
+ok $((rc == 0)) "a user's pending --efa=off job moved into an EFA=required partition is refused"
+is "$(job_field "$off" Partition)" cpu "  and stays where it was"
+case $(scontrol --version) in
+*" 22."*) like "$out" "Requested partition configuration not available now" \
+	"  scontrol says the partition is not available to it (22.05 shows no message of a job_modify)" ;;
+*) like "$out" "efa: partition gpu requires EFA \(EFA=required\): remove --efa=off" "  scontrol says why, as sbatch would" ;;
+esac
+like "$(cat "$SLURM_EFA_CLUSTER/log/slurmctld.log")" "efa: refused the update of a job of $user in gpu: efa: partition gpu requires EFA" \
+	"  slurmctld's log says why"
+moved root "$off" gpu
+ok $((rc == 0)) "  root's update is refused the same way"
+elsewhere=$(held -N1 --checkpoint-dir=/elsewhere/ckpt)
+moved user "$elsewhere" gpu
+ok $((rc == 0)) "a job whose --checkpoint-dir lies outside the new partition's CheckpointRoot= is refused"
+is "$(job_field "$elsewhere" Partition)" cpu "  and stays where it was"
+good=$(held -N2 --efa)
+moved user "$good" gpu
+is "$rc" 0 "a 2-node --efa job moved into gpu is accepted"
+like "$(job_field "$good" Features)" '^\[az-us-west-2(a|b)(\|az-us-west-2(a|b))?\]$' \
+	"  with gpu's zone constraint (its node count from the job; zone a may still count as drained)"
+run "${as_user[@]}" scontrol update JobId="$good" Name=renamed
+is "$rc" 0 "  its user's update of its name succeeds"
+is "$(job_field "$good" JobName)" renamed "  and applies"
+scancel "$off" "$elsewhere" "$good" 2>/dev/null || true
+policy_conf
 
 # slurmrestd submissions meet the same bridge (22.05 returns only the code).
 printf '#!/bin/bash\ntrue\n' >"$sync_dir/job.sh"

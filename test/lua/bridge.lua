@@ -248,6 +248,30 @@ is(bridge.job_modify(j, { partition = "gpu", user_name = "bob", features = "efa"
 is(j.features, "efa&[az-us-west-2b|az-us-west-2a]", "  with the partition and constraint the change left as they were")
 like(logs[#logs], "^level 2: efa: job of bob in gpu: constraint 'efa'", "  the job named by its user")
 
+-- An update is judged on the job as it will be: the options the job was
+-- submitted with (job_rec's spank_job_env) with the partition the update
+-- gives, refused as a submission would be, with the code scontrol shows.
+local REFUSED_UPDATE = 2015
+local OPT = "_SLURM_SPANK_OPTION_efa_"
+j = { partition = "gpu" }
+is(bridge.job_modify(j, job({ partition = "cpu", min_nodes = 2, max_nodes = 2 }, { OPT .. "efa=off" }),
+	parts, 1000), REFUSED_UPDATE, "a pending --efa=off job moved into an EFA=required partition is refused")
+like(user_msgs[#user_msgs], "^efa: partition gpu requires EFA %(EFA=required%): remove %-%-efa=off", "  saying why, as at submission")
+j = { partition = "gpu" }
+is(bridge.job_modify(j, job({ partition = "cpu", min_nodes = 1 }, { OPT .. "checkpoint_dir=/scratch/alice" }),
+	parts, 1000), REFUSED_UPDATE, "a job whose --checkpoint-dir lies outside the new partition's CheckpointRoot= is refused")
+like(user_msgs[#user_msgs], "/fsx/ckpt", "  naming the root")
+j = { partition = "gpu" }
+is(bridge.job_modify(j, job({ partition = "cpu", min_nodes = 2, max_nodes = 2 }, { OPT .. "efa=required" }),
+	parts, 1000), slurm.SUCCESS, "a --efa job of 2 nodes moved into gpu")
+is(j.features, "[az-us-west-2b|az-us-west-2a]", "  gets gpu's zone constraint, its node count taken from the job")
+j = { partition = "cpu" }
+is(bridge.job_modify(j, job({ partition = "gpu", min_nodes = 2 }, { OPT .. "efa=required" }),
+	parts, 1000), REFUSED_UPDATE, "a --efa job moved into an EFA=off partition is refused")
+j = { partition = "gpu" }
+is(bridge.job_modify(j, job({ partition = "cpu", min_nodes = 2 }, { OPT .. "efa=off" }),
+	parts, 0), REFUSED_UPDATE, "  root's update is judged the same")
+
 -- The Lua side's reading of Key=Value lines (for when the C module cannot
 -- load) against the C parser's, line for line: blanks around '='.
 for _, line in ipairs({ "OnSnapshotMissing=reject", "OnSnapshotMissing = reject", "OnSnapshotMissing =reject",

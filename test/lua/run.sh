@@ -75,7 +75,7 @@ for without in bridge module; do
 	check 0 "$(verdict plain_job)" "  a job that asks for nothing in a partition without a policy goes through"
 	check 0 "$(verdict default_partition)" "  (its default partition too)"
 	check 0 "$(verdict modify_time)" "  a change that moves nothing is let through"
-	check -1 "$(verdict modify_to_gpu)" "  a move into a partition with a policy is refused"
+	check 2015 "$(verdict modify_to_gpu)" "  a move into a partition with a policy is refused (ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE)"
 	check 1 "$(grep -c '^user: efa: this job cannot be checked now: it asks for slurm-efa .*Contact your cluster admin' <<<"$got")" \
 		"  the user is told to contact the admin"
 	check "$lines" "$(grep -c "^log: efa: $missing" <<<"$got")" "  the admin's log says what failed"
