@@ -73,6 +73,23 @@ is "$(prom n1 | grep -c '^slurm_efa_device_tx_bytes_total{')" \
 run promtool check metrics <"$mdir/slurm_efa_n1.prom"
 is "$rc/$out" "0/" "promtool check metrics accepts the file"
 
+# Two steps of one job that overlap on a node (srun ... & srun ... & wait)
+# each read the device's counters, which hold both steps' traffic: the
+# job's total on the node counts it once.
+run sbatch --parsable -N1 -w n1 --efa -o /dev/null --wrap "
+	srun -n1 --overlap bash -c '$bump; sleep 3; bump tx_bytes 1000000' &
+	srun -n1 --overlap bash -c '$bump; sleep 1; bump tx_bytes 2000000' &
+	wait"
+ojob=$out
+wait_job "$ojob"
+wait_ended n1 "$ojob" || diag "job $ojob never ended on n1: $(prom n1 | grep "job_id=\"$ojob\"")"
+is "$(value n1 slurm_efa_job_steps_ended_total "$ojob")" 2 "a job whose two steps overlap on n1: both ended there"
+is "$(value n1 slurm_efa_job_tx_bytes_total "$ojob")" 3000000 \
+	"  the 3000000 bytes they moved are counted once, not once a step (5000000)"
+like "$(grep -a "\[$ojob\.[01]\] efa: node n1: step $ojob\.[01] moved" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log" | tr '\n' ' ')" \
+	"step $ojob\.[01] moved (2000000|3000000) bytes.*step $ojob\.[01] moved (2000000|3000000) bytes" \
+	"  each step's own figures are still the devices' while it ran"
+
 # A long step's figures are live: the health check writes the file again
 # with what its running steps moved so far.
 rm -f "$metrics/moved"

@@ -198,6 +198,42 @@ static void test_store(void)
 	   j->total[EFA_HW_RETRANS_TIMEOUT_EVENTS] == 4, "  the ended one with its totals");
 	free(jobs);
 
+	/* Steps that overlap on one node (a batch step and the srun step it
+	 * launches): the job's traffic counted once, each step's its own. */
+	{
+		struct efa_hw_reading r3;
+
+		reading(&r3, 2000, 6);
+		require(!efa_usage_step_begin(dir, 30, 0xfffffffb, true, "u", "p", &r0, 1300, &err));
+		require(!efa_usage_step_begin(dir, 30, 0, true, "u", "p", &r1, 1301, &err));
+		ok(!efa_usage_jobs(dir, &r2, &jobs, &n, &err) && (j = job(jobs, n, 30)) &&
+		   j->total[EFA_HW_TX_BYTES] == 1500, "a batch step and its srun step running: 1500 bytes so far, counted once");
+		free(jobs);
+		ok(!efa_usage_step_end(dir, 30, 0, true, &r2, 1310, &used, NULL, 0, &err) &&
+		   sum(&used.delta, EFA_HW_TX_BYTES) == 1000, "  the srun step ends: it moved 1000 itself");
+		efa_step_usage_clear(&used);
+		ok(!efa_usage_jobs(dir, &r3, &jobs, &n, &err) && (j = job(jobs, n, 30)) &&
+		   j->total[EFA_HW_TX_BYTES] == 1900, "  the job, live: 1900 while the batch step runs");
+		free(jobs);
+		ok(!efa_usage_step_end(dir, 30, 0xfffffffb, true, &r3, 1320, &used, NULL, 0, &err) &&
+		   sum(&used.delta, EFA_HW_TX_BYTES) == 1900, "  the batch step ends: 1900 over its whole run");
+		efa_step_usage_clear(&used);
+		ok(!efa_usage_jobs(dir, NULL, &jobs, &n, &err) && (j = job(jobs, n, 30)) &&
+		   j->total[EFA_HW_TX_BYTES] == 1900 && j->total[EFA_HW_RETRANS_TIMEOUT_EVENTS] == 5 &&
+		   j->steps == 2, "  the job's totals: 1900 bytes and 5 timeouts once, not 2900 and 9; 2 steps ended");
+		free(jobs);
+		ok(access(tmp_at("cache/usage-n1/span-30"), F_OK) != 0, "  its span is closed");
+		/* Between its steps a job counts nothing: the next step opens a new span. */
+		require(!efa_usage_step_begin(dir, 30, 1, true, "u", "p", &r2, 1330, &err));
+		require(!efa_usage_step_end(dir, 30, 1, true, &r3, 1331, &used, NULL, 0, &err));
+		efa_step_usage_clear(&used);
+		ok(!efa_usage_jobs(dir, NULL, &jobs, &n, &err) && (j = job(jobs, n, 30)) &&
+		   j->total[EFA_HW_TX_BYTES] == 2300, "  a later step adds what moved while it ran (400), not the gap");
+		free(jobs);
+		require(efa_usage_job_end(dir, 30, 1340, &err) == 1);
+		efa_hw_reading_clear(&r3);
+	}
+
 	/* A job between steps (or whose epilog never ran) shares nothing. */
 	require(!efa_usage_step_begin(dir, 50, 0, true, "u", "p", &r0, 1100, &err));
 	require(!efa_usage_step_end(dir, 50, 0, true, &r1, 1101, &used, NULL, 0, &err));
@@ -227,6 +263,7 @@ static void test_store(void)
 	require(!efa_usage_step_begin(dir, 9, 3, true, "u", "p", &r0, 5000, &err));
 	is_int(efa_usage_job_end(dir, 9, 5001, &err), 1, "a job ends with a step that never did");
 	ok(access(tmp_at("cache/usage-n1/step-9.3"), F_OK) != 0, "  its stale reading is removed");
+	ok(access(tmp_at("cache/usage-n1/span-9"), F_OK) != 0, "  and its span");
 
 	/* Without MetricsDir=: the steps' own files, no jobs table. */
 	{

@@ -18,6 +18,11 @@
 
 #define TABLE_HEADER "# slurm-efa job usage 1\n"
 #define STEP_PREFIX "step-"
+/* The reading a job's first running step on the node started from: the
+ * job's totals are the devices' counters over the time any of its steps
+ * runs, counted once however its steps overlap (a batch step's two
+ * readings enclose the srun steps it launches). */
+#define SPAN_PREFIX "span-"
 /* A table line: 8 fields and a value per counter, each at most ~64. */
 #define TABLE_LINE_MAX (64 * (8 + EFA_HW_NCOUNTERS))
 #define TABLE_MAX ((EFA_USAGE_RUNNING_MAX + EFA_USAGE_RECENT) * TABLE_LINE_MAX)
@@ -302,13 +307,56 @@ static void step_path(char *buf, size_t size, const char *dir, uint32_t job, uin
 	snprintf(buf, size, "%s/" STEP_PREFIX "%" PRIu32 ".%" PRIu32, dir, job, step);
 }
 
+static void span_path(char *buf, size_t size, const char *dir, uint32_t job)
+{
+	snprintf(buf, size, "%s/" SPAN_PREFIX "%" PRIu32, dir, job);
+}
+
+struct job_step {
+	uint32_t job;
+	const char *self;	/* a step's reading not to count, or NULL */
+};
+
+static int is_job_step(const char *path, uint32_t job, void *arg)
+{
+	const struct job_step *js = arg;
+
+	/* one is enough: 1 stops the walk */
+	return job == js->job && !(js->self && !strcmp(path, js->self));
+}
+
+/* Whether a step of job other than self runs on the node. */
+static bool job_has_step(const char *dir, uint32_t job, const char *self)
+{
+	struct job_step js = { job, self };
+
+	return each_step(dir, is_job_step, &js) == 1;
+}
+
+/* A reading as the store keeps it: "# WHEN SHARED", then the counters. */
+static int write_reading(const char *path, const struct efa_hw_reading *now, time_t when,
+			 bool shared, struct efa_error *err)
+{
+	char *reading = efa_hw_format(now), *text = NULL;
+	int rc;
+
+	if (!reading || asprintf(&text, "# %lld %d\n%s", (long long)when, shared ? 1 : 0, reading) < 0) {
+		free(reading);
+		return efa_error_set(err, "out of memory");
+	}
+	rc = efa_write_replace(path, text, strlen(text), 0600, err);
+	free(reading);
+	free(text);
+	return rc;
+}
+
 int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, bool table,
 			 const char *user, const char *partition, const struct efa_hw_reading *now,
 			 time_t when, struct efa_error *err)
 {
 	struct table t = { 0 };
 	struct efa_job_usage *j;
-	char path[4096], *reading = NULL, *text = NULL;
+	char path[4096];
 	bool shared;
 	int lock, rc = -1;
 
@@ -319,6 +367,13 @@ int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, bool tabl
 		goto out;
 	shared = others_running(dir, &t, job);
 	if (table) {
+		/* The job's first running step here opens its span; a step
+		 * inside another of the job's adds nothing to it. */
+		if (!job_has_step(dir, job, NULL)) {
+			span_path(path, sizeof(path), dir, job);
+			if (write_reading(path, now, when, shared, err))
+				goto out;
+		}
 		j = find_job(&t, job);
 		if (!j && !(j = add_job(&t, job, when))) {
 			efa_error_set(err, "out of memory");
@@ -331,17 +386,9 @@ int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, bool tabl
 		if (save_table(dir, &t, err))
 			goto out;
 	}
-	reading = efa_hw_format(now);
-	if (!reading || asprintf(&text, "# %lld %d\n%s", (long long)when, shared ? 1 : 0, reading) < 0) {
-		text = NULL;
-		efa_error_set(err, "out of memory");
-		goto out;
-	}
 	step_path(path, sizeof(path), dir, job, step);
-	rc = efa_write_replace(path, text, strlen(text), 0600, err);
+	rc = write_reading(path, now, when, shared, err);
 out:
-	free(reading);
-	free(text);
 	free(t.jobs);
 	unlock_store(lock);
 	return rc;
@@ -366,6 +413,48 @@ static int read_step(const char *path, time_t *start, bool *shared, struct efa_h
 	*start = (time_t)when;
 	*shared = sh;
 	return 0;
+}
+
+/* What the devices moved since the span's reading in dir/name, added to
+ * j; -1 when there is none to read. */
+static int add_span(const char *path, const struct efa_hw_reading *now, struct efa_job_usage *j)
+{
+	struct efa_hw_reading before = { 0 }, delta;
+	struct efa_error ignored;
+	time_t start;
+	bool shared;
+	int rc = -1;
+
+	if (read_step(path, &start, &shared, &before, &ignored))
+		return -1;
+	if (!efa_hw_delta(&before, now, &delta, NULL, 0)) {
+		add_delta(j, &delta);
+		efa_hw_reading_clear(&delta);
+		rc = 0;
+	}
+	efa_hw_reading_clear(&before);
+	return rc;
+}
+
+/*
+ * The step whose reading is at self ends: when it is the job's last
+ * running step on the node, the job's span closes and what the devices
+ * moved over it is added to j (1). 0 while another of its steps runs
+ * (the span goes on; nothing added); -1 when there is no span to close (a
+ * store kept from before spans): the caller adds the step's own figures.
+ */
+static int close_span(const char *dir, uint32_t job, const char *self,
+		      const struct efa_hw_reading *now, struct efa_job_usage *j)
+{
+	char path[4096];
+	int rc;
+
+	if (job_has_step(dir, job, self))
+		return 0;
+	span_path(path, sizeof(path), dir, job);
+	rc = add_span(path, now, j);
+	unlink(path);
+	return rc ? -1 : 1;
 }
 
 void efa_step_usage_clear(struct efa_step_usage *u)
@@ -406,7 +495,8 @@ int efa_usage_step_end(const char *dir, uint32_t job, uint32_t step, bool table,
 		}
 		j->shared |= out->shared;
 		j->steps++;
-		add_delta(j, &out->delta);
+		if (close_span(dir, job, path, now, j) < 0)
+			add_delta(j, &out->delta);
 		if (save_table(dir, &t, err))
 			goto out;
 	}
@@ -432,13 +522,17 @@ int efa_usage_job_end(const char *dir, uint32_t job, time_t when, struct efa_err
 {
 	struct efa_job_usage *j;
 	struct table t;
+	char path[4096];
 	int lock, rc = -1;
 
 	lock = lock_store(dir, LOCK_EX, err);
 	if (lock < 0)
 		return -1;
-	/* A step whose slurmstepd died never ended: its start is stale. */
+	/* A step whose slurmstepd died never ended: its start is stale,
+	 * and so is the job's span. */
 	each_step(dir, remove_if_job, &job);
+	span_path(path, sizeof(path), dir, job);
+	unlink(path);
 	if (load_table(dir, &t, err))
 		goto out;
 	j = find_job(&t, job);
@@ -453,29 +547,6 @@ out:
 	return rc;
 }
 
-struct live {
-	struct table *t;
-	const struct efa_hw_reading *now;
-};
-
-static int add_running_step(const char *path, uint32_t job, void *arg)
-{
-	struct live *live = arg;
-	struct efa_hw_reading before = { 0 }, delta;
-	struct efa_job_usage *j = find_job(live->t, job);
-	struct efa_error ignored;
-	time_t start;
-	bool shared;
-
-	if (!j || j->end || read_step(path, &start, &shared, &before, &ignored))
-		return 0;	/* a stale or unreadable step: left out */
-	if (!efa_hw_delta(&before, live->now, &delta, NULL, 0)) {
-		add_delta(j, &delta);
-		efa_hw_reading_clear(&delta);
-	}
-	efa_hw_reading_clear(&before);
-	return 0;
-}
 
 int efa_usage_jobs(const char *dir, const struct efa_hw_reading *now,
 		   struct efa_job_usage **jobs, size_t *njobs, struct efa_error *err)
@@ -492,10 +563,14 @@ int efa_usage_jobs(const char *dir, const struct efa_hw_reading *now,
 		unlock_store(lock);
 		return -1;
 	}
-	if (now) {
-		struct live live = { &t, now };
+	/* A running job's open span, up to now (none: between steps). */
+	for (size_t i = 0; now && i < t.n; i++) {
+		char path[4096];
 
-		each_step(dir, add_running_step, &live);
+		if (t.jobs[i].end)
+			continue;
+		span_path(path, sizeof(path), dir, t.jobs[i].job_id);
+		add_span(path, now, &t.jobs[i]);
 	}
 	unlock_store(lock);
 	if (t.n)	/* none: t.jobs is NULL, which qsort must not get */

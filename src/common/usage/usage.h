@@ -7,13 +7,17 @@
  * like the counters it holds):
  *
  *   step-JOB.STEP   the reading a running step started from
+ *   span-JOB        the reading the job's first running step started
+ *                   from: its totals are the devices' counters over the
+ *                   time any of its steps ran, counted once however its
+ *                   steps overlap (a batch step encloses its srun steps)
  *   jobs            one line per job: running jobs, and the most recent
  *                   EFA_USAGE_RECENT that ended
  *   lock            flock(2)ed around every change: steps of many jobs
  *                   start and end at once
  *
- * A running job's totals are live: its finished steps' sums plus what its
- * running steps moved up to a reading taken now. The figures are the
+ * A running job's totals are live: its closed spans' sums plus what its
+ * open span moved up to a reading taken now. The figures are the
  * devices', not the job's own, when a step of another job ran on the node
  * while one of its steps did: such a job is marked shared.
  */
@@ -72,8 +76,10 @@ int efa_usage_step_begin(const char *dir, uint32_t job, uint32_t step, bool tabl
 
 /*
  * The step ends with reading now: what moved since its start is returned
- * in out (clear it with efa_step_usage_clear) and, with table, added to its
- * job's totals. Counters that went back are named in notes.
+ * in out (clear it with efa_step_usage_clear). With table, when it was its
+ * job's last running step on the node, the job's span closes and what
+ * moved over it is added to the job's totals. Counters that went back are
+ * named in notes.
  * -1 with err when the step has no start (it started before MetricsDir=
  * was set, or the node rebooted) or the store cannot be changed.
  */
