@@ -42,9 +42,9 @@
 
 const char cmd_check_usage[] =
 	"usage: slurm-efa check --checkpoint-dir PATH [--keep N] [--partition P] [--config FILE]\n"
-	"                       [--json]\n"
+	"                       [--slurm-conf FILE] [--json]\n"
 	"       slurm-efa check --node [--drain] [--partition P] [--gres GRES] [--root DIR]\n"
-	"                       [--config FILE] [--json]\n"
+	"                       [--config FILE] [--slurm-conf FILE] [--json]\n"
 	"       slurm-efa check --partition P --job-name NAME [--job-id ID] [--array-task N]\n"
 	"                       [--user U]\n"
 	"                       [--config FILE] [--json]\n";
@@ -58,6 +58,9 @@ struct request {
 	const char *array_task;
 	const char *gres;	/* --gres: judge by it, not by Slurm's */
 	const char *keep;	/* --keep: retention's count, else the partition's */
+	/* --slurm-conf: Slurm's default slurm.conf, where spank_efa.so's
+	 * plugstack line is looked for without SLURM_CONF (the build's) */
+	const char *slurm_conf;
 	int node;
 	int drain;
 };
@@ -82,6 +85,7 @@ static int parse(int argc, char **argv, struct request *req)
 		{ "drain", no_argument, NULL, 'D' },
 		{ "gres", required_argument, NULL, 'g' },
 		{ "keep", required_argument, NULL, 'k' },
+		{ "slurm-conf", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -100,6 +104,7 @@ static int parse(int argc, char **argv, struct request *req)
 		case 'D': req->drain = 1; break;
 		case 'g': req->gres = optarg; break;
 		case 'k': req->keep = optarg; break;
+		case 's': req->slurm_conf = optarg; break;
 		default:
 			fprintf(stderr, "slurm-efa check: bad or incomplete option '%s'\n%s",
 				argv[optind - 1], cmd_check_usage);
@@ -453,28 +458,34 @@ static int act_on(const struct efa_config *cfg, const struct efa_node_check *c,
 }
 
 /*
- * --node without --config and --root, as slurmd runs the health check:
- * spank_efa.so's own plugstack line (plugstack.h) says where this node's
- * efa.conf and hardware are, so that the check reads what the plugin
- * reads, configured in one place. A line that cannot be found is said,
- * and nothing is judged or drained.
+ * efa.conf and the node's tree as spank_efa.so reads them: its own
+ * plugstack line (plugstack.h), so that what Slurm runs on a node (the
+ * health check, the enroot hook) reads what the plugin reads, configured
+ * in one place. 1 when there is no line to find (said with
+ * line_required), 0 with *cfg and root set, -1 when the line is there but
+ * cannot be used (said).
  */
-static int load_as_plugin(const char *node, struct efa_config **cfg, char *root, size_t size)
+static int load_as_plugin(const struct request *req, bool line_required, struct efa_config **cfg,
+			  char *root, size_t size)
 {
 	struct efa_plugstack_line line;
 	struct efa_args args = { NULL, "/" };
-	char conf[PATH_MAX];
+	char conf[PATH_MAX], node[256];
 	struct efa_error err;
 
-	if (efa_slurm_conf_find(EFA_SLURM_CONF_DEFAULT, conf, sizeof(conf), &err) ||
+	if (efa_slurm_conf_find(req->slurm_conf ? req->slurm_conf : EFA_SLURM_CONF_DEFAULT, conf,
+				sizeof(conf), &err) ||
 	    efa_plugstack_find(conf, &line, &err)) {
-		fprintf(stderr, "slurm-efa check: cannot find spank_efa.so's plugstack line: %s\n", err.msg);
-		return -1;
+		if (line_required)
+			fprintf(stderr, "slurm-efa check: cannot find spank_efa.so's plugstack line: %s\n", err.msg);
+		return 1;
 	}
 	if (efa_args_parse(line.argc, line.argv, &args, &err)) {
 		fprintf(stderr, "slurm-efa check: %s:%d: %s\n", line.file, line.line, err.msg);
 		return -1;
 	}
+	if (acting_node_name(node, sizeof(node)))
+		return -1;
 	if (efa_expand_node_name(args.root, node, root, size)) {
 		fprintf(stderr, "slurm-efa check: %s:%d: root=%s cannot name node %s's tree\n", line.file,
 			line.line, args.root, node);
@@ -552,7 +563,7 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 	struct efa_config *cfg = NULL;
 	struct request req = { NULL };
 	struct verdict v = { NULL };
-	char root[EFA_CKPT_PATH_MAX];
+	char root[EFA_CKPT_PATH_MAX], tree[PATH_MAX];
 	struct efa_error err;
 	int rc = EXIT_USAGE;
 	long keep;
@@ -563,19 +574,24 @@ int cmd_check(int argc, char **argv, const struct cli_common *common)
 		fprintf(stderr, "slurm-efa check: --drain acts on the result of --node: give both\n%s", cmd_check_usage);
 		return EXIT_USAGE;
 	}
+	/* --node without --config and --root, as slurmd runs the health
+	 * check: the plugin's line or nothing. */
 	if (req.node && !common->config && !common->root_given) {
 		struct cli_common as_plugin = *common;
-		char node[256];
 
-		if (acting_node_name(node, sizeof(node)))
-			return EXIT_USAGE;
-		if (load_as_plugin(node, &cfg, root, sizeof(root)))
+		if (load_as_plugin(&req, true, &cfg, root, sizeof(root)))
 			return EXIT_USAGE;
 		as_plugin.root = root;
 		rc = check_node(cfg, &as_plugin, &req);
 		goto out;
 	}
-	if (efa_config_find_and_load(common->config, &cfg, &err)) {
+	/* A checkpoint directory without --config or SLURM_EFA_CONF (the
+	 * enroot hook clears both, and SLURM_CONF, which the job's user
+	 * sets): the plugin's efa.conf, else the default one. */
+	if (!req.node && !common->config && !getenv("SLURM_EFA_CONF") &&
+	    load_as_plugin(&req, false, &cfg, tree, sizeof(tree)) < 0)
+		return EXIT_USAGE;
+	if (!cfg && efa_config_find_and_load(common->config, &cfg, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);
 		return EXIT_USAGE;
 	}

@@ -195,6 +195,21 @@ like "$out" "cannot find spank_efa.so's plugstack line: $tmp/slurm/plugstack.con
 run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/none.conf" SLURMD_NODENAME=p4d-3nics "$efa" check --node
 is "$rc" 2 "a slurm.conf that cannot be read: exit 2"
 like "$out" "cannot read $tmp/slurm/none.conf" "  saying which file"
+# A checkpoint directory without --config and SLURM_EFA_CONF (the enroot
+# hook): the plugin's efa.conf, through --slurm-conf (Slurm's default
+# slurm.conf) when SLURM_CONF is unset; no line: the default efa.conf.
+printf 'PartitionName=gpu CheckpointRoot=%s\n' "$tmp/ckroot-plugin" >"$tmp/plugin-efa.conf"
+echo "required spank_efa.so config=$tmp/plugin-efa.conf" >"$tmp/slurm/plugstack.conf.d/efa.conf"
+run env -u SLURM_EFA_CONF -u SLURM_CONF "$efa" check --slurm-conf "$tmp/slurm/slurm.conf" \
+	--checkpoint-dir /elsewhere/x --partition gpu
+is "$rc" 1 "check --checkpoint-dir --slurm-conf: judged by the efa.conf spank_efa.so's line names"
+like "$out" "$tmp/ckroot-plugin" "  naming that efa.conf's root"
+run env -u SLURM_EFA_CONF -u SLURM_CONF "$efa" check --slurm-conf "$tmp/slurm/slurm.conf" \
+	--checkpoint-dir "$tmp/ckroot-plugin/alice" --partition gpu
+is "$rc" 0 "  a directory under it is allowed"
+run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/slurm.conf" "$efa" check --config "$conf" \
+	--checkpoint-dir "$tmp/ckroot-plugin/alice" --partition gpu
+unlike "$rc/$out" "^0/" "  --config still wins over the line"
 echo "required spank_efa.so root=$fixtures/%n bogus=1" >"$tmp/slurm/plugstack.conf.d/efa.conf"
 run env -u SLURM_EFA_CONF SLURM_CONF="$tmp/slurm/slurm.conf" SLURMD_NODENAME=p4d-3nics "$efa" check --node
 is "$rc" 2 "a plugstack line with an argument the plugin does not know: exit 2"

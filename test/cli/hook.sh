@@ -14,8 +14,17 @@ ckroot=$tmp/ckroot
 echo "PartitionName=gpu CheckpointRoot=$ckroot" >"$conf"
 # A job's own efa.conf that would allow anything: never the hook's.
 echo "PartitionName=gpu CheckpointRoot=/" >"$tmp/permissive.conf"
+# The node's slurm.conf where this build's Slurm has its default (the
+# hook's @slurm_conf@), naming spank_efa.so with config=$conf; a job's own
+# slurm.conf, whose plugin line names the permissive one.
+mkdir -p "$tmp/slurm" "$tmp/job-slurm"
+for d in slurm job-slurm; do
+	printf 'ClusterName=c\nPlugStackConfig=%s\n' "$tmp/$d/plugstack.conf" >"$tmp/$d/slurm.conf"
+done
+echo "required spank_efa.so config=$conf" >"$tmp/slurm/plugstack.conf"
+echo "required spank_efa.so config=$tmp/permissive.conf" >"$tmp/job-slurm/plugstack.conf"
 hook=$tmp/50-slurm-efa.sh
-sed -e "s|@bindir[@]|$top_builddir|g" -e "s|@sysconfdir[@]/slurm/efa.conf|$conf|g" \
+sed -e "s|@bindir[@]|$top_builddir|g" -e "s|@slurm_conf[@]|$tmp/slurm/slurm.conf|g" \
 	"$top_srcdir/etc/enroot/hooks.d/50-slurm-efa.sh.in" >"$hook"
 mkdir -p "$ckroot/alice/run1" "$ckroot/alice/has space" "$tmp/plain-rootfs" \
 	"$tmp/own-rootfs/opt/amazon/efa" "$tmp/node/efa/lib"
@@ -66,6 +75,9 @@ for sh in "${shells[@]}"; do
 	is "$rc/$mounts" "1/" "bash $v: a directory outside the partition's root is refused"
 	like "$out" "efa: enroot hook: checkpoint directory '$tmp' is refused for partition gpu" \
 		"  whatever efa.conf the job's SLURM_EFA_CONF names"
+	hook_run "$sh" "$tmp/plain-rootfs" SLURM_EFA_CHECKPOINT_DIR="$tmp" SLURM_JOB_PARTITION=gpu \
+		SLURM_CONF="$tmp/job-slurm/slurm.conf"
+	is "$rc/$mounts" "1/" "bash $v: or whatever slurm.conf the job's SLURM_CONF names (its plugin line permissive)"
 	hook_run "$sh" "$tmp/plain-rootfs" SLURM_EFA_CHECKPOINT_DIR=alice/run1
 	is "$rc" 1 "bash $v: a relative checkpoint directory is refused"
 	like "$out" "'alice/run1' is not an absolute path" "  saying so"

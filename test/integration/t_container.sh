@@ -178,8 +178,11 @@ run "${as_user[@]}" srun -D /tmp -N1 -w n1 -J ck-mounts --container-mounts="$ckr
 is "$out" "$ckroot/$ck_user/ck-mounts" "with --container-mounts of the directory the step runs"
 is "$(cat "$ckroot/$ck_user/ck-mounts/step-1" 2>&1)" saved "  and what it wrote is on the node"
 
-# The hook reads the efa.conf it was installed for, whatever the job says.
-sed -e "s|@bindir[@]|$top_builddir|g" -e "s|@sysconfdir[@]/slurm/efa.conf|$EFA_CONF|g" \
+# The hook reads spank_efa.so's efa.conf (its plugstack line's config=),
+# through the slurm.conf this build's Slurm reads without SLURM_CONF (here
+# the cluster's, as @slurm_conf@), whatever the job's environment says
+# (test/cli/hook.sh: a job's SLURM_CONF and SLURM_EFA_CONF).
+sed -e "s|@bindir[@]|$top_builddir|g" -e "s|@slurm_conf[@]|$SLURM_CONF|g" \
 	"$top_srcdir/etc/enroot/hooks.d/50-slurm-efa.sh.in" >"$efa_hook"
 chmod 755 "$efa_hook"
 run "${as_user[@]}" srun -D /tmp -N2 -w n1,n2 -J ck-hook --container-image="$images/newer.sqsh" sh -c "$write_ckpt"
