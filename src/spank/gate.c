@@ -5,12 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cluster/resume.h"
 #include "common/config/efa_conf.h"
 #include "common/health/gres.h"
 #include "common/health/node_check.h"
 #include "common/health/node_drain.h"
-#include "options.h"
 #include "gate.h"
+#include "options.h"
+#include "resume.h"
 
 /* The prolog asks slurmctld for the node's GRES (HealthGres=yes): a slow
  * controller delays the job's start by at most this, and judges nothing. */
@@ -38,6 +40,34 @@ static void find_slurm_commands(void)
 		*slash = '\0';		/* .../sbin */
 	snprintf(path, sizeof(path), "%s/../bin:/usr/bin:/bin", exe);
 	setenv("PATH", path, 1);
+}
+
+/*
+ * The epilog found the node broken: it is to blame for how the job ended.
+ * A resumable job runs again on other nodes: by Slurm 26.05's expedited
+ * requeue, which the epilog's failure triggers (ResumeExpedite=yes), else
+ * by a requeue of the completing job from here.
+ */
+static void blame_node(spank_t sp, const struct efa_config *cfg, const char *job,
+		       const char *node, const char *problem)
+{
+	const struct efa_partition *part = efa_config_partition(cfg, getenv("SLURM_JOB_PARTITION"));
+	long limit = efa_resume_limit(efa_options_job_resume(sp), part);
+	char answer[1024];
+
+	if (limit <= 0 || !job) {
+		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame; the job is not one slurm-efa resumes (--efa-resume)",
+			    job ? job : "?", node, problem);
+	} else if (cfg->resume_expedite == EFA_YES) {
+		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame: the job's expedited requeue runs it again at once on other nodes",
+			    job, node, problem);
+	} else if (!efa_resume_requeue(job, answer, sizeof(answer))) {
+		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame: the job is requeued to run again on other nodes (--efa-resume=%ld)",
+			    job, node, problem, limit);
+	} else {
+		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame, but the job is not requeued: %s",
+			    job, node, problem, answer);
+	}
 }
 
 int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
@@ -104,8 +134,7 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	else if (msg[0])
 		slurm_info("efa: %s: %s", when, msg);
 	if (epilog)
-		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame: a job with an expedited requeue (ResumeExpedite=yes, Slurm 26.05) runs again at once on other nodes",
-			    job ? job : "?", node, check.problem);
+		blame_node(sp, cfg, job, node, check.problem);
 	else
 		slurm_error("efa: job %s cannot start on node %s, which failed slurm-efa's health check: %s. Slurm puts the job back in the queue",
 			    job ? job : "?", node, check.problem);

@@ -136,6 +136,20 @@ enum efa_mode efa_options_job_efa(spank_t sp)
 	return mode;
 }
 
+long efa_options_job_resume(spank_t sp)
+{
+	long n = EFA_RESUME_UNSET;
+	struct efa_error err;
+	char *value = NULL;
+
+	if (!options[EFA_OPT_EFA_RESUME].name)
+		options_init();
+	if (spank_option_getopt(sp, &options[EFA_OPT_EFA_RESUME], &value) != ESPANK_SUCCESS ||
+	    !value || efa_resume_parse(value, &n, &err))
+		return EFA_RESUME_UNSET;
+	return n;
+}
+
 const struct efa_options *efa_options_get(void)
 {
 	opts_init();

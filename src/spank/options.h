@@ -39,6 +39,10 @@ void efa_options_from_job_env(spank_t sp);
  */
 enum efa_mode efa_options_job_efa(spank_t sp);
 
+/* The job's --efa-resume as its job prolog or epilog sees it, or
+ * EFA_RESUME_UNSET (not given, or not a count). */
+long efa_options_job_resume(spank_t sp);
+
 /* What the user asked for (EFA_MODE_UNSET when nothing). */
 const struct efa_options *efa_options_get(void);
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,23 +32,45 @@ static uint32_t restart_count(spank_t sp)
 	return *end || v > UINT32_MAX ? 0 : (uint32_t)v;
 }
 
+/* scontrol update JobId=job_id Requeue=on; 0, or -1 with Slurm's
+ * answer (one line) in answer. */
+static int set_requeue(uint32_t job_id, bool on, char *answer, size_t size)
+{
+	char job_arg[48];
+	char *const argv[] = { "scontrol", "update", job_arg, on ? "Requeue=1" : "Requeue=0", NULL };
+
+	snprintf(job_arg, sizeof(job_arg), "JobId=%u", (unsigned)job_id);
+	if (!efa_scontrol(argv, REQUEUE_OFF_TIMEOUT_MS, answer, size))
+		return 0;
+	answer[strcspn(answer, "\n")] = '\0';
+	return -1;
+}
+
 /* Slurm requeues a batch job whose node fails while its requeue is on:
  * off, the next failure ends the job. */
 static void requeue_off(struct efa_step *step, uint32_t job_id)
 {
-	char job_arg[48], answer[1024];
-	char *const argv[] = { "scontrol", "update", job_arg, "Requeue=0", NULL };
+	char answer[1024];
 
-	snprintf(job_arg, sizeof(job_arg), "JobId=%u", (unsigned)job_id);
-	if (!efa_scontrol(argv, REQUEUE_OFF_TIMEOUT_MS, answer, sizeof(answer))) {
+	if (!set_requeue(job_id, false, answer, sizeof(answer))) {
 		step->resume.requeue_off = true;
 		return;
 	}
-	answer[strcspn(answer, "\n")] = '\0';
 	slurm_error("efa: job %u has used its %ld resumes, but its requeue could not be turned off: %s",
 		    (unsigned)job_id, step->resume.limit, answer);
 	snprintf(step->resume.problem, sizeof(step->resume.problem), "%.*s",
 		 (int)sizeof(step->resume.problem) - 1, answer);
+}
+
+/* The first run: requeue on, where neither the bridge nor the site's
+ * JobRequeue=1 made it so (the plugin alone is enough for --efa-resume). */
+static void requeue_on(uint32_t job_id, long limit)
+{
+	char answer[1024];
+
+	if (set_requeue(job_id, true, answer, sizeof(answer)))
+		slurm_error("efa: job %u asked to run again up to %ld times after a node failure, but its requeue could not be turned on (%s): it will not be resumed; tell your cluster admin",
+			    (unsigned)job_id, limit, answer);
 }
 
 void efa_resume_prepare(struct efa_step *step, spank_t sp, const struct efa_options *opts)
@@ -73,8 +96,10 @@ void efa_resume_task(struct efa_step *step, spank_t sp)
 	if (!r->limit)
 		return;
 	r->restarts = restart_count(sp);
-	if (!r->restarts)
+	if (!r->restarts) {
+		requeue_on(r->job_id, r->limit);
 		return;
+	}
 	if (efa_resume_last_run(r->limit, r->restarts))
 		requeue_off(step, r->job_id);
 	if (from)
@@ -94,4 +119,14 @@ void efa_resume_task(struct efa_step *step, spank_t sp)
 	else
 		slurm_error("efa: job %u runs again after a node failure, its last resume (%u of %ld), but Slurm could not be told to stop requeueing it (%s): tell your cluster admin%s",
 			    (unsigned)r->job_id, (unsigned)r->restarts, r->limit, r->problem, where);
+}
+
+int efa_resume_requeue(const char *job, char *answer, size_t size)
+{
+	char *const argv[] = { "scontrol", "requeue", (char *)job, NULL };
+
+	if (!efa_scontrol(argv, REQUEUE_OFF_TIMEOUT_MS, answer, size))
+		return 0;
+	answer[strcspn(answer, "\n")] = '\0';
+	return -1;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The batch step's part of auto-resume (common/cluster/resume.h): the run
- * that uses up the job's --efa-resume (or its partition's Resume=) turns
- * Slurm's requeue off for the job, so that the next node failure ends it;
- * a resumed run tells the job which run it is and where it resumes from.
+ * The plugin's part of auto-resume (common/cluster/resume.h): the first
+ * run turns Slurm's requeue on for the job, the run that uses up its
+ * --efa-resume (or its partition's Resume=) turns it off, so that the next
+ * node failure ends it; a resumed run tells the job which run it is and
+ * where it resumes from; the epilog of a node that broke under the job
+ * requeues it.
  */
 #ifndef SPANK_EFA_RESUME_H
 #define SPANK_EFA_RESUME_H
@@ -24,5 +26,16 @@ void efa_resume_prepare(struct efa_step *step, spank_t sp, const struct efa_opti
  * from.
  */
 void efa_resume_task(struct efa_step *step, spank_t sp);
+
+/*
+ * The job epilog found the node broken, under a resumable job whose
+ * requeue is not Slurm 26.05's expedited one (which the epilog's failure
+ * alone triggers): scontrol requeue of the completing job (job_mgr.c,
+ * _job_requeue_op, requeues "done/exit/exiting jobs"), its restart count
+ * up, to run again on other nodes. Slurm refuses it for a job whose last
+ * allowed run turned its requeue off: it ends. 0, or -1 with Slurm's
+ * answer (one line).
+ */
+int efa_resume_requeue(const char *job, char *answer, size_t size);
 
 #endif

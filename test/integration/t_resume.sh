@@ -110,6 +110,47 @@ ok $((rc == 0)) "--efa-resume=many is refused by sbatch"
 like "$out" "invalid --efa-resume value 'many'" "  with the reason"
 wait_nodes_idle || diag "nodes not idle after t_resume: $(node_states | paste -sd ' ')"
 
+# An EFA port that goes down under a running two-node job while its slurmd
+# stays up, on every release: the job's steps fail and its batch script
+# ends (exit 1, as a training script whose collective failed); the epilog
+# on n1 finds the port down, drains n1 and requeues the completing job
+# (scontrol requeue), which runs again elsewhere, its last resume.
+cp -a "$FIXTURES/p5.48xlarge/." "$resume/n1"
+set_root n1 "$resume/n1"
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+port=$resume/n1/sys/class/infiniband/$(ls "$resume/n1/sys/class/infiniband" | head -n 1)/ports/1/state
+cat >"$resume/port.sh" <<EOS
+#!/bin/bash
+if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
+	echo "run \$SLURM_RESTART_COUNT on \$SLURM_JOB_NODELIST"
+	exit 0
+fi
+touch $resume/port.running
+until [ -e $resume/port.go ]; do sleep 0.2; done
+exit 1
+EOS
+run sbatch --parsable -N2 -w n1,n2 --efa --efa-resume=1 -o "$resume/port.out" "$resume/port.sh"
+job=$out
+until_up 60 test -e "$resume/port.running" || diag "job $job: $(job_state "$job")"
+echo "1: DOWN" >"$port"
+touch "$resume/port.go"
+until_up 60 sh -c "scontrol -o show job $job | grep -Eq 'JobState=(PENDING|EXPEDITING|REQUEUED).*Restarts=1'" ||
+	diag "job $job: $(job_state "$job"); n1's log: $(grep -a "efa:.*job $job" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log" | tail -n 3)"
+is "$(job_field "$job" Restarts)" 1 "n1's EFA port down under a running 2-node --efa-resume=1 job, slurmd up: the job is requeued"
+like "$(sinfo -h -n n1 -o '%T %E')" "^drain(ed|ing) efa: EFA device .*port 1 is 1: DOWN" "  n1 is drained"
+like "$(grep -a "efa: job $job ended on node n1" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" \
+	"failed slurm-efa's health check: .*DOWN.*the job is requeued to run again on other nodes \(--efa-resume=1\)" \
+	"  n1's epilog says why"
+# It asked for n1: let it go to the other nodes with EFA.
+scontrol update JobId="$job" NodeList=n2,n4
+wait_job "$job"
+like "$(cat "$resume/port.out")" "^run 1 on n\[2,4\]$" "  it runs again, on healthy nodes" || diag "$(job_state "$job")"
+like "$(cat "$resume/port.out")" "efa: job $job runs again after a node failure, its last resume \(1 of 1\)" \
+	"  told it is its last resume"
+echo "4: ACTIVE" >"$port"
+scontrol update NodeName=n1 State=RESUME
+rm -f "$resume/port.running" "$resume/port.go"
+
 # Slurm 26.05's expedited requeue (ResumeExpedite=yes, with the cluster's
 # SlurmctldParameters=enable_expedited_requeue): a resumable job that
 # fails requeues at once when an epilog blames its node, and is held
@@ -118,10 +159,6 @@ wait_nodes_idle || diag "nodes not idle after t_resume: $(node_states | paste -s
 # once; one that exits 1 on a healthy node is held, as Slurm holds it.
 if ((10#${SLURM_RELEASE%%.*} >= 26)); then
 	write_efa_conf "ResumeExpedite=yes"
-	cp -a "$FIXTURES/p5.48xlarge/." "$resume/n1"
-	set_root n1 "$resume/n1"
-	set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
-	port=$resume/n1/sys/class/infiniband/$(ls "$resume/n1/sys/class/infiniband" | head -n 1)/ports/1/state
 	cat >"$resume/expedite.sh" <<EOS
 #!/bin/bash
 if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
@@ -165,7 +202,7 @@ EOS
 	scancel "$job"
 	echo "4: ACTIVE" >"$port"
 	scontrol update NodeName=n1 State=RESUME
-	set_root n1 "$FIXTURES/p5.48xlarge"
 	write_efa_conf
 	wait_nodes_idle || diag "nodes not idle after the expedited requeue: $(node_states | paste -sd ' ')"
 fi
+set_root n1 "$FIXTURES/p5.48xlarge"
