@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,24 +110,6 @@ int efa_checkpoint_dir_parse(const char *arg, char *buf, size_t size, struct efa
 		return efa_error_set(err, "invalid --checkpoint-dir value '%.80s': %s: use an absolute path, e.g. --checkpoint-dir=/fsx/checkpoints/$USER/run1",
 				     arg, why.msg);
 	return 0;
-}
-
-int efa_checkpoint_keep_parse(const char *arg, long *keep, struct efa_error *err)
-{
-	char *end;
-	long n;
-
-	if (!arg || !isdigit((unsigned char)arg[0]))
-		goto bad;
-	errno = 0;
-	n = strtol(arg, &end, 10);
-	if (errno || *end || n > EFA_CKPT_KEEP_MAX)
-		goto bad;
-	*keep = n;
-	return 0;
-bad:
-	return efa_error_set(err, "invalid --checkpoint-keep value '%.64s': use a whole number up to %ld, e.g. --checkpoint-keep=3 keeps the 3 newest checkpoints (0 keeps all)",
-			     arg ? arg : "", EFA_CKPT_KEEP_MAX);
 }
 
 const char *efa_checkpoint_note(const char *dir, char *buf, size_t size)

@@ -18,8 +18,6 @@
 #define EFA_CKPT_PATH_MAX 4096
 /* A longer job name makes the default directory <root>/<user>/<job id>. */
 #define EFA_CKPT_NAME_MAX 128
-#define EFA_CKPT_KEEP_UNSET (-1L)
-#define EFA_CKPT_KEEP_MAX 100000L
 /* Set in every task beside CheckpointEnv= (which the user may override). */
 #define EFA_CKPT_ENV_VAR "SLURM_EFA_CHECKPOINT_DIR"
 /* The newest complete checkpoint of the job's directory, for a job that
@@ -75,8 +73,5 @@ int efa_checkpoint_dir_parse(const char *arg, char *buf, size_t size, struct efa
  * Returns buf (cut short, never inside an escape, when it does not fit).
  */
 const char *efa_checkpoint_note(const char *dir, char *buf, size_t size);
-
-/* --checkpoint-keep=N: how many checkpoints to keep; 0 keeps them all. */
-int efa_checkpoint_keep_parse(const char *arg, long *keep, struct efa_error *err);
 
 #endif

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "common/base/strutil.h"
-#include "common/checkpoint/checkpoint.h"
 #include "common/config/efa_conf.h"
 #include "common/config/kvline.h"
 #include "common/config/signal.h"

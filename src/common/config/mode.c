@@ -106,3 +106,21 @@ bad:
 	return efa_error_set(err, "invalid --efa-resume value '%.64s': use a whole number up to %d, e.g. --efa-resume=3 runs the job again up to 3 times when one of its nodes fails (0: never)",
 			     arg ? arg : "", EFA_RESUME_MAX);
 }
+
+int efa_checkpoint_keep_parse(const char *arg, long *keep, struct efa_error *err)
+{
+	char *end;
+	long n;
+
+	if (!arg || !isdigit((unsigned char)arg[0]))
+		goto bad;
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno || *end || n > EFA_CKPT_KEEP_MAX)
+		goto bad;
+	*keep = n;
+	return 0;
+bad:
+	return efa_error_set(err, "invalid --checkpoint-keep value '%.64s': use a whole number up to %ld, e.g. --checkpoint-keep=3 keeps the 3 newest checkpoints (0 keeps all)",
+			     arg ? arg : "", EFA_CKPT_KEEP_MAX);
+}

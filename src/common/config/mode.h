@@ -54,4 +54,10 @@ const char *efa_rank_order_name(enum efa_rank_order order);
 
 int efa_resume_parse(const char *arg, long *n, struct efa_error *err);
 
+/* --checkpoint-keep=N: how many checkpoints to keep; 0 keeps them all. */
+#define EFA_CKPT_KEEP_UNSET (-1L)
+#define EFA_CKPT_KEEP_MAX 100000L
+
+int efa_checkpoint_keep_parse(const char *arg, long *keep, struct efa_error *err);
+
 #endif
