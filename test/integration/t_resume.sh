@@ -119,16 +119,21 @@ cp -a "$FIXTURES/p5.48xlarge/." "$resume/n1"
 set_root n1 "$resume/n1"
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 port=$resume/n1/sys/class/infiniband/$(ls "$resume/n1/sys/class/infiniband" | head -n 1)/ports/1/state
-cat >"$resume/port.sh" <<EOS
+# A batch script that runs until NAME.go and fails, as a training script
+# whose collective failed; a resumed run says where it runs.
+fails_on_go() {	# fails_on_go NAME: $resume/NAME.sh
+	cat >"$resume/$1.sh" <<EOS
 #!/bin/bash
 if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
 	echo "run \$SLURM_RESTART_COUNT on \$SLURM_JOB_NODELIST"
 	exit 0
 fi
-touch $resume/port.running
-until [ -e $resume/port.go ]; do sleep 0.2; done
+touch $resume/$1.running
+until [ -e $resume/$1.go ]; do sleep 0.2; done
 exit 1
 EOS
+}
+fails_on_go port
 run sbatch --parsable -N2 -w n1,n2 --efa --efa-resume=1 -o "$resume/port.out" "$resume/port.sh"
 job=$out
 until_up 60 test -e "$resume/port.running" || diag "job $job: $(job_state "$job")"
@@ -159,16 +164,7 @@ rm -f "$resume/port.running" "$resume/port.go"
 # once; one that exits 1 on a healthy node is held, as Slurm holds it.
 if ((10#${SLURM_RELEASE%%.*} >= 26)); then
 	write_efa_conf "ResumeExpedite=yes"
-	cat >"$resume/expedite.sh" <<EOS
-#!/bin/bash
-if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
-	echo "run \$SLURM_RESTART_COUNT on \$SLURMD_NODENAME"
-	exit 0
-fi
-touch $resume/expedite.running
-until [ -e $resume/expedite.go ]; do sleep 0.2; done
-exit 1
-EOS
+	fails_on_go expedite
 	run sbatch --parsable -w n1 --efa --efa-resume=1 -o "$resume/expedite.out" "$resume/expedite.sh"
 	job=$out
 	is "$(job_field "$job" ExpeditedRequeue)" "Yes" "26.05, ResumeExpedite=yes: the bridge asks the expedited requeue"
