@@ -34,8 +34,6 @@ static void test_problems(void)
 	char cmd[8192], buf[1024];
 	const char *root;
 
-	if (tmp_open())
-		return;
 	root = tmp_at("p4d");
 	snprintf(cmd, sizeof(cmd), "cp -a '%s/p4d.24xlarge' '%s'", FIXTURES, root);
 	tmp_setup(system(cmd), "a copy of the p4d fixture");
@@ -66,12 +64,52 @@ static void test_problems(void)
 	is_str(buf, "7/8 GPUs (Gres=gpu:8); 0000:10:1c.0 has no nvidia driver",
 	       "a GPU without its driver: counted and named");
 	efa_node_free(node);
-	tmp_close();
+}
+
+/* MIG: each MIG device is one "gpu" in Slurm's Gres=. */
+static void test_mig(void)
+{
+	struct efa_node *node = NULL;
+	struct efa_error err;
+	char cmd[8192], buf[1024];
+	const char *root;
+
+	root = tmp_at("p4d-mig");
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/p4d-mig' '%s'", FIXTURES, root);
+	tmp_setup(system(cmd), "a copy of the p4d-mig fixture");
+	require(!efa_node_discover(root, NULL, &node, &err));
+	buf[0] = '\0';
+	efa_gres_problems(node, root, "gpu:1g.5gb:7,gpu:3g.20gb:2,gpu:1c.3g.20gb:3,gpu:a100:5", buf,
+			  sizeof(buf));
+	is_str(buf, "", "a p4d with 12 MIG devices on 3 GPUs and 5 whole GPUs meets Gres= of 17 gpu");
+	efa_gres_problems(node, root, "gpu:a100:8", buf, sizeof(buf));
+	is_str(buf, "", "  and a Gres= of its 8 physical GPUs (more than enough)");
+	efa_gres_problems(node, root, "gpu:1g.5gb:7,gpu:3g.20gb:2,gpu:1c.3g.20gb:3,gpu:a100:6", buf,
+			  sizeof(buf));
+	is_str(buf, "17/18 GPUs and MIG devices (Gres=gpu:1g.5gb:7,gpu:3g.20gb:2,gpu:1c.3g.20gb:3,gpu:a100:6)",
+	       "  one more than it has: counted and said");
+	efa_node_free(node);
+	node = NULL;
+
+	/* GPU 0's instances gone (a MIG layout lost): it counts as one. */
+	snprintf(cmd, sizeof(cmd), "rm -r '%s/proc/driver/nvidia/capabilities/gpu0/mig/'gi*", root);
+	tmp_setup(system(cmd), "GPU 0's MIG instances removed");
+	require(!efa_node_discover(root, NULL, &node, &err));
+	buf[0] = '\0';
+	efa_gres_problems(node, root, "gpu:1g.5gb:7,gpu:3g.20gb:2,gpu:1c.3g.20gb:3,gpu:a100:5", buf,
+			  sizeof(buf));
+	is_str(buf, "11/17 GPUs and MIG devices (Gres=gpu:1g.5gb:7,gpu:3g.20gb:2,gpu:1c.3g.20gb:3,gpu:a100:5)",
+	       "7 MIG devices gone: 11 of 17");
+	efa_node_free(node);
 }
 
 int main(void)
 {
 	test_count();
-	test_problems();
+	if (!tmp_open()) {
+		test_problems();
+		test_mig();
+		tmp_close();
+	}
 	return done_testing();
 }

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,10 @@
 #include "common/base/strutil.h"
 #include "common/cluster/scontrol.h"
 #include "common/health/gres.h"
+
+/* GPU instances of a GPU, and compute instances of one, at most: 7 on an
+ * A100 or H100; read bounded beyond. */
+#define EFA_MIG_INSTANCES_MAX 16
 
 /*
  * One "name[:type][:count][(...)]" entry of len bytes: its count when it
@@ -98,24 +104,78 @@ int efa_gres_of_node(const char *node, long timeout_ms, char *buf, size_t size,
 	return 0;
 }
 
+/* Entries of dir whose names are prefix and a number; at most max. */
+static int numbered_entries(const char *dir, const char *prefix, char names[][16], int max)
+{
+	size_t plen = strlen(prefix);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, plen) && e->d_name[plen] >= '0' &&
+		    e->d_name[plen] <= '9' && strlen(e->d_name) < sizeof(names[0]) &&
+		    strspn(e->d_name + plen, "0123456789") == strlen(e->d_name + plen))
+			snprintf(names[n++], sizeof(names[0]), "%s", e->d_name);
+	closedir(d);
+	return n;
+}
+
+/*
+ * The MIG devices of GPU minor on the node: the nvidia driver gives each
+ * compute instance of each GPU instance a capability,
+ * /proc/driver/nvidia/capabilities/gpuN/mig/giG/ciC/access (what
+ * nvidia-container-toolkit and Slurm's gres/nvml hand a MIG device's job).
+ * Slurm counts each MIG device as one "gpu" GRES. 0: none (MIG off, or
+ * no instances made).
+ */
+static long mig_devices(const char *root, int minor)
+{
+	char dir[PATH_MAX], gis[EFA_MIG_INSTANCES_MAX][16], cis[EFA_MIG_INSTANCES_MAX][16];
+	int ngi;
+	long n = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s/proc/driver/nvidia/capabilities/gpu%d/mig", root, minor) >=
+	    (int)sizeof(dir))
+		return 0;
+	ngi = numbered_entries(dir, "gi", gis, EFA_MIG_INSTANCES_MAX);
+	for (int g = 0; g < ngi; g++) {
+		char gi[PATH_MAX];
+
+		if (snprintf(gi, sizeof(gi), "%s/%s", dir, gis[g]) < (int)sizeof(gi))
+			n += numbered_entries(gi, "ci", cis, EFA_MIG_INSTANCES_MAX);
+	}
+	return n;
+}
+
 static void judge(const struct efa_node *node, const char *root, const char *gres,
 		  const char *name, enum efa_accel_kind kind, const char *what, char *buf,
 		  size_t size)
 {
-	long want = efa_gres_count(gres, name), have = 0;
+	long want = efa_gres_count(gres, name), have = 0, migs = 0;
 	char why[512] = "";
 
 	if (want <= 0)
 		return;
-	for (size_t i = 0; i < node->naccels; i++)
-		if (node->accels[i].kind == kind && node->accels[i].present)
-			have++;
+	for (size_t i = 0; i < node->naccels; i++) {
+		const struct efa_accel *a = &node->accels[i];
+		long mig;
+
+		if (a->kind != kind || !a->present)
+			continue;
+		/* A GPU split into MIG devices is as many GRES as it has. */
+		mig = kind == EFA_ACCEL_GPU && a->index >= 0 ? mig_devices(root, a->index) : 0;
+		have += mig ? mig : 1;
+		migs += mig;
+	}
 	if (have >= want)
 		return;
 	if (kind == EFA_ACCEL_GPU)
 		efa_node_unbound_gpus(root, why, sizeof(why));
-	efa_strlcatf(buf, size, "%s%ld/%ld %s (Gres=%s)%s", buf[0] ? "; " : "", have, want, what,
-		     gres, why);
+	efa_strlcatf(buf, size, "%s%ld/%ld %s%s (Gres=%s)%s", buf[0] ? "; " : "", have, want, what,
+		     migs ? " and MIG devices" : "", gres, why);
 }
 
 void efa_gres_problems(const struct efa_node *node, const char *root, const char *gres,
