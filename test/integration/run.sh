@@ -172,6 +172,10 @@ ln -s "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 
 # shellcheck source=lib.sh
 . "$top_srcdir/test/integration/lib.sh"
+# The efa.conf slurmctld's bridge and every node read (SLURM_EFA_CONF,
+# config=), there from the start as on a site that installed slurm-efa:
+# without it the bridge refuses the jobs that ask for slurm-efa.
+write_efa_conf
 
 # The container tests (t_container.sh) run NVIDIA's pyxis and enroot, which
 # scripts/build-containers builds: SLURM_EFA_PYXIS is the spank_pyxis.so
