@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/base/child.h"
+#include "common/base/dir.h"
 #include "common/base/strutil.h"
 #include "common/node/libpath.h"
 #include "common/node/stack.h"
@@ -24,18 +24,35 @@
 /* It copies out a few files, but reads the image's whole directory table. */
 #define UNSQUASHFS_TIMEOUT_MS 120000
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/*
+ * The temporary directory removed from descriptors (efa_remove_tree):
+ * root may have given its root/ to the image's owner, who could swap a
+ * directory in it for a link while it is removed; a path-based walk
+ * would then delete what the link points to.
+ */
+static void remove_unpacked(const char *tmp)
 {
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
+	const char *slash = strrchr(tmp, '/');
+	char parent[4096];
+	struct efa_error err;
+	int fd;
+
+	if (!slash || snprintf(parent, sizeof(parent), "%.*s", (int)(slash - tmp), tmp) >=
+			      (int)sizeof(parent))
+		return;
+	fd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (efa_remove_tree(fd, slash + 1, &err))
+		fprintf(stderr, "slurm-efa: %s: %s\n", tmp, err.msg);
+	close(fd);
 }
 
 void cli_image_close(struct cli_image *img)
 {
 	efa_sysfs_close(&img->fs);
 	if (img->tmp) {
-		nftw(img->tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		remove_unpacked(img->tmp);
 		free(img->tmp);
 	}
 	efa_strv_free(img->env);
@@ -205,20 +222,28 @@ static void free_patterns(char **patterns, size_t *n)
 
 /*
  * Who unsquashfs runs as: the caller, unless that is root, who reads a
- * user's image as the user who owns it, into a directory that user owns:
- * the image can then make nothing its owner could not make already.
+ * user's image as the user who owns it, into a directory that user owns
+ * (dest, made here; the temporary directory above it stays root's): the
+ * image can then make nothing its owner could not make already.
  */
-static int unsquashfs_user(const char *tmp, const struct stat *image,
+static int unsquashfs_user(const char *tmp, const char *dest, const struct stat *image,
 			   struct unsquashfs_job *as, struct efa_error *err)
 {
 	as->uid = 0;
 	as->gid = 0;
+	if (mkdir(dest, 0700))
+		return efa_error_set(err, "cannot make %s: %s", dest, strerror(errno));
 	if (geteuid() || !image->st_uid)
 		return 0;
 	as->uid = image->st_uid;
 	as->gid = image->st_gid;
-	if (chown(tmp, as->uid, as->gid))
-		return efa_error_set(err, "cannot give %s to uid %u: %s", tmp, (unsigned)as->uid,
+	/* The user passes through the temporary directory, never writes
+	 * to it or lists it. */
+	if (chmod(tmp, 0711))
+		return efa_error_set(err, "cannot open %s to uid %u: %s", tmp, (unsigned)as->uid,
+				     strerror(errno));
+	if (chown(dest, as->uid, as->gid))
+		return efa_error_set(err, "cannot give %s to uid %u: %s", dest, (unsigned)as->uid,
 				     strerror(errno));
 	return 0;
 }
@@ -238,7 +263,7 @@ static int unpack(const char *file, const struct stat *st, struct cli_image *img
 		return efa_error_set(err, "cannot make a temporary directory: %s", strerror(errno));
 	}
 	snprintf(root, sizeof(root), "%s/root", img->tmp);
-	if (unsquashfs_user(img->tmp, st, &as, err))
+	if (unsquashfs_user(img->tmp, root, st, &as, err))
 		return -1;
 	if (add_pattern(patterns, &n, "etc/environment", "") ||
 	    add_pattern(patterns, &n, "etc/ld.so.cache", ""))
