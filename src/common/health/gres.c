@@ -114,11 +114,13 @@ static int numbered_entries(const char *dir, const char *prefix, char names[][16
 
 	if (!d)
 		return 0;
-	while (n < max && (e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, plen) && e->d_name[plen] >= '0' &&
-		    e->d_name[plen] <= '9' && strlen(e->d_name) < sizeof(names[0]) &&
-		    strspn(e->d_name + plen, "0123456789") == strlen(e->d_name + plen))
-			snprintf(names[n++], sizeof(names[0]), "%s", e->d_name);
+	while (n < max && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (!strncmp(e->d_name, prefix, plen) && len > plen && len < sizeof(names[0]) &&
+		    strspn(e->d_name + plen, "0123456789") == len - plen)
+			memcpy(names[n++], e->d_name, len + 1);
+	}
 	closedir(d);
 	return n;
 }
