@@ -413,106 +413,164 @@ static bool api_version_ok(const char *value)
 	return true;
 }
 
-static int set_value(struct parser *ps, const struct key *k, void *base,
-		     const char *value)
+/*
+ * One handler per value type, as Slurm's parse_config.c has one per
+ * S_P_ type: each parses value into field (the key's place in the
+ * structure being filled) or says what is wrong with the key's name.
+ */
+static int set_string(struct parser *ps, const struct key *k, void *field, const char *value)
 {
-	void *field = (char *)base + k->offset;
-	char *copy;
+	char *copy = strdup(value);
 
-	switch (k->type) {
-	case V_PATH:
-	case V_ENV_NAME:
-	case V_API_VERSION:
-		if (k->type == V_PATH && value[0] != '/')
-			return parse_error(ps, "%s=%s: must be an absolute path", k->name, value);
-		if (k->type == V_ENV_NAME && !env_name_ok(value))
-			return parse_error(ps, "invalid %s=%s: use a variable name (letters, digits and _, not starting with a digit)",
-					   k->name, value);
-		if (k->type == V_API_VERSION && !api_version_ok(value))
-			return parse_error(ps, "invalid %s=%s: use a slurmrestd OpenAPI version, e.g. v0.0.45",
-					   k->name, value);
-		/* fall through */
-	case V_STRING:
-		copy = strdup(value);
-		if (!copy)
-			return efa_error_set(ps->err, "out of memory");
-		free(*(char **)field);
-		*(char **)field = copy;
-		return 0;
-	case V_CHOICE:
-		for (const struct choice *c = k->choices; c->name; c++) {
-			if (!strcasecmp(c->name, value)) {
-				*(int *)field = c->value;
-				return 0;
-			}
+	(void)k;
+	if (!copy)
+		return efa_error_set(ps->err, "out of memory");
+	free(*(char **)field);
+	*(char **)field = copy;
+	return 0;
+}
+
+static int set_path(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	if (value[0] != '/')
+		return parse_error(ps, "%s=%s: must be an absolute path", k->name, value);
+	return set_string(ps, k, field, value);
+}
+
+static int set_env_name(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	if (!env_name_ok(value))
+		return parse_error(ps, "invalid %s=%s: use a variable name (letters, digits and _, not starting with a digit)",
+				   k->name, value);
+	return set_string(ps, k, field, value);
+}
+
+static int set_api_version(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	if (!api_version_ok(value))
+		return parse_error(ps, "invalid %s=%s: use a slurmrestd OpenAPI version, e.g. v0.0.45",
+				   k->name, value);
+	return set_string(ps, k, field, value);
+}
+
+static int set_choice(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	char allowed[256] = "";
+
+	for (const struct choice *c = k->choices; c->name; c++) {
+		if (!strcasecmp(c->name, value)) {
+			*(int *)field = c->value;
+			return 0;
 		}
-		{
-			char allowed[256] = "";
-
-			for (const struct choice *c = k->choices; c->name; c++)
-				efa_strlcatf(allowed, sizeof(allowed), "%s%s",
-					     c == k->choices ? "" : "|", c->name);
-			return parse_error(ps, "invalid %s=%s: use %s", k->name, value, allowed);
-		}
-	case V_COUNT:
-	case V_DURATION:
-		if (parse_number(value, k->type == V_DURATION, (long *)field))
-			return parse_error(ps, "invalid %s=%s: use a whole number%s", k->name, value,
-					   k->type == V_DURATION ? " of seconds (or with s, m, h, d)" : "");
-		if (k->max && *(long *)field > k->max)
-			return parse_error(ps, "invalid %s=%s: at most %ld", k->name, value, k->max);
-		return 0;
-	case V_BYTES:
-		if (parse_bytes(value, (long *)field))
-			return parse_error(ps, "invalid %s=%s: use a size in bytes (or with K, M, G, T) or unlimited",
-					   k->name, value);
-		return 0;
-	case V_SIGNAL: {
-		struct efa_error why;
-
-		if (efa_signal_parse(value, (struct efa_signal *)field, &why))
-			return parse_error(ps, "invalid %s=%s: %s", k->name, value, why.msg);
-		return 0;
 	}
-	case V_MODE: {
-		unsigned long mode;
-		char *end;
+	for (const struct choice *c = k->choices; c->name; c++)
+		efa_strlcatf(allowed, sizeof(allowed), "%s%s", c == k->choices ? "" : "|", c->name);
+	return parse_error(ps, "invalid %s=%s: use %s", k->name, value, allowed);
+}
 
-		errno = 0;
-		mode = strtoul(value, &end, 8);
-		/* The job's user must be able to enter and write what is made. */
-		if (errno || *end || !isdigit((unsigned char)*value) || mode > 0777 ||
-		    (mode & 0700) != 0700)
-			return parse_error(ps, "invalid %s=%s: use octal permission bits that give the owner rwx, e.g. 0700 or 0750",
-					   k->name, value);
-		*(unsigned int *)field = (unsigned int)mode;
-		return 0;
-	}
-	case V_PORTS: {
-		long lo, hi;
-		char extra;
+/* A count, or with duration a number of seconds that may carry a unit. */
+static int set_number(struct parser *ps, const struct key *k, void *field, const char *value,
+		      bool duration)
+{
+	if (parse_number(value, duration, (long *)field))
+		return parse_error(ps, "invalid %s=%s: use a whole number%s", k->name, value,
+				   duration ? " of seconds (or with s, m, h, d)" : "");
+	if (k->max && *(long *)field > k->max)
+		return parse_error(ps, "invalid %s=%s: at most %ld", k->name, value, k->max);
+	return 0;
+}
 
-		if (sscanf(value, "%ld-%ld%c", &lo, &hi, &extra) != 2 || lo < 1 || hi > 65535 || lo > hi)
-			return parse_error(ps, "invalid %s=%s: use LOW-HIGH, ports from 1 to 65535",
-					   k->name, value);
-		((struct efa_range *)field)->lo = lo;
-		((struct efa_range *)field)->hi = hi;
-		return 0;
-	}
-	case V_LIST: {
-		char **list;
+static int set_count(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	return set_number(ps, k, field, value, false);
+}
 
-		if (value[0] == ',' || value[strlen(value) - 1] == ',' || strstr(value, ",,"))
-			return parse_error(ps, "%s=%s: empty item in list", k->name, value);
-		list = list_split(value);
-		if (!list)
-			return efa_error_set(ps->err, "out of memory");
-		efa_strv_free(*(char ***)field);
-		*(char ***)field = list;
-		return 0;
-	}
-	}
-	return parse_error(ps, "%s: internal error: bad key type", k->name);
+static int set_duration(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	return set_number(ps, k, field, value, true);
+}
+
+static int set_bytes(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	if (parse_bytes(value, (long *)field))
+		return parse_error(ps, "invalid %s=%s: use a size in bytes (or with K, M, G, T) or unlimited",
+				   k->name, value);
+	return 0;
+}
+
+static int set_signal(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	struct efa_error why;
+
+	if (efa_signal_parse(value, (struct efa_signal *)field, &why))
+		return parse_error(ps, "invalid %s=%s: %s", k->name, value, why.msg);
+	return 0;
+}
+
+static int set_mode(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	unsigned long mode;
+	char *end;
+
+	errno = 0;
+	mode = strtoul(value, &end, 8);
+	/* The job's user must be able to enter and write what is made. */
+	if (errno || *end || !isdigit((unsigned char)*value) || mode > 0777 ||
+	    (mode & 0700) != 0700)
+		return parse_error(ps, "invalid %s=%s: use octal permission bits that give the owner rwx, e.g. 0700 or 0750",
+				   k->name, value);
+	*(unsigned int *)field = (unsigned int)mode;
+	return 0;
+}
+
+static int set_ports(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	long lo, hi;
+	char extra;
+
+	if (sscanf(value, "%ld-%ld%c", &lo, &hi, &extra) != 2 || lo < 1 || hi > 65535 || lo > hi)
+		return parse_error(ps, "invalid %s=%s: use LOW-HIGH, ports from 1 to 65535", k->name,
+				   value);
+	((struct efa_range *)field)->lo = lo;
+	((struct efa_range *)field)->hi = hi;
+	return 0;
+}
+
+static int set_list(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	char **list;
+
+	if (value[0] == ',' || value[strlen(value) - 1] == ',' || strstr(value, ",,"))
+		return parse_error(ps, "%s=%s: empty item in list", k->name, value);
+	list = list_split(value);
+	if (!list)
+		return efa_error_set(ps->err, "out of memory");
+	efa_strv_free(*(char ***)field);
+	*(char ***)field = list;
+	return 0;
+}
+
+static int (*const setters[])(struct parser *ps, const struct key *k, void *field,
+			      const char *value) = {
+	[V_STRING] = set_string,
+	[V_PATH] = set_path,
+	[V_CHOICE] = set_choice,
+	[V_COUNT] = set_count,
+	[V_DURATION] = set_duration,
+	[V_LIST] = set_list,
+	[V_PORTS] = set_ports,
+	[V_MODE] = set_mode,
+	[V_ENV_NAME] = set_env_name,
+	[V_API_VERSION] = set_api_version,
+	[V_BYTES] = set_bytes,
+	[V_SIGNAL] = set_signal,
+};
+
+static int set_value(struct parser *ps, const struct key *k, void *base, const char *value)
+{
+	if ((size_t)k->type >= sizeof(setters) / sizeof(setters[0]) || !setters[k->type])
+		return parse_error(ps, "%s: internal error: bad key type", k->name);
+	return setters[k->type](ps, k, (char *)base + k->offset, value);
 }
 
 static int next_pair(struct parser *ps, char **cursor, char **key, char **value)
