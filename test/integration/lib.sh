@@ -53,7 +53,10 @@ write_efa_conf() {
 			;;
 		esac
 		printf '%s\n' "$@"
-	} >"$EFA_CONF"
+	} >"$EFA_CONF.new"
+	# Whole or not at all: slurmctld's bridge reads it at any time, and
+	# refuses slurm-efa's jobs while it cannot parse it.
+	mv -f "$EFA_CONF.new" "$EFA_CONF"
 }
 
 # set_root NODE DIR: the node's hardware tree (plugstack's root=$ROOTS/%n),

@@ -175,15 +175,18 @@ is "$out" "[unset]" "--efa=off opts out where the partition allows it"
 run srun -p gpu -N1 -w n2 bash -c 'echo "[${SLURM_EFA_PROFILE-unset}]"'
 is "$out" "[unset]" "a partition without EFA= sets nothing unless asked"
 
-# A broken efa.conf fails the step, naming file and line, only when EFA was asked for.
-write_efa_conf "Bogus=1"
+# A broken efa.conf on the nodes fails the step, naming file and line,
+# only when EFA was asked for. (The nodes' own: slurmctld's bridge, reading
+# a broken one, refuses slurm-efa's jobs at submission: t_policy.)
+broken=$SLURM_EFA_CLUSTER/broken-efa.conf
+printf '%s\n' "ProfileDir=$top_srcdir/etc/profiles" "Bogus=1" >"$broken"
+set_plugstack "$(plugin_line "config=$broken" "root=$ROOTS/%n")"
 run srun -N1 -w n1 --efa true
 ok $((rc == 0)) "--efa with a broken efa.conf fails the step"
-like "$out" "efa: node n1 cannot use EFA: $EFA_CONF:$(grep -n '^Bogus=' "$EFA_CONF" | cut -d: -f1): unknown key 'Bogus'" \
-	"  naming the file and line"
+like "$out" "efa: node n1 cannot use EFA: $broken:2: unknown key 'Bogus'" "  naming the file and line"
 run srun -N1 -w n1 true
 is "$rc" 0 "a step without --efa still runs with a broken efa.conf"
-write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 
 # slurmrestd: the option in the job's environment, as sbatch carries it.
 rest_out=$SLURM_EFA_CLUSTER/out/rest-env.out
