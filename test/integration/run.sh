@@ -173,8 +173,8 @@ ln -s "$FIXTURES/trn1.32xlarge" "$ROOTS/n4"
 # shellcheck source=lib.sh
 . "$top_srcdir/test/integration/lib.sh"
 # The efa.conf slurmctld's bridge and every node read (SLURM_EFA_CONF,
-# config=), there from the start as on a site that installed slurm-efa:
-# without it the bridge refuses the jobs that ask for slurm-efa.
+# config=), there from the start: the bridge refuses the jobs that ask for
+# slurm-efa while the efa.conf SLURM_EFA_CONF names cannot be read.
 write_efa_conf
 
 # The container tests (t_container.sh) run NVIDIA's pyxis and enroot, which
