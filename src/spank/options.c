@@ -121,33 +121,37 @@ int efa_options_register(spank_t sp)
 	return 0;
 }
 
-enum efa_mode efa_options_job_efa(spank_t sp)
+/* Option id as the job prolog or epilog sees it, parsed into v (which
+ * the caller set up with efa_job_values_init); -1 when not given or not
+ * a value of it. */
+static int job_script_option(spank_t sp, enum efa_job_option_id id, struct efa_job_values *v)
 {
-	enum efa_mode mode = EFA_MODE_UNSET;
 	struct efa_error err;
 	char *value = NULL;
 
-	if (!options[EFA_OPT_EFA].name)
+	if (!options[id].name)
 		options_init();
-	/* A bare --efa arrives as an empty value: required. */
-	if (spank_option_getopt(sp, &options[EFA_OPT_EFA], &value) != ESPANK_SUCCESS ||
-	    efa_mode_parse(value, &mode, &err))
-		return EFA_MODE_UNSET;
-	return mode;
+	/* A bare option arrives as an empty value (--efa: required). */
+	if (spank_option_getopt(sp, &options[id], &value) != ESPANK_SUCCESS ||
+	    efa_job_option_parse(id, value, v, &err))
+		return -1;
+	return 0;
+}
+
+enum efa_mode efa_options_job_efa(spank_t sp)
+{
+	struct efa_job_values v;
+
+	efa_job_values_init(&v);
+	return job_script_option(sp, EFA_OPT_EFA, &v) ? EFA_MODE_UNSET : v.efa;
 }
 
 long efa_options_job_resume(spank_t sp)
 {
-	long n = EFA_RESUME_UNSET;
-	struct efa_error err;
-	char *value = NULL;
+	struct efa_job_values v;
 
-	if (!options[EFA_OPT_EFA_RESUME].name)
-		options_init();
-	if (spank_option_getopt(sp, &options[EFA_OPT_EFA_RESUME], &value) != ESPANK_SUCCESS ||
-	    !value || efa_resume_parse(value, &n, &err))
-		return EFA_RESUME_UNSET;
-	return n;
+	efa_job_values_init(&v);
+	return job_script_option(sp, EFA_OPT_EFA_RESUME, &v) ? EFA_RESUME_UNSET : v.resume;
 }
 
 const struct efa_options *efa_options_get(void)

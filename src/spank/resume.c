@@ -12,9 +12,9 @@
 #include "checkpoint_step.h"
 #include "resume.h"
 
-/* The batch step is at the start of a run: a slow controller delays the
- * job's start, never holds it. */
-#define REQUEUE_OFF_TIMEOUT_MS 10000
+/* At the start of a run (the batch step) or at its end (the epilog): a
+ * slow controller delays the job, never holds it. */
+#define REQUEUE_TIMEOUT_MS 10000
 
 static uint32_t restart_count(spank_t sp)
 {
@@ -32,18 +32,23 @@ static uint32_t restart_count(spank_t sp)
 	return *end || v > UINT32_MAX ? 0 : (uint32_t)v;
 }
 
-/* scontrol update JobId=job_id Requeue=on; 0, or -1 with Slurm's
- * answer (one line) in answer. */
+/* scontrol with argv: 0, or -1 with Slurm's answer (one line) in answer. */
+static int requeue_scontrol(char *const *argv, char *answer, size_t size)
+{
+	if (!efa_scontrol(argv, REQUEUE_TIMEOUT_MS, answer, size))
+		return 0;
+	answer[strcspn(answer, "\n")] = '\0';
+	return -1;
+}
+
+/* scontrol update JobId=job_id Requeue=on. */
 static int set_requeue(uint32_t job_id, bool on, char *answer, size_t size)
 {
 	char job_arg[48];
 	char *const argv[] = { "scontrol", "update", job_arg, on ? "Requeue=1" : "Requeue=0", NULL };
 
 	snprintf(job_arg, sizeof(job_arg), "JobId=%u", (unsigned)job_id);
-	if (!efa_scontrol(argv, REQUEUE_OFF_TIMEOUT_MS, answer, size))
-		return 0;
-	answer[strcspn(answer, "\n")] = '\0';
-	return -1;
+	return requeue_scontrol(argv, answer, size);
 }
 
 /* Slurm requeues a batch job whose node fails while its requeue is on:
@@ -125,8 +130,5 @@ int efa_resume_requeue(const char *job, char *answer, size_t size)
 {
 	char *const argv[] = { "scontrol", "requeue", (char *)job, NULL };
 
-	if (!efa_scontrol(argv, REQUEUE_OFF_TIMEOUT_MS, answer, size))
-		return 0;
-	answer[strcspn(answer, "\n")] = '\0';
-	return -1;
+	return requeue_scontrol(argv, answer, size);
 }

@@ -20,8 +20,7 @@
 #define STEP_PREFIX "step-"
 /* The reading a job's first running step on the node started from: the
  * job's totals are the devices' counters over the time any of its steps
- * runs, counted once however its steps overlap (a batch step's two
- * readings enclose the srun steps it launches). */
+ * runs, counted once however its steps overlap (srun ... & srun ... &). */
 #define SPAN_PREFIX "span-"
 /* A table line: 8 fields and a value per counter, each at most ~64. */
 #define TABLE_LINE_MAX (64 * (8 + EFA_HW_NCOUNTERS))
@@ -415,8 +414,8 @@ static int read_step(const char *path, time_t *start, bool *shared, struct efa_h
 	return 0;
 }
 
-/* What the devices moved since the span's reading in dir/name, added to
- * j; -1 when there is none to read. */
+/* What the devices moved since the span's reading at path, added to j;
+ * -1 when there is none to read. */
 static int add_span(const char *path, const struct efa_hw_reading *now, struct efa_job_usage *j)
 {
 	struct efa_hw_reading before = { 0 }, delta;
@@ -546,7 +545,6 @@ out:
 	unlock_store(lock);
 	return rc;
 }
-
 
 int efa_usage_jobs(const char *dir, const struct efa_hw_reading *now,
 		   struct efa_job_usage **jobs, size_t *njobs, struct efa_error *err)

@@ -10,7 +10,7 @@
  *   span-JOB        the reading the job's first running step started
  *                   from: its totals are the devices' counters over the
  *                   time any of its steps ran, counted once however its
- *                   steps overlap (a batch step encloses its srun steps)
+ *                   steps overlap (srun ... & srun ... & wait)
  *   jobs            one line per job: running jobs, and the most recent
  *                   EFA_USAGE_RECENT that ended
  *   lock            flock(2)ed around every change: steps of many jobs
