@@ -24,6 +24,9 @@ esac
 [ "$(id -u)" -eq 0 ] || skip_all "the local Slurm cluster needs root (slurmd, munged, useradd)"
 [ -f "$SPANK_EFA_SO" ] || skip_all "$SPANK_EFA_SO not built"
 AUTH=${SLURM_EFA_TEST_AUTH:-munge}
+# SLURM_EFA_TEST_LAYOUT=pcluster: Slurm as ParallelCluster installs it, its
+# daemons without SLURM_CONF or its commands on their PATH (test/cluster).
+LAYOUT=${SLURM_EFA_TEST_LAYOUT:-plain}
 
 # auth/slurm's commands find slurmctld through the fixed path
 # /run/slurmctld/sack.socket, and each slurmd makes /run/slurm/sack.socket:
@@ -121,7 +124,7 @@ export accounting_missing
 start_cluster() {
 	cp "$top_srcdir"/lua/*.lua "$SLURM_EFA_LUA_DIR/"
 	"$top_srcdir/test/cluster/up" --dir "$cluster_dir" "${accounting[@]}" \
-		--slurm "${SLURM_PREFIX:-/usr}" --auth "$AUTH" \
+		--slurm "${SLURM_PREFIX:-/usr}" --auth "$AUTH" --layout "$LAYOUT" \
 		--conf-extra "$topo_extra" --topology-conf "$topo_extra.conf" \
 		--plugstack-line "required $SPANK_EFA_SO" \
 		--job-submit "$top_srcdir/lua/job_submit.lua" \
@@ -145,7 +148,8 @@ fi
 rm -f "$cluster_log" "$topo_extra" "$topo_extra.conf"
 # shellcheck source=/dev/null
 . "$cluster_dir/env"
-echo "# Slurm $SLURM_RELEASE, auth/$AUTH, slurmrestd $SLURMRESTD_API"
+echo "# Slurm $SLURM_RELEASE, auth/$AUTH, slurmrestd $SLURMRESTD_API, layout $LAYOUT"
+export SLURM_EFA_TEST_LAYOUT=$LAYOUT
 # sbatch, salloc and srun load cli_filter.lua, which finds the bridge as
 # slurmctld does. efa.conf stays the host's (none) unless a test names the
 # cluster's, as a submit host with /etc/slurm/efa.conf would have it.

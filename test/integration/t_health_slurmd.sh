@@ -28,7 +28,21 @@ hs_port=$hs/n2/sys/class/infiniband/$hs_dev/ports/1/state
 # Where this Slurm's commands find slurm.conf with no SLURM_CONF.
 hs_placed=""
 hs_made_dir=""
-if [ "$SLURM_PREFIX" != /usr ]; then
+hs_there=0	# the cluster runs as ParallelCluster's: slurm.conf is there already
+if [ "$SLURM_EFA_TEST_LAYOUT" = pcluster ]; then
+	hs_there=1
+	is "$(realpath "$SLURM_PREFIX/etc/slurm.conf")" "$(realpath "$SLURM_CONF")" \
+		"layout pcluster: slurm.conf is at $SLURM_PREFIX/etc, where this Slurm looks without SLURM_CONF"
+	like "$(tr '\0' '\n' </proc/"$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n2.pid")"/environ)" "^PATH=/usr/sbin:/usr/bin:/sbin:/bin$" \
+		"  slurmd runs without $SLURM_PREFIX/bin on its PATH"
+	# (slurmd sets SLURM_CONF itself, to the file it read, which a
+	# reconfigure's re-exec then shows: slurmd.c.)
+	hs_conf=$(tr '\0' '\n' </proc/"$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n2.pid")"/environ | grep -a '^SLURM_CONF=' || true)
+	ok "$([ -z "$hs_conf" ] || [ "$hs_conf" = "SLURM_CONF=$SLURM_PREFIX/etc/slurm.conf" ]; echo $?)" \
+		"  it was given no SLURM_CONF (${hs_conf:-none})"
+	unlike "$(tr '\0' ' ' </proc/"$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n2.pid")"/cmdline)" " -f " \
+		"  (no -f on its command line)"
+elif [ "$SLURM_PREFIX" != /usr ]; then
 	mkdir -p "$SLURM_PREFIX/etc"
 	[ -e "$SLURM_PREFIX/etc/slurm.conf" ] || hs_placed=$SLURM_PREFIX/etc/slurm.conf
 elif [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf/slurm.conf ]; then
@@ -36,9 +50,9 @@ elif [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf/slurm.conf ]; then
 	mkdir -p /run/slurm/conf
 	hs_placed=/run/slurm/conf/slurm.conf
 fi
-ok "$([ -n "$hs_placed" ]; echo $?)" "slurm.conf can be placed where this Slurm's commands look without SLURM_CONF (${hs_placed:-a slurm.conf of another cluster is there})"
-if [ -n "$hs_placed" ]; then
-	ln -sfn "$SLURM_CONF" "$hs_placed"
+((hs_there)) || ok "$([ -n "$hs_placed" ]; echo $?)" "slurm.conf can be placed where this Slurm's commands look without SLURM_CONF (${hs_placed:-a slurm.conf of another cluster is there})"
+if [ -n "$hs_placed" ] || ((hs_there)); then
+	[ -z "$hs_placed" ] || ln -sfn "$SLURM_CONF" "$hs_placed"
 	cp "$SLURM_CONF" "$hs/slurm.conf.before"
 	set_plugstack "$(plugin_line "config=$hsconf" "root=$ROOTS/%n")"
 	set_root n2 "$hs/n2"
@@ -81,7 +95,7 @@ if [ -n "$hs_placed" ]; then
 	# Back as it was: no health check, slurm.conf where the other tests want it.
 	cp "$hs/slurm.conf.before" "$SLURM_CONF"
 	scontrol reconfigure || true
-	rm -f "$hs_placed"
+	[ -z "$hs_placed" ] || rm -f "$hs_placed"
 	[ -z "$hs_made_dir" ] || rmdir "$hs_made_dir" 2>/dev/null || true
 	set_root n2 "$FIXTURES/p4d.24xlarge"
 	[ "$(hs_state n2 | cut -d' ' -f1)" = idle ] || scontrol update NodeName=n2 State=RESUME || true
