@@ -44,21 +44,35 @@ static void find_slurm_commands(void)
 
 /*
  * The epilog found the node broken: it is to blame for how the job ended.
- * A resumable job runs again on other nodes: by Slurm 26.05's expedited
- * requeue, which the epilog's failure triggers (ResumeExpedite=yes), else
- * by a requeue of the completing job from here.
+ * A resumable job with resumes left runs again on other nodes: by Slurm
+ * 26.05's expedited requeue, which the epilog's failure triggers
+ * (ResumeExpedite=yes), else by a requeue of the completing job from
+ * here. Returns true when the job has used its resumes and the epilog
+ * must not fail, so that an expedited requeue does not run it again.
  */
-static void blame_node(spank_t sp, const struct efa_config *cfg, const char *job,
+static bool blame_node(spank_t sp, const struct efa_config *cfg, const char *job,
 		       const char *node, const char *problem)
 {
 	const struct efa_partition *part = efa_config_partition(cfg, getenv("SLURM_JOB_PARTITION"));
 	long limit = efa_resume_limit(efa_options_job_resume(sp), part);
+	enum efa_resume_run run = EFA_RESUME_MORE;
 	char answer[1024];
 
 	if (limit <= 0 || !job) {
 		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame; the job is not one slurm-efa resumes (--efa-resume)",
 			    job ? job : "?", node, problem);
-	} else if (cfg->resume_expedite == EFA_YES) {
+		return false;
+	}
+	/* Unread, the job is requeued: its next run's start counts again. */
+	if (efa_resume_ended_run(job, limit, &run, answer, sizeof(answer)))
+		slurm_info("efa: job %s cannot be read from slurmctld (%s): requeued without counting its resumes here",
+			   job, answer);
+	if (run != EFA_RESUME_MORE) {
+		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame, but the job has been resumed after node failures %ld times, what --efa-resume allows: it ends",
+			    job, node, problem, limit);
+		return true;
+	}
+	if (cfg->resume_expedite == EFA_YES) {
 		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame: the job's expedited requeue runs it again at once on other nodes",
 			    job, node, problem);
 	} else if (!efa_resume_requeue(job, answer, sizeof(answer))) {
@@ -68,6 +82,7 @@ static void blame_node(spank_t sp, const struct efa_config *cfg, const char *job
 		slurm_error("efa: job %s ended on node %s, which failed slurm-efa's health check: %s. The node is to blame, but the job is not requeued: %s",
 			    job, node, problem, answer);
 	}
+	return false;
 }
 
 int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
@@ -82,6 +97,7 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	const char *judged_gres = NULL;
 	struct efa_error err;
 	enum efa_mode mode;
+	bool out_of_service = false;
 	int rc = 0;
 
 	/* Bad input (a broken efa.conf, a name slurmd did not give) is
@@ -129,16 +145,21 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	}
 	if (!check.problem[0])
 		goto out;
-	if (efa_node_health_act(cfg, node, false, check.problem, false, NULL, msg, sizeof(msg)))
+	rc = -1;
+	if (efa_node_health_act(cfg, node, false, check.problem, false, NULL, msg, sizeof(msg))) {
 		slurm_error("efa: %s: %s (drain it by hand)", when, msg);
-	else if (msg[0])
-		slurm_info("efa: %s: %s", when, msg);
-	if (epilog)
-		blame_node(sp, cfg, job, node, check.problem);
-	else
+	} else {
+		out_of_service = true;
+		if (msg[0])
+			slurm_info("efa: %s: %s", when, msg);
+	}
+	/* An epilog that fails drains the node too: only where this one took
+	 * it out of service may it succeed. */
+	if (epilog && blame_node(sp, cfg, job, node, check.problem) && out_of_service)
+		rc = 0;
+	else if (!epilog)
 		slurm_error("efa: job %s cannot start on node %s, which failed slurm-efa's health check: %s. Slurm puts the job back in the queue",
 			    job ? job : "?", node, check.problem);
-	rc = -1;
 out:
 	efa_node_check_clear(&check);
 	efa_config_free(cfg);

@@ -1,35 +1,55 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Slurm 26.05 names a job by slurm_step_id_t; its wrappers take the job id
+ * every release before it takes. */
+#define SLURM_BACKWARD_COMPAT
 #include <slurm/slurm.h>
 
+#include "common/base/strutil.h"
+#include "common/cluster/hostlist.h"
 #include "common/cluster/resume.h"
 #include "common/cluster/scontrol.h"
 #include "checkpoint_step.h"
 #include "resume.h"
+#include "step_record.h"
 
 /* At the start of a run (the batch step) or at its end (the epilog): a
  * slow controller delays the job, never holds it. */
 #define REQUEUE_TIMEOUT_MS 10000
 
-static uint32_t restart_count(spank_t sp)
+/* The job as slurmctld has it now: 0, or -1 (errno). */
+static int load_job(uint32_t job_id, job_info_msg_t **msg)
 {
-	char text[32], *end;
-	uint32_t n = 0;
-	unsigned long v;
+	*msg = NULL;
+	if (slurm_load_job(msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS)
+		return -1;
+	if (!*msg || (*msg)->record_count < 1) {
+		slurm_free_job_info_msg(*msg);
+		*msg = NULL;
+		errno = ESLURM_INVALID_JOB_ID;
+		return -1;
+	}
+	return 0;
+}
 
-	if (spank_get_item(sp, S_SLURM_RESTART_COUNT, &n) == ESPANK_SUCCESS && n)
-		return n;
-	/* 22.05's item is 0 in a batch step; the task's environment has
-	 * Slurm's count by task_init. */
-	if (!efa_step_job_env(sp, "SLURM_RESTART_COUNT", text, sizeof(text)))
-		return 0;
-	v = strtoul(text, &end, 10);
-	return *end || v > UINT32_MAX ? 0 : (uint32_t)v;
+/* Of job's restarts (Slurm's count), how many were node failures. */
+static unsigned long job_node_failures(const slurm_job_info_t *job)
+{
+	struct efa_record_requeue *requeues = NULL;
+	unsigned long failures = job->restart_cnt;
+	struct efa_error err;
+	size_t n = 0;
+
+	if (!efa_record_requeues(job->admin_comment, &requeues, &n, &err))
+		failures = efa_resume_node_failures(job->restart_cnt, requeues, n);
+	free(requeues);
+	return failures;
 }
 
 /* scontrol with argv: 0, or -1 with Slurm's answer (one line) in answer. */
@@ -41,89 +61,149 @@ static int requeue_scontrol(char *const *argv, char *answer, size_t size)
 	return -1;
 }
 
-/* scontrol update JobId=job_id Requeue=on. */
-static int set_requeue(uint32_t job_id, bool on, char *answer, size_t size)
-{
-	char job_arg[48];
-	char *const argv[] = { "scontrol", "update", job_arg, on ? "Requeue=1" : "Requeue=0", NULL };
-
-	snprintf(job_arg, sizeof(job_arg), "JobId=%u", (unsigned)job_id);
-	return requeue_scontrol(argv, answer, size);
-}
-
-/* Slurm requeues a batch job whose node fails while its requeue is on:
- * off, the next failure ends the job. */
-static void requeue_off(struct efa_step *step, uint32_t job_id)
-{
-	char answer[1024];
-
-	if (!set_requeue(job_id, false, answer, sizeof(answer))) {
-		step->resume.requeue_off = true;
-		return;
-	}
-	slurm_error("efa: job %u has used its %ld resumes, but its requeue could not be turned off: %s",
-		    (unsigned)job_id, step->resume.limit, answer);
-	snprintf(step->resume.problem, sizeof(step->resume.problem), "%.*s",
-		 (int)sizeof(step->resume.problem) - 1, answer);
-}
-
 /* The first run: requeue on, where neither the bridge nor the site's
  * JobRequeue=1 made it so (the plugin alone is enough for --efa-resume). */
 static void requeue_on(uint32_t job_id, long limit)
 {
-	char answer[1024];
+	char job_arg[48], answer[1024];
+	char *const argv[] = { "scontrol", "update", job_arg, "Requeue=1", NULL };
 
-	if (set_requeue(job_id, true, answer, sizeof(answer)))
+	snprintf(job_arg, sizeof(job_arg), "JobId=%u", (unsigned)job_id);
+	if (requeue_scontrol(argv, answer, sizeof(answer)))
 		slurm_error("efa: job %u asked to run again up to %ld times after a node failure, but its requeue could not be turned on (%s): it will not be resumed; tell your cluster admin",
 			    (unsigned)job_id, limit, answer);
 }
 
 void efa_resume_prepare(struct efa_step *step, spank_t sp, const struct efa_options *opts)
 {
+	struct efa_step_resume *r = &step->resume;
 	uint32_t job_id = 0, step_id = 0;
 	long limit = efa_resume_limit(opts->v.resume, step->part);
+	job_info_msg_t *msg;
 
 	if (limit <= 0)
 		return;
 	if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS ||
 	    step_id != SLURM_BATCH_SCRIPT || spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS)
 		return;
-	step->resume.limit = limit;
-	step->resume.job_id = job_id;
-}
-
-void efa_resume_task(struct efa_step *step, spank_t sp)
-{
-	struct efa_step_resume *r = &step->resume;
-	const char *from = efa_ckpt_resume_dir(step);
-	char where[EFA_STEP_MESSAGE_MAX / 2];
-
-	if (!r->limit)
-		return;
-	r->restarts = restart_count(sp);
-	if (!r->restarts) {
-		requeue_on(r->job_id, r->limit);
+	r->limit = limit;
+	r->job_id = job_id;
+	if (load_job(job_id, &msg)) {
+		snprintf(r->unread, sizeof(r->unread), "%s", slurm_strerror(errno));
 		return;
 	}
-	if (efa_resume_last_run(r->limit, r->restarts))
-		requeue_off(step, r->job_id);
+	r->restarts = msg->job_array[0].restart_cnt;
+	r->requeue = msg->job_array[0].requeue;
+	r->node_failures = job_node_failures(&msg->job_array[0]);
+	slurm_free_job_info_msg(msg);
+}
+
+/* "; CHECKPOINT_RESUME_DIR=..." or what there is not, for the messages. */
+static void resume_point(const struct efa_step *step, char *buf, size_t size)
+{
+	const char *from = efa_ckpt_resume_dir(step);
+
 	if (from)
-		snprintf(where, sizeof(where), "; CHECKPOINT_RESUME_DIR=%s", from);
+		snprintf(buf, size, "; CHECKPOINT_RESUME_DIR=%s", from);
 	else if (efa_ckpt_dir(step))
-		snprintf(where, sizeof(where), "; no complete checkpoint in %s to resume from",
-			 efa_ckpt_dir(step));
+		snprintf(buf, size, "; no complete checkpoint in %s to resume from", efa_ckpt_dir(step));
 	else
-		where[0] = '\0';
+		buf[0] = '\0';
+}
+
+int efa_resume_task(struct efa_step *step, spank_t sp)
+{
+	const struct efa_step_resume *r = &step->resume;
+	char where[EFA_STEP_MESSAGE_MAX / 2];
+	unsigned long others;
+
+	(void)sp;
+	if (!r->limit)
+		return 0;
+	if (r->unread[0]) {
+		slurm_error("efa: job %u cannot be read from slurmctld (%s): whether this run may be resumed after a node failure is not known; tell your cluster admin",
+			    (unsigned)r->job_id, r->unread);
+		return 0;
+	}
+	if (!r->restarts) {
+		if (!r->requeue)
+			requeue_on(r->job_id, r->limit);
+		return 0;
+	}
+	resume_point(step, where, sizeof(where));
+	others = r->restarts - r->node_failures;
 	/* Only slurm_error reaches the batch script's stderr from here. */
-	if (!efa_resume_last_run(r->limit, r->restarts))
-		slurm_error("efa: job %u runs again after a node failure (resumed %u of at most %ld times)%s",
-			    (unsigned)r->job_id, (unsigned)r->restarts, r->limit, where);
-	else if (r->requeue_off)
-		slurm_error("efa: job %u runs again after a node failure, its last resume (%u of %ld): if a node fails now the job ends%s",
-			    (unsigned)r->job_id, (unsigned)r->restarts, r->limit, where);
-	else
-		slurm_error("efa: job %u runs again after a node failure, its last resume (%u of %ld), but Slurm could not be told to stop requeueing it (%s): tell your cluster admin%s",
-			    (unsigned)r->job_id, (unsigned)r->restarts, r->limit, r->problem, where);
+	switch (efa_resume_run(r->limit, r->node_failures)) {
+	case EFA_RESUME_MORE:
+		slurm_error("efa: job %u runs again (run %u): %lu node failure%s of the %ld it may be resumed after%s%s",
+			    (unsigned)r->job_id, (unsigned)r->restarts, r->node_failures,
+			    r->node_failures == 1 ? "" : "s", r->limit,
+			    others ? " (a preemption or requeue does not count)" : "", where);
+		return 0;
+	case EFA_RESUME_LAST:
+		slurm_error("efa: job %u runs again after a node failure, its last resume (%lu of %ld): if a node fails now the job ends%s",
+			    (unsigned)r->job_id, r->node_failures, r->limit, where);
+		return 0;
+	case EFA_RESUME_OVER:
+		break;
+	}
+	slurm_error("efa: job %u ends here: a node failed under its last resume (%lu node failures, --efa-resume=%ld allows %ld). Resubmit it to go on%s",
+		    (unsigned)r->job_id, r->node_failures, r->limit, r->limit, where);
+	return -1;
+}
+
+/* Whether a node of names is down, drained, failing or not responding. */
+static bool any_node_broken(char *const *names, size_t n)
+{
+	node_info_msg_t *nodes = NULL;
+	bool broken = false;
+
+	if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS)
+		return true;	/* unknown: counted as a node failure */
+	for (uint32_t i = 0; i < nodes->record_count && !broken; i++) {
+		const node_info_t *ni = &nodes->node_array[i];
+		uint32_t base = ni->node_state & NODE_STATE_BASE;
+
+		if (!ni->name)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (strcmp(ni->name, names[k]))
+				continue;
+			broken = base == NODE_STATE_DOWN || base == NODE_STATE_ERROR ||
+				 (ni->node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL |
+						    NODE_STATE_NO_RESPOND));
+			break;
+		}
+	}
+	slurm_free_node_info_msg(nodes);
+	return broken;
+}
+
+void efa_resume_exit(const struct efa_step *step, spank_t sp)
+{
+	const struct efa_step_resume *r = &step->resume;
+	struct efa_record_requeue rq = { .run = r->restarts };
+	char nodelist[4096], **names = NULL;
+	const slurm_job_info_t *job;
+	job_info_msg_t *msg;
+	struct efa_error err;
+	size_t n = 0;
+
+	if (!r->limit || r->unread[0] || load_job(r->job_id, &msg))
+		return;
+	job = &msg->job_array[0];
+	/* Not requeued while this run went on: it ended, or its epilog
+	 * requeues it for a broken node (a node failure). */
+	if (job->restart_cnt <= r->restarts)
+		goto done;
+	if (!efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)) ||
+	    efa_hostlist_expand(nodelist, &names, &n, &err) || any_node_broken(names, n))
+		goto done;
+	rq.cause = job->preempt_time ? EFA_REQUEUE_PREEMPTION : EFA_REQUEUE_REQUEST;
+	efa_step_record_requeue(step, r->job_id, &rq);
+done:
+	efa_strv_free(names);
+	slurm_free_job_info_msg(msg);
 }
 
 int efa_resume_requeue(const char *job, char *answer, size_t size)
@@ -131,4 +211,71 @@ int efa_resume_requeue(const char *job, char *answer, size_t size)
 	char *const argv[] = { "scontrol", "requeue", (char *)job, NULL };
 
 	return requeue_scontrol(argv, answer, size);
+}
+
+/* scontrol show job's text: room for an AdminComment slurmdbd keeps. */
+#define SHOW_JOB_MAX (EFA_RECORD_COMMENT_MAX + 16384)
+
+/*
+ * From scontrol show job's text (not one line: src/scontrol/info_job.c
+ * prints "Restarts=N" among others and "AdminComment=TEXT " alone on a
+ * line): the restart count, and the AdminComment (malloc'd; NULL: none).
+ * -1 when there is no restart count.
+ */
+static int shown_job(const char *text, unsigned long *restarts, char **comment)
+{
+	const char *r = strstr(text, " Restarts="), *c = strstr(text, "\n   AdminComment="), *end;
+	char *stop;
+
+	*comment = NULL;
+	if (!r)
+		return -1;
+	*restarts = strtoul(r + strlen(" Restarts="), &stop, 10);
+	if (*stop != ' ' && *stop != '\n' && *stop)
+		return -1;
+	if (!c)
+		return 0;
+	c += strlen("\n   AdminComment=");
+	end = c + strcspn(c, "\n");
+	if (end > c && end[-1] == ' ')
+		end--;
+	*comment = strndup(c, (size_t)(end - c));
+	return *comment ? 0 : -1;
+}
+
+int efa_resume_ended_run(const char *job, long limit, enum efa_resume_run *run, char *why,
+			 size_t size)
+{
+	char *const argv[] = { "scontrol", "show", "job", (char *)job, NULL };
+	struct efa_record_requeue *requeues = NULL;
+	char *text = malloc(SHOW_JOB_MAX), *comment = NULL;
+	unsigned long restarts = 0;
+	struct efa_error err;
+	size_t n = 0;
+	int rc = -1;
+
+	if (!text) {
+		snprintf(why, size, "out of memory");
+		return -1;
+	}
+	if (efa_scontrol(argv, REQUEUE_TIMEOUT_MS, text, SHOW_JOB_MAX)) {
+		snprintf(why, size, "%s", text);
+		why[strcspn(why, "\n")] = '\0';
+		goto out;
+	}
+	if (shown_job(text, &restarts, &comment)) {
+		snprintf(why, size, "scontrol show job %s printed no restart count", job);
+		goto out;
+	}
+	if (efa_record_requeues(comment, &requeues, &n, &err)) {
+		snprintf(why, size, "%s", err.msg);
+		goto out;
+	}
+	*run = efa_resume_run(limit, efa_resume_node_failures(restarts, requeues, n));
+	rc = 0;
+out:
+	free(requeues);
+	free(comment);
+	free(text);
+	return rc;
 }

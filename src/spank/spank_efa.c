@@ -115,7 +115,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	efa_resume_task(&step, sp);
+	if (efa_resume_task(&step, sp))
+		return -1;
 	return efa_task_init(&step, sp);
 }
 
@@ -135,6 +136,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE) {
 		efa_ckpt_retain(&step, sp);
+		efa_resume_exit(&step, sp);
 		efa_counters_step_end(&step, sp);
 		efa_step_close(&step);
 	}

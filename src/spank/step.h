@@ -58,8 +58,9 @@ struct efa_step_resume {
 	long limit;		/* --efa-resume, or the partition's Resume= */
 	uint32_t job_id;
 	uint32_t restarts;	/* Slurm's restart count of this run */
-	bool requeue_off;	/* this last run turned the job's requeue off */
-	char problem[512];	/* why it could not, when it could not */
+	unsigned long node_failures;	/* how many of them were node failures */
+	bool requeue;		/* the job's requeue is on */
+	char unread[256];	/* why the job could not be read, when it could not */
 };
 
 /* The step's reading of the EFA counters (step_counters.c). */

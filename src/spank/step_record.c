@@ -81,42 +81,47 @@ static void part_of(const struct efa_step *step, const struct efa_step_usage *us
 	efa_hw_sum(&used->delta, EFA_HW_IMPAIRED_REMOTE_CONN_EVENTS, &p->impaired_connections);
 }
 
-void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
-		     const struct efa_step_verdict *v)
+/* What a writer adds: the AdminComment to set in *next, or NULL when what
+ * it adds is there. -1 with err when it cannot be added. */
+typedef int (*record_adder)(const char *comment, const void *what, char **next,
+			    struct efa_error *err);
+
+/*
+ * Adds what to the job's AdminComment, reading it again after each write
+ * until it is there: a write of another node made from an older reading
+ * drops it. what_text names it in the log ("step 12.3").
+ */
+static void record_update(const struct efa_step *step, uint32_t job, const char *what_text,
+			  record_adder add, const void *what)
 {
-	const struct efa_step_counters *sc = &step->counters;
-	unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^ sc->nodeid;
-	struct efa_record_step part;
+	unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^ step->counters.nodeid;
 	struct efa_error err;
 	char *comment, *next;
 
-	part_of(step, used, v, &part);
 	for (int try = 1;; try++) {
-		if (job_comment(sc->job_id, &comment)) {
-			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: job %" PRIu32 " cannot be read from slurmctld: %s",
-				   step->node_name, sc->job_id, sc->step_id, sc->job_id,
-				   slurm_strerror(errno));
+		if (job_comment(job, &comment)) {
+			slurm_info("efa: node %s: %s: not recorded: job %" PRIu32 " cannot be read from slurmctld: %s",
+				   step->node_name, what_text, job, slurm_strerror(errno));
 			return;
 		}
-		if (efa_record_add(comment, &part, &next, &err)) {
-			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: %s",
-				   step->node_name, sc->job_id, sc->step_id, err.msg);
+		if (add(comment, what, &next, &err)) {
+			slurm_info("efa: node %s: %s: not recorded: %s", step->node_name, what_text,
+				   err.msg);
 			free(comment);
 			return;
 		}
 		free(comment);
 		if (!next)
-			return;		/* its part is there */
+			return;		/* it is there */
 		if (try > RECORD_TRIES) {
-			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: other nodes' writes dropped this node's part %d times",
-				   step->node_name, sc->job_id, sc->step_id, RECORD_TRIES);
+			slurm_info("efa: node %s: %s: not recorded: other nodes' writes dropped it %d times",
+				   step->node_name, what_text, RECORD_TRIES);
 			free(next);
 			return;
 		}
-		if (set_job_comment(sc->job_id, next) != SLURM_SUCCESS) {
-			slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": not recorded: job %" PRIu32 "'s AdminComment cannot be set: %s",
-				   step->node_name, sc->job_id, sc->step_id, sc->job_id,
-				   slurm_strerror(errno));
+		if (set_job_comment(job, next) != SLURM_SUCCESS) {
+			slurm_info("efa: node %s: %s: not recorded: job %" PRIu32 "'s AdminComment cannot be set: %s",
+				   step->node_name, what_text, job, slurm_strerror(errno));
 			free(next);
 			return;
 		}
@@ -124,4 +129,37 @@ void efa_step_record(const struct efa_step *step, const struct efa_step_usage *u
 		usleep((useconds_t)(RECORD_PAUSE_MS + rand_r(&seed) % RECORD_JITTER_MS) * 1000 *
 		       (useconds_t)try);
 	}
+}
+
+static int add_step_part(const char *comment, const void *what, char **next,
+			 struct efa_error *err)
+{
+	return efa_record_add(comment, what, next, err);
+}
+
+static int add_requeue(const char *comment, const void *what, char **next, struct efa_error *err)
+{
+	return efa_record_add_requeue(comment, what, next, err);
+}
+
+void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
+		     const struct efa_step_verdict *v)
+{
+	const struct efa_step_counters *sc = &step->counters;
+	struct efa_record_step part;
+	char what[64];
+
+	part_of(step, used, v, &part);
+	snprintf(what, sizeof(what), "step %" PRIu32 ".%" PRIu32, sc->job_id, sc->step_id);
+	record_update(step, sc->job_id, what, add_step_part, &part);
+}
+
+void efa_step_record_requeue(const struct efa_step *step, uint32_t job,
+			     const struct efa_record_requeue *rq)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "job %" PRIu32 "'s run %" PRIu32 " requeued by %s", job,
+		 rq->run, efa_requeue_cause_name(rq->cause));
+	record_update(step, job, what, add_requeue, rq);
 }

@@ -15,11 +15,18 @@
 #ifndef SPANK_EFA_STEP_RECORD_H
 #define SPANK_EFA_STEP_RECORD_H
 
+#include "common/usage/job_record.h"
 #include "common/usage/usage.h"
 #include "common/usage/verdict.h"
 #include "step.h"
 
 void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
 		     const struct efa_step_verdict *v);
+
+/* A run of a resumable job that Slurm requeued while all its nodes were
+ * healthy (common/cluster/resume.h), added to the job's record whatever
+ * JobRecord= says: the job's resumes are counted from it. */
+void efa_step_record_requeue(const struct efa_step *step, uint32_t job,
+			     const struct efa_record_requeue *rq);
 
 #endif

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-# Auto-resume on the real Slurm: a batch job with --efa-resume=1 whose node
-# dies (its slurmd and everything it started killed) is requeued by Slurm
-# (NODE_FAIL, same job id), runs again on healthy nodes, never the dead
-# one, and its tasks see the run (SLURM_RESTART_COUNT) and
+# Auto-resume on the real Slurm: a batch job with --efa-resume=1 is
+# preempted, then requeued by an admin, which do not count; then its node
+# dies (its slurmd and everything it started killed): it is requeued by
+# Slurm (NODE_FAIL, same job id), runs again on healthy nodes, never the
+# dead one, and its tasks see the run (SLURM_RESTART_COUNT) and
 # CHECKPOINT_RESUME_DIR, the newest complete checkpoint although a newer
-# incomplete one is there. That run is its last: its requeue is off, so
-# the next node failure ends the job. A job that fails on healthy nodes
+# incomplete one is there. That run is its last: after the next node
+# failure its next run ends as it starts. A job that fails on healthy nodes
 # is not requeued; a bad --efa-resume is refused at submission.
 
 resume=$SLURM_EFA_CLUSTER/resume
@@ -30,6 +31,9 @@ node_revive() {	# node_revive NODE: slurmd started again as it was
 	local said
 	said=$("$top_srcdir/test/cluster/node" "$SLURM_EFA_CLUSTER" revive "$1" 2>&1) || diag "$said"
 }
+job_record() {	# job_record JOBID: the EFA summary in its AdminComment (no blanks)
+	scontrol -o show job "$1" 2>/dev/null | grep -o '{"efa":{[^ ]*' | head -n 1
+}
 running_with_restarts() {	# running_with_restarts JOBID N
 	[ "$(job_field "$1" JobState)/$(job_field "$1" Restarts)" = "RUNNING/$2" ]
 }
@@ -44,56 +48,87 @@ run sbatch --parsable -N2 --efa-resume=1 --checkpoint-dir="$ck" -o "$resume/trai
 job=$out
 is "$(job_field "$job" Requeue)" 1 "sbatch --efa-resume=1: the bridge made the job requeueable"
 until_up 60 test -e "$resume/started.0" || diag "the first run did not start: $(job_state "$job")"
-first_nodes=$(scontrol show hostnames "$(job_field "$job" NodeList)" | paste -sd ' ')
-batch_host=$(job_field "$job" BatchHost)
-victim=$(scontrol show hostnames "$(job_field "$job" NodeList)" | grep -vx "$batch_host" | head -n 1)
 like "$(grep '^run=0 ' "$resume/runs.txt" | sort | paste -sd ' ')" \
 	"^run=0 node=n[0-9] resume=$ck/checkpoint-10 run=0 node=n[0-9] resume=$ck/checkpoint-10$" \
 	"the first run's tasks get CHECKPOINT_RESUME_DIR: checkpoint-10, not the newer incomplete checkpoint-20"
 
+# The resumes count node failures only: a preemption (a partition of a
+# higher PriorityTier, PreemptMode=REQUEUE) and an admin's requeue run the
+# job again without using up its --efa-resume=1.
+scontrol create PartitionName=urgent Nodes=n[1-4] PriorityTier=10 State=UP
+run sbatch --parsable -p urgent --exclusive -w "$(job_field "$job" NodeList)" -o /dev/null --wrap "sleep 2"
+urgent=$out
+until_up 120 test -e "$resume/started.1" ||
+	diag "the preempted job did not run again: $(job_state "$job"); urgent job: $(job_state "$urgent")"
+until_up 30 running_with_restarts "$job" 1 || diag "job $job: $(job_state "$job")"
+is "$(job_field "$job" Restarts)" 1 "preempted by a job of a higher PriorityTier: the job is requeued and runs again"
+like "$(job_record "$job")" '"requeues":\[\{"run":0,"cause":"preemption"\}\]' \
+	"  its record says run 0 was requeued by a preemption"
+like "$(cat "$resume/train.out")" \
+	"efa: job $job runs again \(run 1\): 0 node failures of the 1 it may be resumed after \(a preemption or requeue does not count\)" \
+	"  told the preemption used none of its resumes"
+is "$(job_field "$job" Requeue)" 1 "  its requeue stays on"
+scontrol delete PartitionName=urgent || true
+scontrol requeue "$job"
+until_up 120 test -e "$resume/started.2" || diag "the requeued job did not run again: $(job_state "$job")"
+until_up 30 running_with_restarts "$job" 2 || diag "job $job: $(job_state "$job")"
+like "$(job_record "$job")" '"requeues":\[\{"run":0,"cause":"preemption"\},\{"run":1,"cause":"request"\}\]' \
+	"scontrol requeue by an admin: run 1 recorded as requeued by request"
+like "$(cat "$resume/train.out")" "efa: job $job runs again \(run 2\): 0 node failures of the 1" \
+	"  and the job's resumes are still all there"
+
+first_nodes=$(scontrol show hostnames "$(job_field "$job" NodeList)" | paste -sd ' ')
+batch_host=$(job_field "$job" BatchHost)
+victim=$(scontrol show hostnames "$(job_field "$job" NodeList)" | grep -vx "$batch_host" | head -n 1)
 t0=$SECONDS
 node_die "$victim" "$job"
 # (Its script, not slurmctld's state: while slurmctld requeues it, a
-# job shows Restarts=1 before it has left RUNNING.)
-until_up 240 test -e "$resume/started.1" ||
+# job shows Restarts=3 before it has left RUNNING.)
+until_up 240 test -e "$resume/started.3" ||
 	diag "the job was not requeued and started again: $(job_state "$job"); $(job_log "$job")"
-until_up 30 running_with_restarts "$job" 1 || diag "job $job: $(job_state "$job")"
+until_up 30 running_with_restarts "$job" 3 || diag "job $job: $(job_state "$job")"
 diag "node $victim killed: the job ran again after $((SECONDS - t0)) s (SlurmdTimeout=30, cred_expire=30)"
-is "$(job_field "$job" Restarts)" 1 "its node killed: the job is requeued and runs again, same job id"
+is "$(job_field "$job" Restarts)" 3 "its node killed: the job is requeued and runs again, same job id"
 second_nodes=$(scontrol show hostnames "$(job_field "$job" NodeList)" | paste -sd ' ')
-unlike " $second_nodes " " $victim " "  on healthy nodes ($second_nodes), not the dead $victim (first run: $first_nodes)"
+unlike " $second_nodes " " $victim " "  on healthy nodes ($second_nodes), not the dead $victim (the run before: $first_nodes)"
 like "$(sinfo -h -n "$victim" -o '%t')" "^down" "  $victim is down"
-runs=$(grep '^run=1 ' "$resume/runs.txt" | sort || true)
-is "$(wc -l <<<"$runs")" 2 "  both tasks of the second run report"
+runs=$(grep '^run=3 ' "$resume/runs.txt" | sort || true)
+is "$(wc -l <<<"$runs")" 2 "  both tasks of the run report"
 unlike "$runs" "node=$victim " "  none of them on $victim"
 like "$(paste -sd ' ' <<<"$runs")" \
-	"^run=1 node=n[0-9] resume=$ck/checkpoint-10 run=1 node=n[0-9] resume=$ck/checkpoint-10$" \
-	"  each sees SLURM_RESTART_COUNT=1 and CHECKPOINT_RESUME_DIR=checkpoint-10"
-is "$(job_field "$job" Requeue)" 0 "  its last resume: requeue turned off for it"
+	"^run=3 node=n[0-9] resume=$ck/checkpoint-10 run=3 node=n[0-9] resume=$ck/checkpoint-10$" \
+	"  each sees SLURM_RESTART_COUNT=3 and CHECKPOINT_RESUME_DIR=checkpoint-10"
+unlike "$(job_record "$job")" '"run":2' "  its record names no healthy requeue of run 2"
+is "$(job_field "$job" Requeue)" 1 "  its last resume: requeue stays on (a preemption would still requeue it)"
 like "$(cat "$resume/train.out")" \
 	"efa: job $job runs again after a node failure, its last resume \(1 of 1\): if a node fails now the job ends; CHECKPOINT_RESUME_DIR=$ck/checkpoint-10" \
-	"  and the job's output says so"
+	"  and the job's output says it is its last resume"
 
-# The limit: the next failure ends the job.
+# The limit: a node failure now requeues it once more (Slurm does), and
+# that run ends as it starts, its script never run.
 node_revive "$victim"
 victim2=$(scontrol show hostnames "$(job_field "$job" NodeList)" | grep -vx "$(job_field "$job" BatchHost)" | head -n 1)
 node_die "$victim2" "$job"
-until_up 120 sh -c "scontrol -o show job $job | grep -q 'JobState=NODE_FAIL'" ||
+until_up 240 sh -c "scontrol -o show job $job | grep -q 'JobState=FAILED'" ||
 	diag "the job did not end: $(job_state "$job")"
-is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "NODE_FAIL/1" \
-	"a node of its last run killed: the job ends NODE_FAIL, not requeued a second time"
+is "$(job_field "$job" JobState)/$(job_field "$job" Restarts)" "FAILED/4" \
+	"a node of its last run killed: its next run ends as it starts, FAILED"
+ok "$([ ! -e "$resume/started.4" ]; echo $?)" "  its script did not run"
+like "$(cat "$resume/train.out")" \
+	"efa: job $job ends here: a node failed under its last resume \(2 node failures, --efa-resume=1 allows 1\)\. Resubmit it to go on; CHECKPOINT_RESUME_DIR=$ck/checkpoint-10" \
+	"  its output says why, and where to go on from"
 if [ "${SLURM_EFA_CLUSTER_ACCOUNTING:-0}" = 1 ]; then
-	# Slurm's accounting keeps each run (sacct --duplicates): the one its
-	# first dead node ended, then the last one.
-	until_up 30 sh -c "[ \$(sacct -n -D -X -j $job -o State | wc -l) -ge 2 ]" || true
+	# Slurm's accounting keeps each run (sacct --duplicates).
+	until_up 30 sh -c "[ \$(sacct -n -D -X -j $job -o State | wc -l) -ge 5 ]" || true
 	rows=$(sacct -n -P -D -X -j "$job" -o State,NodeList)
-	is "$(wc -l <<<"$rows")" 2 "sacct --duplicates shows the job's two runs"
-	first=$(sed -n 1p <<<"$rows")
-	like "$first" "^(NODE_FAIL|REQUEUED)\|" "  the first ended by its node's failure"
-	like " $(scontrol show hostnames "${first#*|}" | paste -sd ' ') " " $victim " "  on nodes that held $victim"
-	last=$(sed -n 2p <<<"$rows")
-	like "$last" "^NODE_FAIL\|" "  the second NODE_FAIL"
-	unlike " $(scontrol show hostnames "${last#*|}" | paste -sd ' ') " " $victim " "  on nodes without $victim"
+	is "$(wc -l <<<"$rows")" 5 "sacct --duplicates shows the job's five runs"
+	like "$(sed -n 1p <<<"$rows")" "^PREEMPTED\|" "  the first preempted"
+	like "$(sed -n 2p <<<"$rows")" "^REQUEUED\|" "  the second requeued"
+	third=$(sed -n 3p <<<"$rows")
+	like "$third" "^(NODE_FAIL|REQUEUED)\|" "  the third ended by its node's failure"
+	like " $(scontrol show hostnames "${third#*|}" | paste -sd ' ') " " $victim " "  on nodes that held $victim"
+	like "$(sed -n 4p <<<"$rows")" "^(NODE_FAIL|REQUEUED)\|" "  the fourth too"
+	like "$(sed -n 5p <<<"$rows")" "^FAILED\|" "  the fifth FAILED as it started"
 fi
 node_revive "$victim2"
 scancel "$job" 2>/dev/null || true
@@ -155,6 +190,37 @@ like "$(cat "$resume/port.out")" "efa: job $job runs again after a node failure,
 echo "4: ACTIVE" >"$port"
 scontrol update NodeName=n1 State=RESUME
 rm -f "$resume/port.running" "$resume/port.go"
+
+# The plugin alone, on a site that set JobRequeue=0 and runs no job_submit
+# bridge: the job is submitted unrequeueable, its first run turns its
+# requeue on, and when n1's EFA port goes down under it the epilog's
+# requeue runs it again elsewhere.
+cp "$SLURM_CONF" "$resume/slurm.conf.before"
+sed -i -e '/^JobSubmitPlugins=/d' -e '/^CliFilterPlugins=/d' "$SLURM_CONF"
+echo "JobRequeue=0" >>"$SLURM_CONF"
+scontrol reconfigure || true
+wait_nodes_idle || diag "nodes not idle after the reconfigure: $(node_states | paste -sd ' ')"
+fails_on_go alone
+run sbatch --parsable --hold -N2 -w n1,n2 --efa --efa-resume=1 -o "$resume/alone.out" "$resume/alone.sh"
+job=$out
+is "$(job_field "$job" Requeue)" 0 "JobRequeue=0 and no job_submit bridge: an --efa-resume=1 job is submitted unrequeueable"
+scontrol release "$job"
+until_up 60 test -e "$resume/alone.running" || diag "job $job: $(job_state "$job")"
+is "$(job_field "$job" Requeue)" 1 "  its first run turns its requeue on (the plugin alone)"
+echo "1: DOWN" >"$port"
+touch "$resume/alone.go"
+until_up 60 sh -c "scontrol -o show job $job | grep -Eq 'JobState=(PENDING|REQUEUED).*Restarts=1'" ||
+	diag "job $job: $(job_state "$job"); n1's log: $(grep -a "efa:.*job $job" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log" | tail -n 3)"
+is "$(job_field "$job" Restarts)" 1 "  n1's EFA port down under it: the epilog requeues it"
+scontrol update JobId="$job" NodeList=n2,n4
+wait_job "$job"
+like "$(cat "$resume/alone.out")" "^run 1 on n\[2,4\]$" "  and it runs again, on healthy nodes" ||
+	diag "$(job_state "$job")"
+echo "4: ACTIVE" >"$port"
+scontrol update NodeName=n1 State=RESUME
+cp "$resume/slurm.conf.before" "$SLURM_CONF"
+scontrol reconfigure || true
+wait_nodes_idle || diag "nodes not idle after the bridge came back: $(node_states | paste -sd ' ')"
 
 # Slurm 26.05's expedited requeue (ResumeExpedite=yes, with the cluster's
 # SlurmctldParameters=enable_expedited_requeue): a resumable job that

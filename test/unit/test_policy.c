@@ -339,11 +339,32 @@ static void test_resume(void)
 		is_int(efa_resume_limit(EFA_RESUME_UNSET, train), 3, "limit: the partition's");
 		is_int(efa_resume_limit(1, train), 1, "limit: the option wins");
 		is_int(efa_resume_limit(EFA_RESUME_UNSET, NULL), 0, "limit: none");
-		ok(!efa_resume_last_run(2, 0), "first run of --efa-resume=2: more to come");
-		ok(!efa_resume_last_run(2, 1), "second run: one more");
-		ok(efa_resume_last_run(2, 2), "third run: the last, requeue off");
-		ok(efa_resume_last_run(2, 5), "a run past the limit (manual requeues): the last too");
-		ok(!efa_resume_last_run(0, 3), "not resumable: nothing to turn off");
+		is_int(efa_resume_run(2, 0), EFA_RESUME_MORE, "first run of --efa-resume=2: more to come");
+		is_int(efa_resume_run(2, 1), EFA_RESUME_MORE, "after one node failure: one more");
+		is_int(efa_resume_run(2, 2), EFA_RESUME_LAST, "after two: the last");
+		is_int(efa_resume_run(2, 3), EFA_RESUME_OVER, "after three: past the limit, it ends");
+	}
+	{
+		/* Runs 0 and 2 were preempted, run 5 requeued by hand; runs 1,
+		 * 3 and 4 ended by node failures (nobody recorded them). */
+		const struct efa_record_requeue rq[] = {
+			{ 0, EFA_REQUEUE_PREEMPTION }, { 2, EFA_REQUEUE_PREEMPTION },
+			{ 5, EFA_REQUEUE_REQUEST },
+		};
+
+		is_int((long)efa_resume_node_failures(0, rq, 3), 0, "the first run: no failures");
+		is_int((long)efa_resume_node_failures(1, rq, 3), 0,
+		       "run 1 after a preemption: no node failure");
+		is_int((long)efa_resume_node_failures(3, rq, 3), 1,
+		       "run 3: one of its three restarts a node failure");
+		is_int((long)efa_resume_node_failures(5, rq, 3), 3,
+		       "run 5: three node failures (run 5's own requeue is not yet one)");
+		is_int((long)efa_resume_node_failures(6, rq, 3), 3,
+		       "run 6: the requeue by hand does not count");
+		is_int((long)efa_resume_node_failures(4, NULL, 0), 4,
+		       "no record: every restart counts, never more resumes than asked");
+		is_int(efa_resume_run(1, efa_resume_node_failures(3, rq, 3)), EFA_RESUME_LAST,
+		       "--efa-resume=1, two preemptions and one node failure: its last run");
 	}
 	efa_config_free(cfg);
 	efa_config_free(fast);

@@ -230,6 +230,78 @@ static void add_failing(const char *what, const char *comment, size_t nsteps, ui
 	free(r.whole);
 }
 
+/* comment with a requeued run added; the old text freed. */
+static char *add_rq(char *comment, uint32_t run, enum efa_requeue_cause cause)
+{
+	struct efa_record_requeue rq = { run, cause };
+	struct efa_error err = { 0 };
+	char *out;
+
+	if (efa_record_add_requeue(comment, &rq, &out, &err)) {
+		ok(0, "efa_record_add_requeue: %s", err.msg);
+		return comment;
+	}
+	if (!out)
+		return comment;
+	free(comment);
+	return out;
+}
+
+/*
+ * The runs of a resumable job requeued while its nodes were healthy:
+ * written beside the steps, each run once, kept when nodes add their
+ * steps' parts, the site's text untouched, and read back; a forged or
+ * foreign entry is not one.
+ */
+static void test_requeues(void)
+{
+	struct efa_record_requeue *rq;
+	struct efa_record_step *steps;
+	struct efa_record_requeue one = { 1, EFA_REQUEUE_PREEMPTION };
+	unsigned long dropped;
+	struct efa_error err;
+	char *c, *out;
+	size_t n;
+
+	c = add_rq(strdup("ticket OPS-7"), 0, EFA_REQUEUE_PREEMPTION);
+	is_str(c, "ticket OPS-7 {\"efa\":{\"steps\":[],\"requeues\":[{\"run\":0,\"cause\":\"preemption\"}]}}",
+	       "a requeued run beside the site's text: no steps, the run and its cause");
+	c = add(c, part(2, 0, 2, 100));
+	has_str(c, "\"requeues\":[{\"run\":0,\"cause\":\"preemption\"}]",
+		"  kept when a node adds its part of a step");
+	c = add_rq(c, 3, EFA_REQUEUE_REQUEST);
+	c = add_rq(c, 1, EFA_REQUEUE_PREEMPTION);
+	ok(efa_record_add_requeue(c, &one, &out, &err) == 0 && out == NULL,
+	   "run 1 again: nothing to change (each run once)");
+	require(ok(efa_record_requeues(c, &rq, &n, &err) == 0 && n == 3, "three runs read back"));
+	ok(rq[0].run == 0 && rq[1].run == 3 && rq[1].cause == EFA_REQUEUE_REQUEST && rq[2].run == 1,
+	   "  in the order added, with their causes");
+	free(rq);
+	require(ok(efa_record_steps(c, &steps, &n, &dropped, &err) == 0 && n == 1,
+		   "  the step is there too"));
+	free(steps);
+	has_str(c, "ticket OPS-7 {", "  the site's text as it was");
+	free(c);
+
+	c = strdup("{\"efa\":{\"steps\":[],\"requeues\":[{\"run\":-1,\"cause\":\"preemption\"},"
+		   "{\"run\":2,\"cause\":\"reboot\"},{\"run\":4},\"x\",{\"run\":5,\"cause\":\"request\"},"
+		   "{\"run\":5,\"cause\":\"preemption\"}]}}");
+	require(ok(efa_record_requeues(c, &rq, &n, &err) == 0 && n == 1,
+		   "entries not of this shape (a run below 0, an unknown cause, none, not an object) are not read"));
+	ok(rq[0].run == 5 && rq[0].cause == EFA_REQUEUE_REQUEST, "  a run given twice: the first");
+	free(rq);
+	free(c);
+
+	c = NULL;
+	for (uint32_t run = 0; run < EFA_RECORD_REQUEUES_MAX + 10; run++)
+		c = add_rq(c, run, EFA_REQUEUE_REQUEST);
+	require(ok(efa_record_requeues(c, &rq, &n, &err) == 0 && n == EFA_RECORD_REQUEUES_MAX,
+		   "at most EFA_RECORD_REQUEUES_MAX runs kept"));
+	ok(rq[0].run == 10 && rq[n - 1].run == EFA_RECORD_REQUEUES_MAX + 9, "  the newest");
+	free(rq);
+	free(c);
+}
+
 static void test_allocation_failures(void)
 {
 	char *json = add(strdup("{\"ticket\":\"OPS-12\"}"), part(1, 0, 2, 5));
@@ -272,6 +344,7 @@ int main(void)
 {
 	test_forged_note();
 	test_parts();
+	test_requeues();
 	test_site_text();
 	test_bounds();
 	test_allocation_failures();

@@ -55,7 +55,19 @@ struct summary {
 	struct entry *steps;
 	size_t n;
 	uint64_t dropped;
+	struct efa_record_requeue *requeues;
+	size_t nrequeues;
 };
+
+static const char *const cause_names[] = {
+	[EFA_REQUEUE_PREEMPTION] = "preemption",
+	[EFA_REQUEUE_REQUEST] = "request",
+};
+
+const char *efa_requeue_cause_name(enum efa_requeue_cause cause)
+{
+	return cause_names[cause];
+}
 
 static void entry_clear(struct entry *e)
 {
@@ -68,6 +80,7 @@ static void summary_clear(struct summary *s)
 	for (size_t i = 0; i < s->n; i++)
 		entry_clear(&s->steps[i]);
 	free(s->steps);
+	free(s->requeues);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -257,12 +270,82 @@ static int read_entry(const char *value, struct entry *e)
 	return 0;
 }
 
+static bool holds_run(const struct summary *s, uint32_t run)
+{
+	for (size_t i = 0; i < s->nrequeues; i++)
+		if (s->requeues[i].run == run)
+			return true;
+	return false;
+}
+
+/* A requeued run at value, when it has the shape this file gives it:
+ * 1, else 0. */
+static int read_requeue(const char *value, struct efa_record_requeue *rq)
+{
+	struct efa_json_walk w = { .p = value };
+	struct efa_json_member m;
+	long long run = -1;
+	int cause = -1;
+	char name[16];
+
+	if (*value != '{')
+		return 0;
+	while (efa_json_member_next(&w, &m) == 1) {
+		if (m.key_fits && !strcmp(m.key, "run")) {
+			run = id_value(m.value, 0);
+		} else if (m.key_fits && !strcmp(m.key, "cause")) {
+			cause = -1;
+			if (!efa_json_string(m.value, name, sizeof(name)))
+				continue;
+			for (size_t c = 0; c < sizeof(cause_names) / sizeof(cause_names[0]); c++)
+				if (!strcmp(name, cause_names[c]))
+					cause = (int)c;
+		}
+	}
+	if (run < 0 || cause < 0)
+		return 0;
+	rq->run = (uint32_t)run;
+	rq->cause = (enum efa_requeue_cause)cause;
+	return 1;
+}
+
+/* The requeued runs at list, each run once, the newest kept. -1 out of
+ * memory. */
+static int read_requeues(const char *list, struct summary *s)
+{
+	struct efa_json_walk w = { .p = list };
+	struct efa_record_requeue rq;
+	const char *value, *end;
+
+	if (!list || *list != '[')
+		return 0;
+	while (efa_json_element_next(&w, &value, &end) == 1) {
+		if (!read_requeue(value, &rq) || holds_run(s, rq.run))
+			continue;
+		if (efa_array_room(&s->requeues, s->nrequeues, sizeof(*s->requeues)))
+			return -1;
+		s->requeues[s->nrequeues++] = rq;
+	}
+	return 0;
+}
+
+static void drop_oldest_requeues(struct summary *s, size_t keep)
+{
+	size_t drop;
+
+	if (s->nrequeues <= keep)
+		return;
+	drop = s->nrequeues - keep;
+	memmove(s->requeues, s->requeues + drop, keep * sizeof(*s->requeues));
+	s->nrequeues = keep;
+}
+
 /* The summary at efa: its entries of the right shape (the others are not
  * ours: dropped). -1 out of memory. */
 static int read_summary(const char *efa, struct summary *s)
 {
 	struct efa_json_walk w = { .p = efa };
-	const char *steps = NULL, *value, *end;
+	const char *steps = NULL, *requeues = NULL, *value, *end;
 	struct efa_json_member m;
 	struct entry e;
 
@@ -275,7 +358,12 @@ static int read_summary(const char *efa, struct summary *s)
 			s->dropped = count_value(m.value);
 		else if (m.key_fits && !strcmp(m.key, "steps"))
 			steps = m.value;
+		else if (m.key_fits && !strcmp(m.key, "requeues"))
+			requeues = m.value;
 	}
+	if (read_requeues(requeues, s))
+		goto oom;
+	drop_oldest_requeues(s, EFA_RECORD_REQUEUES_MAX);
 	if (!steps || *steps != '[')
 		return 0;
 	w = (struct efa_json_walk){ .p = steps };
@@ -410,6 +498,13 @@ static char *summary_json(const struct summary *s)
 	fputc(']', f);
 	if (s->dropped)
 		fprintf(f, ",\"steps_dropped\":%llu", (unsigned long long)s->dropped);
+	if (s->nrequeues) {
+		fputs(",\"requeues\":[", f);
+		for (size_t i = 0; i < s->nrequeues; i++)
+			fprintf(f, "%s{\"run\":%u,\"cause\":\"%s\"}", i ? "," : "",
+				s->requeues[i].run, cause_names[s->requeues[i].cause]);
+		fputc(']', f);
+	}
 	fputc('}', f);
 	/* A write the stream could not grow for fails alone: fclose succeeds. */
 	failed = ferror(f);
@@ -500,6 +595,60 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
 		}
 		drop_oldest(&s);
 	}
+	summary_clear(&s);
+	return 0;
+}
+
+int efa_record_add_requeue(const char *comment, const struct efa_record_requeue *rq, char **out,
+			   struct efa_error *err)
+{
+	struct located l;
+	struct summary s;
+	char *json;
+
+	*out = NULL;
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return efa_error_set(err, "out of memory");
+	if (holds_run(&s, rq->run)) {
+		summary_clear(&s);
+		return 0;
+	}
+	if (efa_array_room(&s.requeues, s.nrequeues, sizeof(*s.requeues))) {
+		summary_clear(&s);
+		return efa_error_set(err, "out of memory");
+	}
+	s.requeues[s.nrequeues++] = *rq;
+	drop_oldest_requeues(&s, EFA_RECORD_REQUEUES_MAX);
+	json = summary_json(&s);
+	summary_clear(&s);
+	*out = json ? render(comment, &l, json) : NULL;
+	free(json);
+	if (!*out)
+		return efa_error_set(err, "out of memory");
+	if (strlen(*out) > EFA_RECORD_COMMENT_MAX) {
+		free(*out);
+		*out = NULL;
+		return efa_error_set(err, "the job's AdminComment would pass %d bytes, what slurmdbd keeps",
+				     EFA_RECORD_COMMENT_MAX);
+	}
+	return 0;
+}
+
+int efa_record_requeues(const char *comment, struct efa_record_requeue **list, size_t *n,
+			struct efa_error *err)
+{
+	struct located l;
+	struct summary s;
+
+	*list = NULL;
+	*n = 0;
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return efa_error_set(err, "out of memory");
+	*list = s.requeues;
+	*n = s.nrequeues;
+	s.requeues = NULL;
 	summary_clear(&s);
 	return 0;
 }

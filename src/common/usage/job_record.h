@@ -18,6 +18,16 @@
  * verdict (common/usage/verdict.h), "shared" whether any node had another
  * job's step beside it.
  *
+ * A job slurm-efa resumes (--efa-resume) also has its runs that Slurm
+ * requeued while all their nodes were healthy, which do not use up its
+ * resumes (common/cluster/resume.h):
+ *
+ *   "requeues":[{"run":1,"cause":"preemption"},{"run":3,"cause":"request"}]
+ *
+ * "run" is the run's restart count (SLURM_RESTART_COUNT), "cause"
+ * "preemption" (PreemptMode=REQUEUE) or "request" (scontrol requeue by a
+ * person or a script); the newest EFA_RECORD_REQUEUES_MAX are kept.
+ *
  * Whatever the AdminComment held stays as it was, byte for byte: in a
  * JSON object the summary is the value of its key (the last, if the key
  * is there twice), added before the closing brace when missing; anything
@@ -55,6 +65,24 @@ struct efa_record_step {
 	uint64_t retransmit_timeouts, unresponsive_remotes, impaired_connections;
 };
 
+/* The runs of a resumable job kept, newest; older ones count as node
+ * failures again, so a job cannot grow its resumes by being requeued. */
+#define EFA_RECORD_REQUEUES_MAX 64
+
+enum efa_requeue_cause {
+	EFA_REQUEUE_PREEMPTION,
+	EFA_REQUEUE_REQUEST,
+};
+
+/* A run of the job requeued while all its nodes were healthy. */
+struct efa_record_requeue {
+	uint32_t run;
+	enum efa_requeue_cause cause;
+};
+
+/* "preemption", "request". */
+const char *efa_requeue_cause_name(enum efa_requeue_cause cause);
+
 /*
  * Adds a node's part of a step to comment (the job's AdminComment as it
  * is; NULL or "" for none). *out is the AdminComment to set (malloc'd), or
@@ -74,6 +102,19 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
  */
 int efa_record_steps(const char *comment, struct efa_record_step **steps, size_t *nsteps,
 		     unsigned long *dropped, struct efa_error *err);
+
+/*
+ * Adds rq to comment's requeued runs: *out as for efa_record_add (NULL
+ * when the run is there already). -1 with err when out of memory or the
+ * AdminComment would grow past EFA_RECORD_COMMENT_MAX.
+ */
+int efa_record_add_requeue(const char *comment, const struct efa_record_requeue *rq, char **out,
+			   struct efa_error *err);
+
+/* The requeued runs in comment, in the order added (*list malloc'd; none:
+ * 0). -1 with err when out of memory. */
+int efa_record_requeues(const char *comment, struct efa_record_requeue **list, size_t *n,
+			struct efa_error *err);
 
 /* The summary's JSON ({"steps":[...]}) as text, malloc'd; NULL when
  * comment holds none or memory ran out. */
