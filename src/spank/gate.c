@@ -12,7 +12,7 @@
 #include "common/health/node_drain.h"
 #include "gate.h"
 #include "options.h"
-#include "resume.h"
+#include "resume_step.h"
 
 /* The prolog asks slurmctld for the node's GRES (HealthGres=yes): a slow
  * controller delays the job's start by at most this, and judges nothing. */

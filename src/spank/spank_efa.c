@@ -20,7 +20,7 @@
 #include "options.h"
 #include "prepare.h"
 #include "gate.h"
-#include "resume.h"
+#include "resume_step.h"
 #include "step.h"
 #include "step_counters.h"
 #include "task.h"

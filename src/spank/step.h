@@ -53,7 +53,7 @@ struct efa_step_ckpt {
 	long timeout_ms;	/* CheckpointTimeout=: how long its file system may take */
 };
 
-/* The batch step of a job slurm-efa resumes (resume.c); limit 0: not one. */
+/* The batch step of a job slurm-efa resumes (resume_step.c); limit 0: not one. */
 struct efa_step_resume {
 	long limit;		/* --efa-resume, or the partition's Resume= */
 	uint32_t job_id;

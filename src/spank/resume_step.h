@@ -8,8 +8,8 @@
  * were healthy (a preemption or a requeue), which does not count; the
  * epilog of a node that broke under the job requeues it.
  */
-#ifndef SPANK_EFA_RESUME_H
-#define SPANK_EFA_RESUME_H
+#ifndef SPANK_EFA_RESUME_STEP_H
+#define SPANK_EFA_RESUME_STEP_H
 
 #include <stdint.h>
 

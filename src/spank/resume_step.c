@@ -16,7 +16,7 @@
 #include "common/cluster/resume.h"
 #include "common/cluster/scontrol.h"
 #include "checkpoint_step.h"
-#include "resume.h"
+#include "resume_step.h"
 #include "step_record.h"
 
 /* At the start of a run (the batch step) or at its end (the epilog): a
