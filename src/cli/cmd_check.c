@@ -444,16 +444,18 @@ static int acting_node_name(char *buf, size_t size)
 static int act_on(const struct efa_config *cfg, const struct efa_node_check *c,
 		  const struct efa_deadline *dl)
 {
-	char name[256], msg[EFA_DRAIN_MESSAGE_MAX];
+	char name[256], did[EFA_DRAIN_MESSAGE_MAX];
+	struct efa_error err;
 
 	if (acting_node_name(name, sizeof(name)))
 		return EXIT_USAGE;
-	if (efa_node_health_act(cfg, name, !c->problem[0], c->problem, true, dl, msg, sizeof(msg))) {
-		fprintf(stderr, "slurm-efa check: %s\n", msg);
+	if (efa_node_health_act(cfg, name, !c->problem[0], c->problem, true, dl, did, sizeof(did),
+				&err)) {
+		fprintf(stderr, "slurm-efa check: %s\n", err.msg);
 		return EXIT_REFUSED;
 	}
-	if (msg[0])
-		printf("%s\n", msg);
+	if (did[0])
+		printf("%s\n", did);
 	return 0;
 }
 

@@ -93,7 +93,7 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	struct efa_node_cache cache = { .settle = EFA_NODE_CACHE_SETTLE };
 	struct efa_node_check check = { 0 };
 	struct efa_config *cfg = NULL;
-	char root[PATH_MAX], msg[EFA_DRAIN_MESSAGE_MAX], gres[1024];
+	char root[PATH_MAX], did[EFA_DRAIN_MESSAGE_MAX], gres[1024];
 	const char *judged_gres = NULL;
 	struct efa_error err;
 	enum efa_mode mode;
@@ -146,12 +146,13 @@ int efa_job_gate(spank_t sp, const struct efa_args *args, bool epilog)
 	if (!check.problem[0])
 		goto out;
 	rc = -1;
-	if (efa_node_health_act(cfg, node, false, check.problem, false, NULL, msg, sizeof(msg))) {
-		slurm_error("efa: %s: %s (drain it by hand)", when, msg);
+	if (efa_node_health_act(cfg, node, false, check.problem, false, NULL, did, sizeof(did),
+				&err)) {
+		slurm_error("efa: %s: %s (drain it by hand)", when, err.msg);
 	} else {
 		out_of_service = true;
-		if (msg[0])
-			slurm_info("efa: %s: %s", when, msg);
+		if (did[0])
+			slurm_info("efa: %s: %s", when, did);
 	}
 	/* An epilog that fails drains the node too: only where this one took
 	 * it out of service may it succeed. */

@@ -44,59 +44,55 @@ static void write_passes(const char *dir, const char *path, long passes, char *m
 }
 
 /* scontrol's own limit, or what is left of the check's; 0: none left. */
-static long scontrol_limit(const struct efa_deadline *dl, char *msg, size_t size, const char *what,
-			   const char *node)
+static long scontrol_limit(const struct efa_deadline *dl, const char *what, const char *node,
+			   struct efa_error *err)
 {
 	long limit = efa_deadline_cap(dl, EFA_SCONTROL_TIMEOUT_MS);
 
 	if (!limit)
-		snprintf(msg, size, "cannot %s node %s: the health check ran out of its HealthTimeout= first",
-			 what, node);
+		efa_error_set(err, "cannot %s node %s: the health check ran out of its HealthTimeout= first",
+			      what, node);
 	return limit;
 }
 
-static int drain(const char *node, const char *problem, const struct efa_deadline *dl, char *msg,
-		 size_t size)
+static int drain(const char *node, const char *problem, const struct efa_deadline *dl, char *did,
+		 size_t size, struct efa_error *err)
 {
 	char node_arg[300], reason_arg[REASON_MAX + 16], answer[ANSWER_MAX];
 	char *const argv[] = { "scontrol", "update", node_arg, "State=DRAIN", reason_arg, NULL };
-	long limit = scontrol_limit(dl, msg, size, "drain", node);
+	long limit = scontrol_limit(dl, "drain", node, err);
 
 	if (!limit)
 		return -1;
 	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", node);
 	snprintf(reason_arg, sizeof(reason_arg), "Reason=%s %.*s", EFA_DRAIN_REASON_PREFIX,
 		 REASON_MAX, problem);
-	if (efa_scontrol(argv, limit, answer, sizeof(answer))) {
-		snprintf(msg, size, "cannot drain node %s: %s", node, answer);
-		return -1;
-	}
-	snprintf(msg, size, "drained node %s: %s", node, reason_arg + strlen("Reason="));
+	if (efa_scontrol(argv, limit, answer, sizeof(answer)))
+		return efa_error_set(err, "cannot drain node %s: %s", node, answer);
+	snprintf(did, size, "drained node %s: %s", node, reason_arg + strlen("Reason="));
 	return 0;
 }
 
-static int resume(const char *node, long passes, const struct efa_deadline *dl, char *msg,
-		  size_t size)
+static int resume(const char *node, long passes, const struct efa_deadline *dl, char *did,
+		  size_t size, struct efa_error *err)
 {
 	char node_arg[300], answer[ANSWER_MAX];
 	char *const argv[] = { "scontrol", "update", node_arg, "State=RESUME", NULL };
-	long limit = scontrol_limit(dl, msg, size, "return to service", node);
+	long limit = scontrol_limit(dl, "return to service", node, err);
 
 	if (!limit)
 		return -1;
 	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", node);
-	if (efa_scontrol(argv, limit, answer, sizeof(answer))) {
-		snprintf(msg, size, "cannot return node %s to service: %s", node, answer);
-		return -1;
-	}
-	snprintf(msg, size, "returned node %s to service: %ld checks in a row passed since slurm-efa drained it",
+	if (efa_scontrol(argv, limit, answer, sizeof(answer)))
+		return efa_error_set(err, "cannot return node %s to service: %s", node, answer);
+	snprintf(did, size, "returned node %s to service: %ld checks in a row passed since slurm-efa drained it",
 		 node, passes);
 	return 0;
 }
 
 int efa_node_health_act(const struct efa_config *cfg, const char *node, bool healthy,
 			const char *problem, bool may_return, const struct efa_deadline *dl,
-			char *msg, size_t size)
+			char *did, size_t size, struct efa_error *err)
 {
 	char answer[ANSWER_MAX], reason_buf[REASON_MAX * 2], path[4096];
 	char *const show[] = { "scontrol", "show", "node", (char *)node, "-o", NULL };
@@ -105,34 +101,30 @@ int efa_node_health_act(const struct efa_config *cfg, const char *node, bool hea
 	long passes, limit;
 	int rc = 0;
 
-	msg[0] = '\0';
+	did[0] = '\0';
 	if (healthy && !may_return)
 		return 0;
-	if (!(limit = scontrol_limit(dl, msg, size, "read", node)))
+	if (!(limit = scontrol_limit(dl, "read", node, err)))
 		return -1;
 	if (efa_scontrol(show, limit, answer, sizeof(answer)) ||
-	    !efa_node_state_parse(answer, &st, reason_buf, sizeof(reason_buf))) {
-		snprintf(msg, size, "cannot read node %s from Slurm: %s", node, answer);
-		return -1;
-	}
+	    !efa_node_state_parse(answer, &st, reason_buf, sizeof(reason_buf)))
+		return efa_error_set(err, "cannot read node %s from Slurm: %s", node, answer);
 	if (snprintf(path, sizeof(path), "%s/health-%s", cfg->node_cache_dir, node) >=
-	    (int)sizeof(path)) {
-		snprintf(msg, size, "NodeCacheDir=%s is too long", cfg->node_cache_dir);
-		return -1;
-	}
+	    (int)sizeof(path))
+		return efa_error_set(err, "NodeCacheDir=%s is too long", cfg->node_cache_dir);
 	passes = read_passes(path);
 	act = efa_drain_decide(healthy, &st, &passes, may_return ? cfg->health_return_passes : 0);
 	if (act == EFA_DRAIN_DRAIN)
-		rc = drain(node, problem, dl, msg, size);
+		rc = drain(node, problem, dl, did, size, err);
 	else if (act == EFA_DRAIN_RESUME)
-		rc = resume(node, cfg->health_return_passes, dl, msg, size);
+		rc = resume(node, cfg->health_return_passes, dl, did, size, err);
 	else if (!healthy && st.reason && !efa_drain_reason_ours(st.reason))
-		snprintf(msg, size, "node %s is already out of service (%s): left as it is", node,
+		snprintf(did, size, "node %s is already out of service (%s): left as it is", node,
 			 st.reason);
 	else if (healthy && (st.drained || st.down) && efa_drain_reason_ours(st.reason))
-		snprintf(msg, size, "node %s: %ld of %ld passing checks before it returns to service",
+		snprintf(did, size, "node %s: %ld of %ld passing checks before it returns to service",
 			 node, passes, cfg->health_return_passes);
 	if (!rc)
-		write_passes(cfg->node_cache_dir, path, passes, msg, size);
+		write_passes(cfg->node_cache_dir, path, passes, did, size);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "common/base/deadline.h"
+#include "common/base/error.h"
 #include "common/config/efa_conf.h"
 
 #define EFA_DRAIN_MESSAGE_MAX 1024
@@ -24,12 +25,13 @@
  * slurm-efa drained it and HealthReturnPasses= checks in a row have passed
  * (counted in NodeCacheDir=); without (the prolog's gate, which judges one
  * job's start), a passing check neither asks Slurm anything nor counts.
- * Returns 0 with what it did in msg ("" when nothing), or -1 with msg
- * saying why Slurm could not be asked or told. With dl (NULL: none), each
- * scontrol takes at most what is left of it.
+ * Returns 0 with what it did in did ("" when nothing; a count of passes
+ * it could not keep is said there too), or -1 with err saying why Slurm
+ * could not be asked or told. With dl (NULL: none), each scontrol takes at
+ * most what is left of it.
  */
 int efa_node_health_act(const struct efa_config *cfg, const char *node, bool healthy,
 			const char *problem, bool may_return, const struct efa_deadline *dl,
-			char *msg, size_t size);
+			char *did, size_t size, struct efa_error *err);
 
 #endif
