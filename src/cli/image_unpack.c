@@ -256,7 +256,10 @@ static int unpack(const char *file, const struct stat *st, struct cli_image *img
 	size_t n = 0;
 	int rc = -1;
 
-	img->tmp = strdup("/tmp/slurm-efa-image.XXXXXX");
+	/* The pid in the name says whose copy it is (an admin's look, the
+	 * tests' check that none is left behind). */
+	if (asprintf(&img->tmp, "/tmp/slurm-efa-image.%ld.XXXXXX", (long)getpid()) < 0)
+		img->tmp = NULL;
 	if (!img->tmp || !mkdtemp(img->tmp)) {
 		free(img->tmp);
 		img->tmp = NULL;

@@ -137,11 +137,24 @@ is "$(jq -r .stack.ofi_nccl <<<"$out")" "1.5.0aws" "  --json: the version read f
 
 if command -v mksquashfs >/dev/null; then
 	mksquashfs "$img" "$tmp/image.sqsh" -quiet -noappend >/dev/null
-	run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/image.sqsh"
+	# (In the background for its pid: its copy is /tmp/slurm-efa-image.PID.*,
+	# whatever other tests run beside it.)
+	"$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/image.sqsh" \
+		>"$tmp/env.out" 2>&1 &
+	env_pid=$!
+	wait "$env_pid" || true
+	out=$(cat "$tmp/env.out")
 	like "$out" "^  prepended +LD_LIBRARY_PATH=/opt/amazon/efa/lib64:/opt/aws-ofi-nccl/lib:/usr/lib/app$" \
 		"env --image FILE.sqsh reads the squashfs image as the directory"
-	is "$(find /tmp -maxdepth 1 -name 'slurm-efa-image.*' -newer "$tmp/image.sqsh" | wc -l)" 0 \
+	is "$(find /tmp -maxdepth 1 -name "slurm-efa-image.$env_pid.*" | wc -l)" 0 \
 		"  and leaves no unpacked copy behind"
+	left=""
+	for d in /tmp/slurm-efa-image.[0-9]*.*; do
+		[ -e "$d" ] || continue
+		p=${d#/tmp/slurm-efa-image.}
+		kill -0 "${p%%.*}" 2>/dev/null || left="$left $d"
+	done
+	is "$left" "" "  nor does any run that has ended (a copy names its process)"
 	head -c 4096 /dev/urandom >"$tmp/bad.sqsh"
 	printf 'hsqs' | dd of="$tmp/bad.sqsh" conv=notrunc status=none
 	run "$efa" env --config "$conf" --root "$fixtures/p5.48xlarge" --image "$tmp/bad.sqsh"
