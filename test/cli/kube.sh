@@ -39,7 +39,7 @@ printf 'service-account-token-1\n' >"$tmp/kube-accepts"
 start_server "$tmp/rest.port" "$fakerest" serve 120 "$fixtures/rest/26.05"
 rest_url=http://127.0.0.1:$port
 # Two items a page at most: every list takes several requests.
-FAKEKUBE_PAGE=2 start_server "$tmp/kube.port" "$fakekube" 120 "$fixtures/kube" "$tmp/ca.pem" \
+FAKEKUBE_PAGE=2 start_server "$tmp/kube.port" "$fakekube" 600 "$fixtures/kube" "$tmp/ca.pem" \
 	"$tmp/key.pem" "$tmp/kube-accepts" 2>"$tmp/kube.log"
 kube_url=https://127.0.0.1:$port
 
@@ -117,7 +117,7 @@ run "$efa" sync --once --config "$tmp/efa.conf"
 like "$out" "the Kubernetes API at https://127\.0\.0\.1:[0-9]+ has a certificate that cannot be verified .*KubernetesCAFile=" \
 	"a server certificate the CA did not sign: refused, KubernetesCAFile= named"
 
-FAKEKUBE_PAGE=2 start_server "$tmp/kube403.port" "$fakekube" 60 "$fixtures/kube" "$tmp/ca.pem" \
+FAKEKUBE_PAGE=2 start_server "$tmp/kube403.port" "$fakekube" 600 "$fixtures/kube" "$tmp/ca.pem" \
 	"$tmp/key.pem" "$tmp/kube-accepts" pods 2>/dev/null
 conf "ZoneSource=kubernetes"
 sed -i "s|^KubernetesURL=.*|KubernetesURL=https://127.0.0.1:$port|" "$tmp/efa.conf"
@@ -131,7 +131,7 @@ like "$out" "answered HTTP 403 to GET /api/v1/namespaces/slurm/pods \(pods is fo
 broken_kube() {	# broken_kube ENV=VALUE...: a stand-in with those settings; sets kube_broken
 	# The last one's port and log would be read before this one truncates them.
 	rm -f "$tmp/broken.port" "$tmp/broken.log"
-	env "$@" "$fakekube" 60 "$fixtures/kube" "$tmp/ca.pem" "$tmp/key.pem" "$tmp/kube-accepts" \
+	env "$@" "$fakekube" 600 "$fixtures/kube" "$tmp/ca.pem" "$tmp/key.pem" "$tmp/kube-accepts" \
 		>"$tmp/broken.port" 2>"$tmp/broken.log" &
 	bg_track $!
 	for _ in $(seq 50); do [ -s "$tmp/broken.port" ] && break; sleep 0.1; done
@@ -170,7 +170,7 @@ like "$out" "answered HTTP 410 to GET /api/v1/nodes \(The provided continue para
 # server whose paging never advances: the snapshot stays.
 mkdir -p "$tmp/grow"
 cp "$fixtures/kube/nodes.json" "$fixtures/kube/pods.json" "$tmp/grow/"
-FAKEKUBE_PAGE=9 FAKEKUBE_CONTINUE=same start_server "$tmp/grow.port" "$fakekube" 60 "$tmp/grow" \
+FAKEKUBE_PAGE=9 FAKEKUBE_CONTINUE=same start_server "$tmp/grow.port" "$fakekube" 600 "$tmp/grow" \
 	"$tmp/ca.pem" "$tmp/key.pem" "$tmp/kube-accepts" 2>/dev/null
 conf "ZoneSource=kubernetes"
 sed -i "s|^KubernetesURL=.*|KubernetesURL=https://127.0.0.1:$port|" "$tmp/efa.conf"
