@@ -13,8 +13,8 @@
 
 #include "common/base/strutil.h"
 #include "common/cluster/hostlist.h"
-#include "common/cluster/rank_order.h"
-#include "common/cluster/topology_read.h"
+#include "common/topology/rank_order.h"
+#include "common/topology/topology_read.h"
 #include "cli.h"
 #include "job_topology.h"
 

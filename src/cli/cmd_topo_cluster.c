@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cluster/topology.h"
+#include "common/topology/topology.h"
 #include "cli.h"
 
 static void print_nodes(const struct efa_topo_tree *t, const struct efa_topo_switch *s, int depth)

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common/cluster/scontrol.h"
-#include "common/cluster/topology.h"
+#include "common/topology/topology.h"
 #include "job_topology.h"
 
 #define SCONTROL_OUT_MAX (256 * 1024)

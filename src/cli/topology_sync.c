@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "common/base/strutil.h"
-#include "common/cluster/topology.h"
-#include "common/cluster/topology_file.h"
+#include "common/topology/topology.h"
+#include "common/topology/topology_file.h"
 #include "shell.h"
 #include "topology_sync.h"
 

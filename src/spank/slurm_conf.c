@@ -5,7 +5,7 @@
 
 #include <slurm/slurm_version.h>
 
-#include "common/cluster/topology.h"
+#include "common/topology/topology.h"
 #include "slurm_conf.h"
 
 /*

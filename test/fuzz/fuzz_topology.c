@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The summary of a topology.conf change, from a file on disk (which an
  * admin may have edited) to the one sync writes. Input: "before\0after". */
-#include "common/cluster/topology_file.h"
+#include "common/topology/topology_file.h"
 #include "fuzz.h"
 
 /* Ranges of hundreds of thousands of names make a run take a second

@@ -6,9 +6,9 @@
 
 #include "common/base/strutil.h"
 #include "common/cluster/hostlist.h"
-#include "common/cluster/rank_order.h"
-#include "common/cluster/topology.h"
-#include "common/cluster/topology_read.h"
+#include "common/topology/rank_order.h"
+#include "common/topology/topology.h"
+#include "common/topology/topology_read.h"
 #include "tap.h"
 
 /* The order of the nodes of expr under text's topology, as "a b c"; the

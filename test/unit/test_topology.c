@@ -9,8 +9,8 @@
 #include "common/cluster/hostlist.h"
 #include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
-#include "common/cluster/topology.h"
-#include "common/cluster/topology_file.h"
+#include "common/topology/topology.h"
+#include "common/topology/topology_file.h"
 #include "failalloc.h"
 #include "tap.h"
 

@@ -34,7 +34,7 @@ int efa_bind_parse(const char *arg, enum efa_bind *bind, struct efa_error *err);
 const char *efa_bind_name(enum efa_bind bind);
 
 /* --efa-rank-order: the order the launch variables number a step's nodes
- * in (common/cluster/rank_order.h). */
+ * in (common/topology/rank_order.h). */
 enum efa_rank_order {
 	EFA_RANK_ORDER_UNSET = 0,
 	EFA_RANK_ORDER_SLURM,		/* Slurm's: its node list, sorted by name */

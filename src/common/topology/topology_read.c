@@ -8,8 +8,8 @@
 
 #include "common/base/strutil.h"
 #include "common/cluster/hostlist.h"
-#include "common/cluster/topology_file.h"
-#include "common/cluster/topology_read.h"
+#include "common/topology/topology_file.h"
+#include "common/topology/topology_read.h"
 
 /* What one line says, before names are resolved. */
 struct link {

@@ -8,8 +8,8 @@
 
 #include "common/base/atomic_write.h"
 #include "common/base/strutil.h"
-#include "common/cluster/topology_file.h"
-#include "common/cluster/topology_read.h"
+#include "common/topology/topology_file.h"
+#include "common/topology/topology_read.h"
 
 /* How many names of each kind of change the summary lists. */
 #define EXAMPLES 3

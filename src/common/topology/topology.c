@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/base/array.h"
-#include "common/cluster/topology.h"
+#include "common/topology/topology.h"
 
 /* A parent that the node being placed would create. */
 #define NEW_PARENT ((size_t)-2)

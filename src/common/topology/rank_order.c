@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cluster/rank_order.h"
+#include "common/topology/rank_order.h"
 
 /* Each node's switches from the top down, depth wide, EFA_TOPO_MAP_NONE
  * below its own. */

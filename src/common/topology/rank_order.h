@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "common/base/error.h"
-#include "common/cluster/topology_read.h"
+#include "common/topology/topology_read.h"
 
 /*
  * order gets n indexes into names (the step's nodes in Slurm's order): the

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cluster/topology.h"
+#include "common/topology/topology.h"
 
 /* Whether version ("26.05.3") is major.minor or later; false when unknown. */
 static bool slurm_at_least(const char *version, unsigned major, unsigned minor)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/cluster/hostlist.h"
-#include "common/cluster/topology.h"
+#include "common/topology/topology.h"
 
 /* Nodes (n of them, cluster indexes) as a hostlist expression, those in
  * capacity blocks left out when loose_only. NULL on ENOMEM. */
