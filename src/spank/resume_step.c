@@ -216,33 +216,6 @@ int efa_resume_requeue(const char *job, char *answer, size_t size)
 /* scontrol show job's text: room for an AdminComment slurmdbd keeps. */
 #define SHOW_JOB_MAX (EFA_RECORD_COMMENT_MAX + 16384)
 
-/*
- * From scontrol show job's text (not one line: src/scontrol/info_job.c
- * prints "Restarts=N" among others and "AdminComment=TEXT " alone on a
- * line): the restart count, and the AdminComment (malloc'd; NULL: none).
- * -1 when there is no restart count.
- */
-static int shown_job(const char *text, unsigned long *restarts, char **comment)
-{
-	const char *r = strstr(text, " Restarts="), *c = strstr(text, "\n   AdminComment="), *end;
-	char *stop;
-
-	*comment = NULL;
-	if (!r)
-		return -1;
-	*restarts = strtoul(r + strlen(" Restarts="), &stop, 10);
-	if (*stop != ' ' && *stop != '\n' && *stop)
-		return -1;
-	if (!c)
-		return 0;
-	c += strlen("\n   AdminComment=");
-	end = c + strcspn(c, "\n");
-	if (end > c && end[-1] == ' ')
-		end--;
-	*comment = strndup(c, (size_t)(end - c));
-	return *comment ? 0 : -1;
-}
-
 int efa_resume_ended_run(const char *job, long limit, enum efa_resume_run *run, char *why,
 			 size_t size)
 {
@@ -263,7 +236,7 @@ int efa_resume_ended_run(const char *job, long limit, enum efa_resume_run *run, 
 		why[strcspn(why, "\n")] = '\0';
 		goto out;
 	}
-	if (shown_job(text, &restarts, &comment)) {
+	if (efa_resume_shown_job(text, &restarts, &comment)) {
 		snprintf(why, size, "scontrol show job %s printed no restart count", job);
 		goto out;
 	}

@@ -371,6 +371,43 @@ static void test_resume(void)
 }
 
 /* CheckpointSignal=: the --signal sbatch adds to EFA batch jobs. */
+/*
+ * scontrol show job's text as scontrol's info_job.c writes it, not on one
+ * line (the epilog reads the job this way: slurmstepd's spank mode has no
+ * authentication for Slurm's API).
+ */
+static void test_shown_job(void)
+{
+	static const char head[] =
+		"JobId=4412 JobName=train\n"
+		"   UserId=alice(1000) GroupId=alice(1000) MCS_label=N/A\n"
+		"   Priority=1 Nice=0 Account=efa QOS=normal\n"
+		"   JobState=COMPLETING Reason=NonZeroExitCode Dependency=(null)\n"
+		"   Requeue=1 Restarts=3 BatchFlag=1 Reboot=0 ExitCode=1:0\n"
+		"   RunTime=00:00:09 TimeLimit=UNLIMITED TimeMin=N/A\n";
+	static const char tail[] = "   WorkDir=/fsx/alice\n"
+		"   StdOut=/fsx/alice/train.out\n   Power=\n";
+	char text[1024], *comment;
+	unsigned long restarts = 0;
+
+	snprintf(text, sizeof(text), "%s%s", head, tail);
+	ok(efa_resume_shown_job(text, &restarts, &comment) == 0 && restarts == 3 && !comment,
+	   "scontrol show job: Restarts=3, no AdminComment");
+	snprintf(text, sizeof(text), "%s   AdminComment=slurm-efa: checkpoints in /fsx/a b {\"efa\":{\"steps\":[],\"requeues\":[{\"run\":1,\"cause\":\"preemption\"}]}} \n%s",
+		 head, tail);
+	require(ok(efa_resume_shown_job(text, &restarts, &comment) == 0, "with an AdminComment"));
+	is_str(comment,
+	       "slurm-efa: checkpoints in /fsx/a b {\"efa\":{\"steps\":[],\"requeues\":[{\"run\":1,\"cause\":\"preemption\"}]}}",
+	       "  the whole line, blanks and all, less the blank scontrol ends it with");
+	free(comment);
+	ok(efa_resume_shown_job("JobId=1\n   Requeue=1 BatchFlag=1\n", &restarts, &comment) == -1,
+	   "no restart count: -1");
+	ok(efa_resume_shown_job("   Requeue=1 Restarts=x BatchFlag=1\n", &restarts, &comment) == -1,
+	   "a restart count that is not a number: -1");
+	ok(efa_resume_shown_job("   Requeue=1 Restarts=2x\n", &restarts, &comment) == -1,
+	   "  nor one followed by more than a blank");
+}
+
 static void test_checkpoint_signal(void)
 {
 	struct efa_config *cfg = config(
@@ -436,6 +473,7 @@ int main(void)
 	test_policy();
 	test_partition_lists();
 	test_resume();
+	test_shown_job();
 	test_checkpoint_signal();
 	test_default_partition();
 	return done_testing();

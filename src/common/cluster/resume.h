@@ -43,4 +43,14 @@ enum efa_resume_run {
 
 enum efa_resume_run efa_resume_run(long limit, unsigned long node_failures);
 
+/*
+ * From what `scontrol show job JOB` printed, not on one line (scontrol's
+ * info_job.c prints "Restarts=N" among other fields, and "AdminComment=
+ * TEXT " alone on its own line, TEXT as the job has it, blanks and all):
+ * the job's restart count, and its AdminComment (*comment malloc'd; NULL
+ * when it has none). -1 when the text has no restart count, or out of
+ * memory.
+ */
+int efa_resume_shown_job(const char *text, unsigned long *restarts, char **comment);
+
 #endif
