@@ -23,33 +23,22 @@
  * slow controller delays the job, never holds it. */
 #define REQUEUE_TIMEOUT_MS 10000
 
-/* The job as slurmctld has it now: 0, or -1 (errno). */
-static int load_job(uint32_t job_id, job_info_msg_t **msg)
-{
-	*msg = NULL;
-	if (slurm_load_job(msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS)
-		return -1;
-	if (!*msg || (*msg)->record_count < 1) {
-		slurm_free_job_info_msg(*msg);
-		*msg = NULL;
-		errno = ESLURM_INVALID_JOB_ID;
-		return -1;
-	}
-	return 0;
-}
-
-/* Of job's restarts (Slurm's count), how many were node failures. */
-static unsigned long job_node_failures(const slurm_job_info_t *job)
+/*
+ * How many of restarts (Slurm's count) were node failures, by the requeued
+ * runs the job's AdminComment (comment) records. -1 with err when it
+ * cannot be read (out of memory).
+ */
+static int node_failures(unsigned long restarts, const char *comment, unsigned long *failures,
+			 struct efa_error *err)
 {
 	struct efa_record_requeue *requeues = NULL;
-	unsigned long failures = job->restart_cnt;
-	struct efa_error err;
 	size_t n = 0;
 
-	if (!efa_record_requeues(job->admin_comment, &requeues, &n, &err))
-		failures = efa_resume_node_failures(job->restart_cnt, requeues, n);
+	if (efa_record_requeues(comment, &requeues, &n, err))
+		return -1;
+	*failures = efa_resume_node_failures(restarts, requeues, n);
 	free(requeues);
-	return failures;
+	return 0;
 }
 
 /* scontrol with argv: 0, or -1 with Slurm's answer (one line) in answer. */
@@ -79,6 +68,7 @@ void efa_resume_prepare(struct efa_step *step, spank_t sp, const struct efa_opti
 	struct efa_step_resume *r = &step->resume;
 	uint32_t job_id = 0, step_id = 0;
 	long limit = efa_resume_limit(opts->v.resume, step->part);
+	struct efa_error err;
 	job_info_msg_t *msg;
 
 	if (limit <= 0)
@@ -88,13 +78,15 @@ void efa_resume_prepare(struct efa_step *step, spank_t sp, const struct efa_opti
 		return;
 	r->limit = limit;
 	r->job_id = job_id;
-	if (load_job(job_id, &msg)) {
+	if (efa_job_load(job_id, &msg)) {
 		snprintf(r->unread, sizeof(r->unread), "%s", slurm_strerror(errno));
 		return;
 	}
 	r->restarts = msg->job_array[0].restart_cnt;
 	r->requeue = msg->job_array[0].requeue;
-	r->node_failures = job_node_failures(&msg->job_array[0]);
+	/* Unread, every restart counts: never more resumes than asked. */
+	if (node_failures(r->restarts, msg->job_array[0].admin_comment, &r->node_failures, &err))
+		r->node_failures = r->restarts;
 	slurm_free_job_info_msg(msg);
 }
 
@@ -111,13 +103,12 @@ static void resume_point(const struct efa_step *step, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
-int efa_resume_task(struct efa_step *step, spank_t sp)
+int efa_resume_task(struct efa_step *step)
 {
 	const struct efa_step_resume *r = &step->resume;
 	char where[EFA_STEP_MESSAGE_MAX / 2];
 	unsigned long others;
 
-	(void)sp;
 	if (!r->limit)
 		return 0;
 	if (r->unread[0]) {
@@ -189,7 +180,7 @@ void efa_resume_exit(const struct efa_step *step, spank_t sp)
 	struct efa_error err;
 	size_t n = 0;
 
-	if (!r->limit || r->unread[0] || load_job(r->job_id, &msg))
+	if (!r->limit || r->unread[0] || efa_job_load(r->job_id, &msg))
 		return;
 	job = &msg->job_array[0];
 	/* Not requeued while this run went on: it ended, or its epilog
@@ -220,11 +211,9 @@ int efa_resume_ended_run(const char *job, long limit, enum efa_resume_run *run, 
 			 size_t size)
 {
 	char *const argv[] = { "scontrol", "show", "job", (char *)job, NULL };
-	struct efa_record_requeue *requeues = NULL;
 	char *text = malloc(SHOW_JOB_MAX), *comment = NULL;
-	unsigned long restarts = 0;
+	unsigned long restarts = 0, failures;
 	struct efa_error err;
-	size_t n = 0;
 	int rc = -1;
 
 	if (!text) {
@@ -240,14 +229,13 @@ int efa_resume_ended_run(const char *job, long limit, enum efa_resume_run *run, 
 		snprintf(why, size, "scontrol show job %s printed no restart count", job);
 		goto out;
 	}
-	if (efa_record_requeues(comment, &requeues, &n, &err)) {
+	if (node_failures(restarts, comment, &failures, &err)) {
 		snprintf(why, size, "%s", err.msg);
 		goto out;
 	}
-	*run = efa_resume_run(limit, efa_resume_node_failures(restarts, requeues, n));
+	*run = efa_resume_run(limit, failures);
 	rc = 0;
 out:
-	free(requeues);
 	free(comment);
 	free(text);
 	return rc;

@@ -29,7 +29,7 @@ void efa_resume_prepare(struct efa_step *step, spank_t sp, const struct efa_opti
  * is told which run it is and where it resumes from. -1 (the script does
  * not run, the job ends) for a run past the job's resumes.
  */
-int efa_resume_task(struct efa_step *step, spank_t sp);
+int efa_resume_task(struct efa_step *step);
 
 /* The batch step's end, in slurmstepd as root: a run requeued while all
  * its nodes were healthy is recorded in the job's AdminComment. */

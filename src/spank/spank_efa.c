@@ -115,7 +115,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (efa_resume_task(&step, sp))
+	if (efa_resume_task(&step))
 		return -1;
 	return efa_task_init(&step, sp);
 }

@@ -24,23 +24,34 @@
 #define RECORD_PAUSE_MS 100
 #define RECORD_JITTER_MS 200
 
+int efa_job_load(uint32_t job, job_info_msg_t **msg)
+{
+	*msg = NULL;
+	if (slurm_load_job(msg, job, SHOW_DETAIL) != SLURM_SUCCESS)
+		return -1;
+	if (!*msg || (*msg)->record_count < 1) {
+		slurm_free_job_info_msg(*msg);
+		*msg = NULL;
+		errno = ESLURM_INVALID_JOB_ID;
+		return -1;
+	}
+	return 0;
+}
+
 /* The job's AdminComment as slurmctld has it now (*comment NULL: none). */
 static int job_comment(uint32_t job, char **comment)
 {
-	job_info_msg_t *msg = NULL;
-	int rc = -1;
+	job_info_msg_t *msg;
+	int rc = 0;
 
 	*comment = NULL;
-	if (slurm_load_job(&msg, job, SHOW_DETAIL) != SLURM_SUCCESS)
+	if (efa_job_load(job, &msg))
 		return -1;
-	if (msg && msg->record_count >= 1) {
-		rc = 0;
-		if (msg->job_array[0].admin_comment) {
-			*comment = strdup(msg->job_array[0].admin_comment);
-			if (!*comment) {
-				errno = ENOMEM;
-				rc = -1;
-			}
+	if (msg->job_array[0].admin_comment) {
+		*comment = strdup(msg->job_array[0].admin_comment);
+		if (!*comment) {
+			errno = ENOMEM;
+			rc = -1;
 		}
 	}
 	slurm_free_job_info_msg(msg);

@@ -15,10 +15,18 @@
 #ifndef SPANK_EFA_STEP_RECORD_H
 #define SPANK_EFA_STEP_RECORD_H
 
+#include <stdint.h>
+
+#include <slurm/slurm.h>
+
 #include "common/usage/job_record.h"
 #include "common/usage/usage.h"
 #include "common/usage/verdict.h"
 #include "step.h"
+
+/* The job as slurmctld has it now (slurmstepd, not its spank prolog or
+ * epilog, which set up no authentication): 0, or -1 (errno). */
+int efa_job_load(uint32_t job, job_info_msg_t **msg);
 
 void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
 		     const struct efa_step_verdict *v);
