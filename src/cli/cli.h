@@ -75,6 +75,22 @@ struct cli_source {
 /* Like cli_rest_option, also taking --snapshot. */
 int cli_source_option(const char *arg, const char *next, struct cli_source *src, int *used);
 
+/* One of a command's own options beside the source's: "--name V" or
+ * "--name=V" into *value, or a flag taken as given when value is NULL. */
+struct cli_own_option {
+	const char *name;
+	const char **value;
+};
+
+/*
+ * The arguments of a command that reads the cluster (zones, topo
+ * --cluster): the source options and own[] (ended by a NULL name).
+ * Returns 0, or EXIT_USAGE after printing what was wrong and, for an
+ * argument nobody takes, "slurm-efa CMD: unexpected argument" and usage.
+ */
+int cli_source_args(int argc, char **argv, struct cli_source *src,
+		    const struct cli_own_option *own, const char *cmd, const char *usage);
+
 /*
  * efa.conf (*cfg, freed by the caller whatever the result) and the cluster
  * as the snapshot or slurmrestd, now, sees it. Returns 0, or an exit code

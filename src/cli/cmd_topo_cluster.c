@@ -154,6 +154,8 @@ int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common)
 	struct efa_cluster cluster = { 0 };
 	struct efa_topo_tree tree;
 	struct efa_config *cfg = NULL;
+	/* --cluster says which view; it takes no value. */
+	const struct cli_own_option own[] = { { "--cluster", NULL }, { NULL, NULL } };
 	struct efa_error err;
 	int rc;
 
@@ -166,18 +168,8 @@ int cmd_topo_cluster(int argc, char **argv, const struct cli_common *common)
 		    cli_option_value(argv[i], "", "--nodes", &value, &used) > 0)
 			return cmd_topo_ring(argc, argv, common);
 	}
-	for (int i = 1; i < argc; i++) {
-		int used;
-
-		if (cli_source_option(argv[i], argv[i + 1], &src, &used))
-			return EXIT_USAGE;
-		if (used) {
-			i += used - 1;
-		} else if (strcmp(argv[i], "--cluster")) {
-			fprintf(stderr, "slurm-efa topo: unexpected argument '%s'\n%s", argv[i], cmd_topo_usage);
-			return EXIT_USAGE;
-		}
-	}
+	if (cli_source_args(argc, argv, &src, own, "topo", cmd_topo_usage))
+		return EXIT_USAGE;
 	rc = cli_cluster_load(common, &src, &cfg, &cluster);
 	if (!rc && efa_topology_build(&cluster, &tree, &err)) {
 		fprintf(stderr, "slurm-efa: %s\n", err.msg);

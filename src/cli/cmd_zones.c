@@ -93,24 +93,11 @@ int cmd_zones(int argc, char **argv, const struct cli_common *common)
 	struct efa_cluster cluster = { 0 };
 	struct efa_config *cfg = NULL;
 	const char *partition = NULL;
+	const struct cli_own_option own[] = { { "--partition", &partition }, { NULL, NULL } };
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		int used;
-
-		if (cli_source_option(argv[i], argv[i + 1], &src, &used))
-			return EXIT_USAGE;
-		if (used) {
-			i += used - 1;
-		} else if (!strcmp(argv[i], "--partition") && i + 1 < argc) {
-			partition = argv[++i];
-		} else if (!strncmp(argv[i], "--partition=", 12)) {
-			partition = argv[i] + 12;
-		} else {
-			fprintf(stderr, "slurm-efa zones: unexpected argument '%s'\n%s", argv[i], cmd_zones_usage);
-			return EXIT_USAGE;
-		}
-	}
+	if (cli_source_args(argc, argv, &src, own, "zones", cmd_zones_usage))
+		return EXIT_USAGE;
 	rc = cli_cluster_load(common, &src, &cfg, &cluster);
 	if (!rc)
 		rc = print(&cluster, partition, common->json) ? EXIT_REFUSED : 0;

@@ -91,6 +91,53 @@ int cli_source_option(const char *arg, const char *next, struct cli_source *src,
 	return 0;
 }
 
+/* Takes argv[i] (and its value) when it is one of own: 1 with *used, 0
+ * when it is none, -1 after printing that its value is missing. */
+static int own_option(char **argv, int i, const struct cli_own_option *own, int *used)
+{
+	for (; own->name; own++) {
+		const char *value;
+		int rc;
+
+		if (!own->value) {
+			if (strcmp(argv[i], own->name))
+				continue;
+			*used = 1;
+			return 1;
+		}
+		rc = cli_option_value(argv[i], argv[i + 1], own->name, &value, used);
+		if (rc > 0)
+			*own->value = value;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int cli_source_args(int argc, char **argv, struct cli_source *src,
+		    const struct cli_own_option *own, const char *cmd, const char *usage)
+{
+	int i = 1;
+
+	while (i < argc) {
+		int used = 0, rc;
+
+		if (cli_source_option(argv[i], argv[i + 1], src, &used))
+			return EXIT_USAGE;
+		if (!used) {
+			rc = own_option(argv, i, own, &used);
+			if (rc < 0)
+				return EXIT_USAGE;
+			if (!rc) {
+				fprintf(stderr, "slurm-efa %s: unexpected argument '%s'\n%s", cmd, argv[i], usage);
+				return EXIT_USAGE;
+			}
+		}
+		i += used;
+	}
+	return 0;
+}
+
 int cli_cluster_load(const struct cli_common *common, const struct cli_source *src,
 		     struct efa_config **cfg, struct efa_cluster *cluster)
 {

@@ -422,6 +422,23 @@ static int conditional_get(slurmrest_t *r, const char *what, const struct rest_l
 	return rc;
 }
 
+/* A listing's answer when nothing changed since since: empty, marked so,
+ * and since stays the time to pass next. */
+static int listing_unchanged(int *not_modified, int64_t *update_time, int64_t since)
+{
+	*not_modified = 1;
+	*update_time = since;
+	return 0;
+}
+
+/* The time to pass next: slurmctld's last change, or (v0.0.38, which does
+ * not say) just before the request was made (conditional_get). */
+static void listing_stamp(int64_t *update_time, int64_t asked)
+{
+	if (!*update_time)
+		*update_time = asked - 1;
+}
+
 int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 			slurmrest_error *err)
 {
@@ -443,13 +460,11 @@ int slurmrest_get_nodes(slurmrest_t *r, int64_t since, slurmrest_nodes **out,
 	if (not_modified) {
 		if (!(*out = calloc(1, sizeof(**out))))
 			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-		(*out)->not_modified = 1;
-		(*out)->update_time = since;
-		return 0;
+		return listing_unchanged(&(*out)->not_modified, &(*out)->update_time, since);
 	}
 	rc = rest_nodes_taken(&taker, root, out, err);
-	if (!rc && !(*out)->update_time)
-		(*out)->update_time = asked - 1;
+	if (!rc)
+		listing_stamp(&(*out)->update_time, asked);
 	json_decref(root);
 	return rc;
 }
@@ -467,13 +482,11 @@ int slurmrest_get_partitions(slurmrest_t *r, int64_t since, slurmrest_partitions
 	if (not_modified) {
 		if (!(*out = calloc(1, sizeof(**out))))
 			return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
-		(*out)->not_modified = 1;
-		(*out)->update_time = since;
-		return 0;
+		return listing_unchanged(&(*out)->not_modified, &(*out)->update_time, since);
 	}
 	rc = rest_parse_partitions(root, r->api, out, err);
-	if (!rc && !(*out)->update_time)
-		(*out)->update_time = asked - 1;
+	if (!rc)
+		listing_stamp(&(*out)->update_time, asked);
 	json_decref(root);
 	return rc;
 }

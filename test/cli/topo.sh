@@ -82,5 +82,22 @@ is "$rc" 2 "topo --cluster with a missing efa.conf: exit 2"
 run "$efa" topo --cluster --bogus
 is "$rc" 2 "topo --cluster with an unknown option: exit 2"
 
+# zones and topo --cluster read their arguments alike (cli_source_args):
+# "--partition V" and "--partition=V" are one option.
+run "$efa" zones --snapshot --config "$tmp/efa.conf" --partition gpu
+spaced=$out spaced_rc=$rc
+run "$efa" zones --snapshot --config "$tmp/efa.conf" --partition=gpu
+is "$rc/$out" "$spaced_rc/$spaced" "zones --partition gpu and --partition=gpu answer alike"
+like "$out" "us-east-1a" "  with the zones"
+run "$efa" zones --snapshot --config "$tmp/efa.conf" --partition
+is "$rc" 2 "zones --partition without a value: a usage error"
+like "$out" "slurm-efa: --partition needs a value" "  saying so"
+run "$efa" zones --snapshot --config "$tmp/efa.conf" --cluster
+is "$rc" 2 "zones --cluster (topo's option): refused"
+like "$out" "^slurm-efa zones: unexpected argument '--cluster'" "  named, with the usage"
+run "$efa" topo --cluster --snapshot --config "$tmp/efa.conf" --partition=gpu
+is "$rc" 2 "topo --cluster --partition=gpu (zones' option): refused"
+like "$out" "^slurm-efa topo: unexpected argument '--partition=gpu'" "  named, with the usage"
+
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]
