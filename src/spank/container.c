@@ -66,7 +66,7 @@ void efa_container_host_mounts(const struct efa_step *step, spank_t sp)
 
 	/* enroot's hook mounts what this names: only what is decided here. */
 	spank_unsetenv(sp, EFA_ENV_HOST_MOUNTS_VAR);
-	if (!step->plan || step->cfg->container_host_libraries != EFA_YES || !step->image[0])
+	if (!step->env.plan || step->cfg->container_host_libraries != EFA_YES || !step->env.image[0])
 		return;
 	if (efa_image_host_mounts(step->node, step->root, mounts, sizeof(mounts))) {
 		slurm_error("efa: node %s: the node's EFA libraries are too many to mount into containers",

@@ -29,7 +29,7 @@ static void log_plan_warnings(const struct efa_step *step, const struct efa_node
 {
 	char **warnings = NULL;
 
-	if (efa_env_plan_warnings(step->plan, step->cfg, node, &warnings)) {
+	if (efa_env_plan_warnings(step->env.plan, step->cfg, node, &warnings)) {
 		slurm_error("efa: out of memory checking the profile");
 		return;
 	}
@@ -140,14 +140,14 @@ static void prepare_plan(struct efa_step *step, const struct efa_args *args)
 	check_expected_nics(step, &node, profiles);
 	if (step->failure[0])
 		goto out;
-	if (efa_env_plan_build(node, profiles, &step->plan, &err))
+	if (efa_env_plan_build(node, profiles, &step->env.plan, &err))
 		slurm_error("efa: %s", err.msg);
 	else
 		log_plan_warnings(step, node);
-	step->profiles = profiles;
+	step->env.profiles = profiles;
 	profiles = NULL;
 	/* Each task binds in its own process: work out closeness once. */
-	if (step->bind == EFA_BIND_CLOSEST && efa_bind_index(node))
+	if (step->bind.mode == EFA_BIND_CLOSEST && efa_bind_index(node))
 		slurm_error("efa: out of memory indexing the node's topology");
 	step->node = node;
 	node = NULL;
@@ -170,8 +170,8 @@ static void check_memlock(struct efa_step *step, spank_t sp)
 	if (!efa_step_job_env(sp, EFA_MEMLOCK_VAR, value, sizeof(value)) ||
 	    getrlimit(RLIMIT_MEMLOCK, &rl))
 		return;
-	step->refuse_memlock = efa_memlock_refuse(value, rl.rlim_cur, msg, sizeof(msg));
-	if (step->refuse_memlock)
+	step->env.refuse_memlock = efa_memlock_refuse(value, rl.rlim_cur, msg, sizeof(msg));
+	if (step->env.refuse_memlock)
 		slurm_info("efa: node %s: %s", step->node_name, msg);
 }
 
@@ -186,10 +186,10 @@ static void rank_warning(struct efa_step *step, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	snprintf(step->rank_warning, sizeof(step->rank_warning),
+	snprintf(step->rank.warning, sizeof(step->rank.warning),
 		 "efa: warning: --efa-rank-order=topology: %s: ranks are in Slurm's order (tell your cluster admin)",
 		 why);
-	slurm_info("efa: node %s: %s", step->node_name, step->rank_warning);
+	slurm_info("efa: node %s: %s", step->node_name, step->rank.warning);
 }
 
 /*
@@ -242,10 +242,10 @@ static void order_by_topology(struct efa_step *step, spank_t sp, const char *nod
 		goto out;
 	}
 	efa_rank_place(order, tasks, n, self, &place);
-	step->ranked = true;
-	step->rank_base = place.rank_base;
-	step->node_rank = (unsigned)place.node_rank;
-	snprintf(step->master_name, sizeof(step->master_name), "%s", names[place.first]);
+	step->rank.ranked = true;
+	step->rank.base = place.rank_base;
+	step->rank.node = (unsigned)place.node_rank;
+	snprintf(step->rank.master_name, sizeof(step->rank.master_name), "%s", names[place.first]);
 out:
 	efa_strv_free(names);
 	free(order);
@@ -262,7 +262,7 @@ out:
 static void prepare_launch(struct efa_step *step, spank_t sp)
 {
 	char nodelist[EFA_STEP_LIST_MAX];
-	const char *first = step->master_name;
+	const char *first = step->rank.master_name;
 	uint32_t step_id = 0;
 
 	/* The batch script is no rank (task.c sets it no launch variables). */
@@ -272,21 +272,21 @@ static void prepare_launch(struct efa_step *step, spank_t sp)
 	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) &&
 	    !efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)))
 		return;
-	if (efa_hostlist_first(nodelist, step->master_name, sizeof(step->master_name))) {
-		step->master_name[0] = '\0';
+	if (efa_hostlist_first(nodelist, step->rank.master_name, sizeof(step->rank.master_name))) {
+		step->rank.master_name[0] = '\0';
 		return;
 	}
-	if (step->rank_order == EFA_RANK_ORDER_TOPOLOGY)
+	if (step->rank.order == EFA_RANK_ORDER_TOPOLOGY)
 		order_by_topology(step, sp, nodelist);
-	if (!efa_slurm_node_addr(first, step->master_addr, sizeof(step->master_addr))) {
+	if (!efa_slurm_node_addr(first, step->rank.master_addr, sizeof(step->rank.master_addr))) {
 		slurm_info("efa: node %s: Slurm gives no address for %s, the step's first node: MASTER_ADDR is its name, which must resolve on every node",
 			   step->node_name, first);
-		step->master_addr[0] = '\0';
+		step->rank.master_addr[0] = '\0';
 		return;
 	}
-	snprintf(step->master_from, sizeof(step->master_from),
+	snprintf(step->rank.master_from, sizeof(step->rank.master_from),
 		 "the step's first node%s, %s, at the address Slurm reaches it by (NodeAddr)",
-		 step->ranked ? " in topology order" : "", first);
+		 step->rank.ranked ? " in topology order" : "", first);
 }
 
 /*
@@ -302,28 +302,28 @@ static void prepare_bind_groups(struct efa_step *step, spank_t sp)
 	if (!step->node || spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS ||
 	    !ntasks)
 		return;
-	if (step->gres_gpus[0])
-		ngpus = efa_parse_index_list(step->gres_gpus, gpus, EFA_STEP_GPUS_MAX);
+	if (step->bind.gres_gpus[0])
+		ngpus = efa_parse_index_list(step->bind.gres_gpus, gpus, EFA_STEP_GPUS_MAX);
 	if (ngpus < 0)
 		ngpus = 0;
-	step->bind_groups = efa_bind_step_groups(step->node, gpus, (size_t)ngpus, ntasks);
-	step->bind_ntasks = ntasks;
+	step->bind.groups = efa_bind_step_groups(step->node, gpus, (size_t)ngpus, ntasks);
+	step->bind.ntasks = ntasks;
 }
 
 void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *args)
 {
 	if (!step->cfg || (step->mode != EFA_MODE_REQUIRED && step->mode != EFA_MODE_AUTO))
 		return;
-	if (!efa_step_job_env(sp, "SLURM_STEP_GPUS", step->gres_gpus, sizeof(step->gres_gpus)) &&
-	    !efa_step_job_env(sp, "SLURM_JOB_GPUS", step->gres_gpus, sizeof(step->gres_gpus)))
-		step->gres_gpus[0] = '\0';
-	if (!efa_step_job_env(sp, "CUDA_VISIBLE_DEVICES", step->cuda_visible,
-			      sizeof(step->cuda_visible)))
-		step->cuda_visible[0] = '\0';
+	if (!efa_step_job_env(sp, "SLURM_STEP_GPUS", step->bind.gres_gpus, sizeof(step->bind.gres_gpus)) &&
+	    !efa_step_job_env(sp, "SLURM_JOB_GPUS", step->bind.gres_gpus, sizeof(step->bind.gres_gpus)))
+		step->bind.gres_gpus[0] = '\0';
+	if (!efa_step_job_env(sp, "CUDA_VISIBLE_DEVICES", step->bind.cuda_visible,
+			      sizeof(step->bind.cuda_visible)))
+		step->bind.cuda_visible[0] = '\0';
 	prepare_plan(step, args);
-	if (step->plan && step->bind == EFA_BIND_CLOSEST)
+	if (step->env.plan && step->bind.mode == EFA_BIND_CLOSEST)
 		prepare_bind_groups(step, sp);
-	if (step->plan)
+	if (step->env.plan)
 		check_memlock(step, sp);
 	/* A rank needs its number whether its node has EFA or not: an auto
 	 * step on a node without it still numbers its tasks with the rest. */

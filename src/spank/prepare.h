@@ -12,7 +12,7 @@
 #include "common/config/plugin_args.h"
 #include "step.h"
 
-/* Builds step->plan and keeps step->node and step->profiles; problems go
+/* Builds step->env.plan and keeps step->node and step->env.profiles; problems go
  * to efa_step_fail or the log. Nothing for a step without EFA. */
 void efa_prepare_node(struct efa_step *step, spank_t sp, const struct efa_args *args);
 

@@ -81,7 +81,7 @@ void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *arg
 {
 	struct efa_error err;
 
-	step->bind = opts->v.bind;
+	step->bind.mode = opts->v.bind;
 	if (opts->problem[0])
 		efa_step_fail(step, "%s", opts->problem);
 	find_node_name(step, sp);
@@ -97,13 +97,13 @@ void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *arg
 	}
 	step->part = job_partition(step, sp);
 	step->mode = effective_mode(opts, step->part);
-	step->rank_order = opts->v.rank_order != EFA_RANK_ORDER_UNSET ? opts->v.rank_order :
+	step->rank.order = opts->v.rank_order != EFA_RANK_ORDER_UNSET ? opts->v.rank_order :
 			   step->part ? step->part->rank_order : EFA_RANK_ORDER_UNSET;
 }
 
 void efa_step_close(struct efa_step *step)
 {
-	free(step->bind_groups);
+	free(step->bind.groups);
 	efa_hw_reading_clear(&step->counters.start);
 	if (step->counters.held) {
 		if (step->counters.root_fd >= 0)
@@ -112,8 +112,8 @@ void efa_step_close(struct efa_step *step)
 			close(step->counters.store_fd);
 	}
 	efa_node_free(step->node);
-	efa_env_plan_free(step->plan);
-	efa_profiles_free(step->profiles);
+	efa_env_plan_free(step->env.plan);
+	efa_profiles_free(step->env.profiles);
 	efa_config_free(step->cfg);
 	memset(step, 0, sizeof(*step));
 }

@@ -94,27 +94,12 @@ struct efa_host_root {
 /* GPU indexes a step's list (SLURM_STEP_GPUS) may hold. */
 #define EFA_STEP_GPUS_MAX 256
 
-struct efa_step {
-	enum efa_mode mode;
-	enum efa_bind bind;
-	char node_name[EFA_STEP_NAME_MAX];
-	char root[EFA_STEP_PATH_MAX];		/* root= with the node's name */
-	char failure[EFA_STEP_MESSAGE_MAX];	/* non-empty: fail every task with it */
-	char warning[EFA_STEP_MESSAGE_MAX];	/* non-empty: task 0 tells the job */
-	struct efa_config *cfg;			/* NULL when efa.conf did not load */
-	const struct efa_partition *part;	/* the job's, in cfg; may be NULL */
-	struct efa_node *node;			/* kept for per-task bindings */
+/* What every task's environment is built from (prepare.c fills it as the
+ * job's user, task.c applies it). */
+struct efa_step_env {
 	struct efa_env_plan *plan;		/* NULL: set nothing */
 	struct efa_profiles *profiles;		/* kept for a container's own plan */
 	char image[EFA_STEP_IMAGE_MAX];		/* the step's container image, or "" (user_init) */
-	/* The step's GPUs as Slurm gave them, before any per-task binding. */
-	char gres_gpus[EFA_STEP_LIST_MAX];
-	char cuda_visible[EFA_STEP_LIST_MAX];
-	/* --efa-bind=closest: each local task's closest NICs when it shares
-	 * gres_gpus (efa_bind_step_groups), worked out before the tasks fork;
-	 * NULL: each task works them out. */
-	bool *bind_groups;
-	unsigned bind_ntasks;
 	bool refuse_memlock;			/* drop SLURM_RLIMIT_MEMLOCK in each task */
 	/* user_init checked the plan against the node's own files, as the
 	 * job's user: a task outside a container sees the same. */
@@ -122,28 +107,58 @@ struct efa_step {
 	/* ...and applied what every task shares to the step's environment,
 	 * which a task outside a container has by the fork: each task then
 	 * decides only its own variables (efa_env_apply_task). */
-	bool env_settled;
-	/* --efa-rank-order (or the partition's RankOrder=); ranked: the step's
-	 * nodes are in topology order, this node's tasks numbered from
-	 * rank_base and the node itself node_rank (prepare.c). */
-	enum efa_rank_order rank_order;
+	bool settled;
+};
+
+/* Which GPUs and NICs each task gets (--efa-bind). */
+struct efa_step_bind {
+	enum efa_bind mode;
+	/* The step's GPUs as Slurm gave them, before any per-task binding. */
+	char gres_gpus[EFA_STEP_LIST_MAX];
+	char cuda_visible[EFA_STEP_LIST_MAX];
+	/* closest: each local task's closest NICs when it shares gres_gpus
+	 * (efa_bind_step_groups), worked out before the tasks fork; NULL:
+	 * each task works them out. */
+	bool *groups;
+	unsigned ntasks;
+};
+
+/* The tasks' ranks and their meeting point (--efa-rank-order, or the
+ * partition's RankOrder=; prepare.c). */
+struct efa_step_rank {
+	enum efa_rank_order order;
+	/* The step's nodes are in topology order, this node's tasks numbered
+	 * from base and the node itself node. */
 	bool ranked;
-	unsigned rank_base;
-	unsigned node_rank;
+	unsigned base;
+	unsigned node;
 	/* Why topology order could not be used: the step's first task says so. */
-	char rank_warning[EFA_STEP_MESSAGE_MAX];
+	char warning[EFA_STEP_MESSAGE_MAX];
 	/* MASTER_ADDR: the first node of the step's order as Slurm reaches
 	 * it, and where that came from; "" when no address was found (its
 	 * name, master_name, is used). */
 	char master_name[EFA_STEP_NAME_MAX];
 	char master_addr[EFA_STEP_NAME_MAX];
 	char master_from[EFA_STEP_NAME_MAX * 2];
+};
+
+struct efa_step {
+	enum efa_mode mode;
+	char node_name[EFA_STEP_NAME_MAX];
+	char root[EFA_STEP_PATH_MAX];		/* root= with the node's name */
+	char failure[EFA_STEP_MESSAGE_MAX];	/* non-empty: fail every task with it */
+	char warning[EFA_STEP_MESSAGE_MAX];	/* non-empty: task 0 tells the job */
+	struct efa_config *cfg;			/* NULL when efa.conf did not load */
+	const struct efa_partition *part;	/* the job's, in cfg; may be NULL */
+	struct efa_node *node;			/* kept for per-task bindings */
+	struct efa_step_env env;
+	struct efa_step_bind bind;
+	struct efa_step_rank rank;
 	struct efa_step_ckpt ckpt;
 	struct efa_step_resume resume;
 	struct efa_step_counters counters;
 	struct efa_host_root host_root;
 };
-
 /*
  * init_post_opt, as root: the node's name, efa.conf, the job's partition
  * and the mode the step runs in. Never fails: what goes wrong is recorded

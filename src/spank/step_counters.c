@@ -64,7 +64,7 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 	/* Every step with MetricsDir=, for the job totals; an --efa step (its
 	 * plan made) on several nodes always, to tell its user what its
 	 * figures say: on one node its traffic takes NVLink, not EFA. */
-	sc->judge = step->plan && sc->nnodes > 1;
+	sc->judge = step->env.plan && sc->nnodes > 1;
 	if (!step->cfg->metrics_dir && !sc->judge)
 		return;
 	if (efa_usage_dir(step->cfg->node_cache_dir, step->node_name, sc->store, sizeof(sc->store),

@@ -85,9 +85,9 @@ static int put_task_env(void *ctx, const char *name, const char *value,
 	const struct task *t = ctx;
 	spank_err_t rc;
 
-	if (decision == EFA_ENV_USER && value && t->step->image[0] && task_id(t->sp) == 0)
+	if (decision == EFA_ENV_USER && value && t->step->env.image[0] && task_id(t->sp) == 0)
 		slurm_info("efa: node %s, image %s: %s kept as the image or the job set it (%s)",
-			   t->step->node_name, t->step->image, name, reason);
+			   t->step->node_name, t->step->env.image, name, reason);
 	if (decision == EFA_ENV_REMOVED) {
 		rc = spank_unsetenv(t->sp, name);
 		if (rc != ESPANK_SUCCESS)
@@ -125,7 +125,7 @@ static int add_entry(struct efa_env_entry *e, size_t *n, const char *name,
 static void visible_share(const struct efa_step *step, const struct efa_task_binding *b,
 			  const int *gpus, size_t ngpus, char *out, size_t size)
 {
-	const char *p = step->cuda_visible;
+	const char *p = step->bind.cuda_visible;
 	size_t pos = 0, used = 0;
 
 	out[0] = '\0';
@@ -180,11 +180,11 @@ static int binding_entries(const struct task *t, struct efa_env_entry *e, size_t
 		s->task_gres[0] = '\0';
 	if (!efa_step_job_env(sp, "CUDA_VISIBLE_DEVICES", s->task_visible, sizeof(s->task_visible)))
 		s->task_visible[0] = '\0';
-	if (step->gres_gpus[0]) {
+	if (step->bind.gres_gpus[0]) {
 		/* Slurm narrows the task's GPU list when it binds (--gpu-bind,
 		 * --gpus-per-task); otherwise the share is ours to make. */
-		req.gpus_given = s->task_gres[0] && strcmp(s->task_gres, step->gres_gpus);
-		ngpus = efa_parse_index_list(req.gpus_given ? s->task_gres : step->gres_gpus,
+		req.gpus_given = s->task_gres[0] && strcmp(s->task_gres, step->bind.gres_gpus);
+		ngpus = efa_parse_index_list(req.gpus_given ? s->task_gres : step->bind.gres_gpus,
 					     s->gpus, EFA_STEP_GPUS_MAX);
 	} else if (s->task_visible[0]) {
 		req.gpus_given = true;	/* set by the user, without GRES */
@@ -198,8 +198,8 @@ static int binding_entries(const struct task *t, struct efa_env_entry *e, size_t
 	}
 	req.gpus = s->gpus;
 	req.ngpus = (size_t)ngpus;
-	if (step->bind_groups && step->bind_ntasks == req.ntasks)
-		req.groups = step->bind_groups;
+	if (step->bind.groups && step->bind.ntasks == req.ntasks)
+		req.groups = step->bind.groups;
 	if (efa_step_job_env(sp, "NEURON_LOGICAL_NC_CONFIG", s->value, sizeof(s->value)) &&
 	    (req.lnc = efa_neuron_lnc_parse(s->value)) < 0) {
 		if (req.task == 0)
@@ -246,21 +246,21 @@ static int launch_entries(const struct task *t, struct efa_env_entry *e, size_t 
 	unsigned local_rank = (unsigned)task_id(sp);
 	struct efa_launch l = {
 		.node_shared = t->shared,
-		.rank = step->ranked ? step->rank_base + local_rank :
+		.rank = step->rank.ranked ? step->rank.base + local_rank :
 				       item_u32(sp, S_TASK_GLOBAL_ID),
 		.local_rank = local_rank,
 		.world_size = item_u32(sp, S_JOB_TOTAL_TASK_COUNT),
 		.local_world_size = item_u32(sp, S_JOB_LOCAL_TASK_COUNT),
-		.node_rank = step->ranked ? step->node_rank : item_u32(sp, S_JOB_NODEID),
-		.topology_order = step->ranked,
-		.first_node = step->master_name,
+		.node_rank = step->rank.ranked ? step->rank.node : item_u32(sp, S_JOB_NODEID),
+		.topology_order = step->rank.ranked,
+		.first_node = step->rank.master_name,
 		.job_id = item_u32(sp, S_JOB_ID),
 		.step_id = item_u32(sp, S_JOB_STEPID),
 		.port_lo = step->cfg->master_ports.lo,
 		.port_hi = step->cfg->master_ports.hi,
 		.neuron = neuron_node(step),
-		.master_addr = step->master_addr[0] ? step->master_addr : NULL,
-		.master_from = step->master_addr[0] ? step->master_from : NULL,
+		.master_addr = step->rank.master_addr[0] ? step->rank.master_addr : NULL,
+		.master_from = step->rank.master_addr[0] ? step->rank.master_from : NULL,
 	};
 	struct efa_error err;
 	int added;
@@ -285,16 +285,16 @@ static int apply_task(const struct task *t)
 	 * rank gets its launch variables (prepare.c found its step's first
 	 * node) with or without EFA on its node. */
 	bool rank = item_u32(sp, S_JOB_STEPID) != SLURM_BATCH_SCRIPT;
-	bool launch = rank && step->master_name[0];
+	bool launch = rank && step->rank.master_name[0];
 	size_t n = 0;
 	int rc = -1;
 
-	if (!step->plan && !ckpt_dir && !launch)
+	if (!step->env.plan && !ckpt_dir && !launch)
 		return 0;
 	memset(task, 0, sizeof(task));
 	/* Bindings are each task's own; of the launch variables, RANK and
 	 * LOCAL_RANK are. */
-	if (!t->shared && step->plan && rank && step->bind == EFA_BIND_CLOSEST &&
+	if (!t->shared && step->env.plan && rank && step->bind.mode == EFA_BIND_CLOSEST &&
 	    binding_entries(t, task, &n))
 		goto out;
 	for (size_t i = 0; i < n; i++)
@@ -312,7 +312,7 @@ static int apply_task(const struct task *t)
 		      "the newest complete checkpoint in the job's checkpoint directory", false))
 		goto out;
 	rc = (t->shared ? efa_env_apply_shared :
-	      t->after_shared ? efa_env_apply_task : efa_env_apply)(step->plan, task, n, step->cfg,
+	      t->after_shared ? efa_env_apply_task : efa_env_apply)(step->env.plan, task, n, step->cfg,
 								       get_task_env, put_task_env,
 								       (void *)t);
 out:
@@ -328,11 +328,11 @@ static int plan_for_image(struct efa_step *step, struct efa_sysfs *fs, struct ef
 	*view = *step->node;
 	if (efa_image_stack(fs, &step->node->stack, &view->stack))
 		return -1;
-	if (efa_env_plan_build(view, step->profiles, &plan, &err))
+	if (efa_env_plan_build(view, step->env.profiles, &plan, &err))
 		return -1;
-	efa_env_plan_free(step->plan);
-	step->plan = plan;
-	plan->image = step->image;
+	efa_env_plan_free(step->env.plan);
+	step->env.plan = plan;
+	plan->image = step->env.image;
 	plan->task_fs = fs;
 	return 0;
 }
@@ -355,14 +355,14 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 
 	if (container && efa_ckpt_dir(step) && !efa_ckpt_reaches_container(step))
 		efa_step_fail(step, "efa: checkpoint directory %s on node %s is not the node's inside container image %s: what the job writes there would be lost with the container. Install slurm-efa's enroot hook (50-slurm-efa.sh in enroot's hooks.d) or add --container-mounts=%s",
-			      efa_ckpt_dir(step), step->node_name, step->image, efa_ckpt_dir(step));
+			      efa_ckpt_dir(step), step->node_name, step->env.image, efa_ckpt_dir(step));
 	if (step->failure[0])
 		return -1;
-	if (!step->plan || (!container && step->host_settled))
+	if (!step->env.plan || (!container && step->env.host_settled))
 		return 0;
-	if (!container && step->image[0] && task_id(sp) == 0)
+	if (!container && step->env.image[0] && task_id(sp) == 0)
 		slurm_info("efa: node %s: spank_efa runs before pyxis in plugstack.conf, so container image %s gets the node's EFA settings and its own variables override them: list spank_efa after pyxis (the shipped plugstack.conf.d/slurm-efa.conf sorts after pyxis.conf)",
-			   step->node_name, step->image);
+			   step->node_name, step->env.image);
 	/* A job's library path may be long: on the heap, not slurmstepd's stack. */
 	ld_path = malloc(LIBPATH_MAX);
 	if (!ld_path) {
@@ -375,10 +375,10 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 		free(ld_path);
 		efa_stack_clear(&view.stack);
 		efa_step_fail(step, "efa: node %s cannot read container image %s: out of memory",
-			      step->node_name, step->image);
+			      step->node_name, step->env.image);
 		return -1;
 	}
-	rc = efa_env_plan_for_task(step->plan, container ? &view : step->node, fs, ld_path,
+	rc = efa_env_plan_for_task(step->env.plan, container ? &view : step->node, fs, ld_path,
 				   container ? EFA_CHECK_CONTAINER : 0, step->mode == EFA_MODE_REQUIRED,
 				   problem, sizeof(problem));
 	free(ld_path);
@@ -390,7 +390,7 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 	if (problem[0] && step->mode == EFA_MODE_REQUIRED) {
 		if (container)
 			efa_step_fail(step, "efa: --efa=required but container image %s on node %s cannot use EFA: %s. Use an image with EFA's user space (the EFA installer with --skip-kmod, or AWS's deep-learning containers), keep ENROOT_RESTRICT_DEV=n, or submit with --efa=auto",
-				      step->image, step->node_name, problem);
+				      step->env.image, step->node_name, problem);
 		else
 			efa_step_fail(step, "efa: --efa=required but node %s cannot use EFA: %s. Install aws-ofi-nccl (the EFA installer does), put it on LD_LIBRARY_PATH, or submit with --efa=auto",
 				      step->node_name, problem);
@@ -399,10 +399,10 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 	if (problem[0]) {
 		if (task_id(sp) == 0)
 			slurm_info("efa: node %s%s%s has %s: --efa=auto sets nothing EFA-specific",
-				   step->node_name, container ? ", container image " : "", step->image,
+				   step->node_name, container ? ", container image " : "", step->env.image,
 				   problem);
-		efa_env_plan_free(step->plan);
-		step->plan = NULL;
+		efa_env_plan_free(step->env.plan);
+		step->env.plan = NULL;
 	}
 	return 0;
 }
@@ -411,7 +411,7 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
  * nothing: every task of every job on the node comes through here. */
 static bool nothing_to_do(const struct efa_step *step)
 {
-	return !step->plan && !efa_ckpt_dir(step) && !step->failure[0] && !step->warning[0] &&
+	return !step->env.plan && !efa_ckpt_dir(step) && !step->failure[0] && !step->warning[0] &&
 	       step->mode == EFA_MODE_UNSET;
 }
 
@@ -422,15 +422,15 @@ static int set_mode(const struct task *t)
 	if (step->mode == EFA_MODE_UNSET)
 		return 0;
 	if (set_own(t, "SLURM_EFA_MODE", efa_mode_name(step->mode)) ||
-	    (step->bind != EFA_BIND_UNSET && set_own(t, "SLURM_EFA_BIND", efa_bind_name(step->bind))))
+	    (step->bind.mode != EFA_BIND_UNSET && set_own(t, "SLURM_EFA_BIND", efa_bind_name(step->bind.mode))))
 		return -1;
 	return 0;
 }
 
 void efa_task_note_image(struct efa_step *step, spank_t sp)
 {
-	if (nothing_to_do(step) || !efa_container_image(sp, step->image, sizeof(step->image)))
-		step->image[0] = '\0';
+	if (nothing_to_do(step) || !efa_container_image(sp, step->env.image, sizeof(step->env.image)))
+		step->env.image[0] = '\0';
 }
 
 void efa_task_step_env(struct efa_step *step, spank_t sp)
@@ -441,13 +441,13 @@ void efa_task_step_env(struct efa_step *step, spank_t sp)
 	/* A task in a container gets the image's environment from pyxis in
 	 * its own task_init: only the task can decide there. A step that
 	 * fails is told so by its tasks. */
-	if (nothing_to_do(step) || step->failure[0] || step->image[0])
+	if (nothing_to_do(step) || step->failure[0] || step->env.image[0])
 		return;
 	if (efa_sysfs_open(&fs, "/"))
 		return;
 	if (!settle_task_plan(step, sp, &fs, efa_container_entered(step))) {
-		step->host_settled = true;
-		step->env_settled = !set_mode(&t) && !apply_task(&t);
+		step->env.host_settled = true;
+		step->env.settled = !set_mode(&t) && !apply_task(&t);
 	}
 	efa_sysfs_close(&fs);
 }
@@ -462,12 +462,12 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 	if (nothing_to_do(step))
 		return 0;
 	/* slurmstepd applies what is left of it after task_init. */
-	if (step->refuse_memlock)
+	if (step->env.refuse_memlock)
 		spank_unsetenv(sp, EFA_MEMLOCK_VAR);
 	container = efa_container_entered(step);
 	/* A task on the node of a step whose shared part user_init settled
 	 * reads none of its files. */
-	settled = !container && step->host_settled;
+	settled = !container && step->env.host_settled;
 	if (!settled && efa_sysfs_open(&fs, "/")) {
 		slurm_error("efa: cannot open the task's root directory");
 		return -1;
@@ -480,11 +480,11 @@ int efa_task_init(struct efa_step *step, spank_t sp)
 	/* Only slurm_error reaches the job's stderr from here. */
 	if (step->warning[0] && task_id(sp) == 0)
 		slurm_error("%s", step->warning);
-	if (step->rank_warning[0] && item_u32(sp, S_TASK_GLOBAL_ID) == 0)
-		slurm_error("%s", step->rank_warning);
+	if (step->rank.warning[0] && item_u32(sp, S_TASK_GLOBAL_ID) == 0)
+		slurm_error("%s", step->rank.warning);
 	/* The step's environment, which the task has, holds the mode and
 	 * what every task shares when user_init applied them. */
-	t.after_shared = settled && step->env_settled;
+	t.after_shared = settled && step->env.settled;
 	if (!t.after_shared && set_mode(&t)) {
 		efa_sysfs_close(&fs);
 		return -1;

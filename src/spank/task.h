@@ -14,7 +14,7 @@
 
 /*
  * user_init, in slurmstepd before the tasks fork, first: the container
- * image the step asked pyxis for (step->image, "" for none), looked up
+ * image the step asked pyxis for (step->env.image, "" for none), looked up
  * once here for every task. Slurm's lookup of an option takes a lock and
  * walks the step's options, and in a task's child each page it writes is
  * a copy-on-write fault; a step with nothing to do looks nothing up.
