@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "common/base/strutil.h"
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/topology/rank_order.h"
 #include "common/topology/topology_read.h"
 

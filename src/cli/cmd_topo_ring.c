@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/base/strutil.h"
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/topology/rank_order.h"
 #include "common/topology/topology_read.h"
 #include "cli.h"

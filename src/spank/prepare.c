@@ -9,7 +9,7 @@
 #include <slurm/slurm.h>
 
 #include "common/base/strutil.h"
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/topology/rank_order.h"
 #include "common/topology/topology_read.h"
 #include "common/env/env.h"

@@ -12,7 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "common/base/strutil.h"
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/cluster/resume.h"
 #include "common/cluster/scontrol.h"
 #include "checkpoint_step.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Host lists read back from topology.conf and written into it: expanding
  * what we compressed gives the same names. */
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/base/strutil.h"
 #include "fuzz.h"
 

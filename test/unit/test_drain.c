@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A node's health check in Slurm (drain.h): drain on failure, return only
+ * A node's health check in Slurm (drain_rules.h): drain on failure, return only
  * what slurm-efa drained after enough passing checks in a row, never touch
  * a node someone else took out of service.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cluster/drain.h"
+#include "common/health/drain_rules.h"
 #include "common/config/efa_conf.h"
 #include "common/health/slurmd_limits.h"
 #include "tap.h"

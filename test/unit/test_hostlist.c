@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/base/strutil.h"
 #include "tap.h"
 

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/cluster/snapshot.h"
 #include "common/base/strutil.h"
 #include "common/topology/topology.h"

@@ -7,7 +7,7 @@
 
 #include "common/base/atomic_write.h"
 #include "common/base/strutil.h"
-#include "common/cluster/drain.h"
+#include "common/health/drain_rules.h"
 #include "common/cluster/scontrol.h"
 #include "common/health/node_drain.h"
 

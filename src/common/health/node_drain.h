@@ -4,7 +4,7 @@
  * scontrol with a deadline (common/cluster/scontrol.h), by whoever ran the
  * check on the node as root: slurm-efa check --node --drain (Slurm's
  * HealthCheckProgram) and the job prolog's gate. The rules are
- * common/cluster/drain.h's.
+ * common/health/drain_rules.h's.
  */
 #ifndef EFA_HEALTH_NODE_DRAIN_H
 #define EFA_HEALTH_NODE_DRAIN_H

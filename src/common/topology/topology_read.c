@@ -7,7 +7,7 @@
 #include <strings.h>
 
 #include "common/base/strutil.h"
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 #include "common/topology/topology_file.h"
 #include "common/topology/topology_read.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/base/strutil.h"
-#include "common/cluster/hostlist.h"
+#include "common/topology/hostlist.h"
 
 /* Longer digit runs would not fit the number: such names stay whole. */
 #define MAX_DIGITS 18

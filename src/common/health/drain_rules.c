@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cluster/drain.h"
+#include "common/health/drain_rules.h"
 
 bool efa_drain_reason_ours(const char *reason)
 {

@@ -6,8 +6,8 @@
  * have passed since. A node an admin drained or downed, or whose reason
  * changed since, is never touched: its reason is someone else's.
  */
-#ifndef EFA_DRAIN_H
-#define EFA_DRAIN_H
+#ifndef EFA_DRAIN_RULES_H
+#define EFA_DRAIN_RULES_H
 
 #include <stdbool.h>
 
