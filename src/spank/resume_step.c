@@ -187,6 +187,14 @@ void efa_resume_exit(const struct efa_step *step, spank_t sp)
 	 * requeues it for a broken node (a node failure). */
 	if (job->restart_cnt <= r->restarts)
 		goto done;
+#ifdef HAVE_SLURM_JOB_INFO_T_FAILED_NODE
+	/* Requeued for a node's failure (slurmctld names it until the
+	 * requeue completes, after this step's end): a node set DOWN whose
+	 * slurmd answers is back in service within milliseconds under
+	 * ReturnToService=2, before the nodes' states below are read. */
+	if (job->failed_node && job->failed_node[0])
+		goto done;
+#endif
 	if (!efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)) ||
 	    efa_hostlist_expand(nodelist, &names, &n, &err) || any_node_broken(names, n))
 		goto done;
