@@ -154,6 +154,10 @@ if [ "${SLURM_EFA_CLUSTER_ACCOUNTING:-0}" = 1 ]; then
 fi
 if ((10#${SLURM_RELEASE%%.*} < 24)); then
 	node_revive "$victim2"
+else
+	# Back in service already under ReturnToService=2 (Slurm then refuses
+	# the RESUME as an invalid transition); the admin's RESUME where not.
+	scontrol update NodeName="$victim2" State=RESUME 2>/dev/null || true
 fi
 scancel "$job" 2>/dev/null || true
 
