@@ -121,6 +121,23 @@ static void print_table(const slurmrest_job *job, const char *from,
 			       steps[i].bytes ? "next to nothing" : "nothing");
 }
 
+/* The hangs found in the job (HangAfter=), after its steps. */
+static int print_hangs(const slurmrest_job *job, struct efa_error *err)
+{
+	struct efa_record_hang *hangs;
+	size_t n;
+
+	if (efa_record_hangs(job->admin_comment, &hangs, &n, err))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		printf("run %" PRIu32 ", step %" PRIu32 " hung on %s: nothing moved for %ld s; %s\n",
+		       hangs[i].run, hangs[i].step, hangs[i].nodes, hangs[i].quiet_seconds,
+		       hangs[i].action == EFA_HANG_REQUEUE ? "requeued" :
+		       hangs[i].action == EFA_HANG_CANCEL ? "cancelled" : "the job was told");
+	free(hangs);
+	return 0;
+}
+
 int cmd_stats(int argc, char **argv, const struct cli_common *common)
 {
 	struct efa_record_step *steps = NULL;
@@ -161,6 +178,10 @@ int cmd_stats(int argc, char **argv, const struct cli_common *common)
 		       id, job->name, job->state, from);
 	else
 		print_table(job, from, steps, n, dropped);
+	if (print_hangs(job, &err)) {
+		fprintf(stderr, "slurm-efa: job %" PRIu32 ": %s\n", id, err.msg);
+		goto out;
+	}
 	rc = 0;
 out:
 	free(steps);

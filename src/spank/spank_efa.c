@@ -20,6 +20,7 @@
 #include "options.h"
 #include "prepare.h"
 #include "gate.h"
+#include "hang_step.h"
 #include "resume_step.h"
 #include "step.h"
 #include "step_counters.h"
@@ -96,6 +97,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	efa_resume_prepare(&step, sp, opts);
 	efa_prepare_node(&step, sp, &args);
 	efa_counters_step_begin(&step, sp);
+	efa_hang_step_begin(&step, sp, opts);
 	return 0;
 }
 
@@ -105,6 +107,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	efa_ckpt_create(&step, sp);
+	efa_hang_note_checkpoint(&step);
 	efa_task_note_image(&step, sp);
 	efa_container_host_mounts(&step, sp);
 	efa_task_step_env(&step, sp);
@@ -126,6 +129,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
+	efa_hang_task_exit(&step);
 	efa_counters_task_exit(&step, sp);
 	return 0;
 }
@@ -135,6 +139,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE) {
+		efa_hang_step_end(&step);
 		efa_ckpt_retain(&step, sp);
 		efa_resume_exit(&step, sp);
 		efa_counters_step_end(&step, sp);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -81,6 +82,23 @@ struct efa_step_counters {
 	 * held: the two are open (-1 each when not). */
 	bool held;
 	int root_fd, store_fd;
+};
+
+/* The step's hang watch on this node (hang_step.c): the thread, and what
+ * it reads, set before it starts and unchanged until it is joined. */
+struct efa_step_hang {
+	bool running;		/* the thread runs: join it */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;		/* under lock: the thread ends */
+	uint32_t exited;	/* the step's tasks on the node that ended */
+	long after, interval;	/* HangAfter=, HangCheckInterval=: seconds */
+	enum efa_hang_action action;
+	long resume_limit;	/* the job's resumes (resume.h) */
+	uid_t uid;		/* the job's user: owns its heartbeat */
+	char heartbeat[EFA_STEP_PATH_MAX];	/* "" when none */
+	char resume[EFA_CKPT_PATH_MAX];		/* under lock: efa_hang_note_checkpoint */
 };
 
 /* slurmstepd's own root directory, the node's, to tell a container's
@@ -157,6 +175,7 @@ struct efa_step {
 	struct efa_step_ckpt ckpt;
 	struct efa_step_resume resume;
 	struct efa_step_counters counters;
+	struct efa_step_hang hang;
 	struct efa_host_root host_root;
 };
 /*

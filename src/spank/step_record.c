@@ -38,8 +38,7 @@ int efa_job_load(uint32_t job, job_info_msg_t **msg)
 	return 0;
 }
 
-/* The job's AdminComment as slurmctld has it now (*comment NULL: none). */
-static int job_comment(uint32_t job, char **comment)
+int efa_job_comment(uint32_t job, char **comment)
 {
 	job_info_msg_t *msg;
 	int rc = 0;
@@ -58,16 +57,23 @@ static int job_comment(uint32_t job, char **comment)
 	return rc;
 }
 
-static int set_job_comment(uint32_t job, const char *comment)
+int efa_job_set_comment(uint32_t job, const char *comment)
 {
+	job_array_resp_msg_t *resp = NULL;
 	job_desc_msg_t desc;
 	char id[16];
+	int rc;
 
 	slurm_init_job_desc_msg(&desc);
 	snprintf(id, sizeof(id), "%" PRIu32, job);
 	desc.job_id_str = id;
 	desc.admin_comment = (char *)comment;
-	return slurm_update_job(&desc);
+	/* slurm_update_job2, as scontrol: slurm_update_job with a job id
+	 * string logs, to the step's stderr, that this one is better (and a
+	 * line there would count as the job's output for hang detection). */
+	rc = slurm_update_job2(&desc, &resp);
+	slurm_free_job_array_resp(resp);
+	return rc;
 }
 
 static void part_of(const struct efa_step *step, const struct efa_step_usage *used,
@@ -110,7 +116,7 @@ static void record_update(const struct efa_step *step, uint32_t job, const char 
 	char *comment, *next;
 
 	for (int try = 1;; try++) {
-		if (job_comment(job, &comment)) {
+		if (efa_job_comment(job, &comment)) {
 			slurm_info("efa: node %s: %s: not recorded: job %" PRIu32 " cannot be read from slurmctld: %s",
 				   step->node_name, what_text, job, slurm_strerror(errno));
 			return;
@@ -130,7 +136,7 @@ static void record_update(const struct efa_step *step, uint32_t job, const char 
 			free(next);
 			return;
 		}
-		if (set_job_comment(job, next) != SLURM_SUCCESS) {
+		if (efa_job_set_comment(job, next) != SLURM_SUCCESS) {
 			slurm_info("efa: node %s: %s: not recorded: job %" PRIu32 "'s AdminComment cannot be set: %s",
 				   step->node_name, what_text, job, slurm_strerror(errno));
 			free(next);

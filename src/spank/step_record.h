@@ -28,6 +28,13 @@
  * epilog, which set up no authentication): 0, or -1 (errno). */
 int efa_job_load(uint32_t job, job_info_msg_t **msg);
 
+/* The job's AdminComment as slurmctld has it now (*comment malloc'd,
+ * NULL when none): 0, or -1 (errno). */
+int efa_job_comment(uint32_t job, char **comment);
+
+/* Sets the job's AdminComment whole: SLURM_SUCCESS, or not (errno). */
+int efa_job_set_comment(uint32_t job, const char *comment);
+
 void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
 		     const struct efa_step_verdict *v);
 

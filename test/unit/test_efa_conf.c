@@ -270,12 +270,43 @@ static void test_load(void)
 	rmdir(dir);
 }
 
+static void test_hang(void)
+{
+	struct efa_error err;
+	struct efa_config *cfg;
+	const struct efa_partition *p;
+
+	cfg = parse("PartitionName=gpu HangAfter=10m\nPartitionName=cpu\n", &err);
+	require(ok(cfg != NULL, "HangAfter= with a suffix"));
+	is_int(cfg->hang_check_interval, EFA_HANG_CHECK_INTERVAL_DEFAULT,
+	       "HangCheckInterval= defaults to %d s", EFA_HANG_CHECK_INTERVAL_DEFAULT);
+	p = efa_config_partition(cfg, "gpu");
+	ok(p && p->hang_after == 600 && p->hang_action == EFA_HANG_NOTIFY,
+	   "  600 s, HangAction= notify by default");
+	p = efa_config_partition(cfg, "cpu");
+	ok(p && p->hang_after == 0, "a partition without it: no hang detection");
+	efa_config_free(cfg);
+	cfg = parse("PartitionName=DEFAULT HangAfter=5 HangAction=cancel\nPartitionName=gpu\n"
+		    "HangCheckInterval=1\n", &err);
+	require(ok(cfg != NULL, "HangAfter= of the DEFAULT line, HangCheckInterval= after the partitions"));
+	p = efa_config_partition(cfg, "gpu");
+	ok(p && p->hang_after == 5 && p->hang_action == EFA_HANG_CANCEL, "  the partition has both");
+	efa_config_free(cfg);
+	rejects("PartitionName=gpu HangAction=reboot\n",
+		"efa.conf:1: invalid HangAction=reboot: use notify|requeue|cancel");
+	rejects("PartitionName=gpu HangAfter=soon\n", "efa.conf:1: invalid HangAfter=soon");
+	rejects("HangCheckInterval=60\nPartitionName=gpu HangAfter=2m\n",
+		"efa.conf:2: PartitionName=gpu: HangAfter=120 s is under 3 HangCheckInterval= (60 s each)");
+	rejects("HangCheckInterval=0\n", "HangCheckInterval=0: use 1 s or more");
+}
+
 int main(void)
 {
 	test_defaults();
 	test_sizes();
 	test_full();
 	test_errors();
+	test_hang();
 	test_load();
 	return done_testing();
 }

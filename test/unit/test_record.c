@@ -302,6 +302,93 @@ static void test_requeues(void)
 	free(c);
 }
 
+/* The quiet bits a node sets and clears, and the hangs found. */
+static char *quiet(char *c, uint32_t run, uint32_t step, uint32_t count, uint32_t node, bool on)
+{
+	struct efa_error err;
+	char *out;
+
+	if (efa_record_mark_quiet(c, run, step, count, node, on, &out, &err)) {
+		fprintf(stderr, "# %s\n", err.msg);
+		return c;
+	}
+	if (!out)
+		return c;
+	free(c);
+	return out;
+}
+
+static void test_hangs(void)
+{
+	struct efa_record_hang h = { .run = 1, .step = 3, .action = EFA_HANG_REQUEUE,
+				     .quiet_seconds = 610, .nodes = "p5-[001-002],p5-\"x\"" };
+	struct efa_record_hang *list;
+	struct efa_record_step *steps;
+	unsigned long dropped;
+	struct efa_error err;
+	char *c, *out;
+	size_t n;
+
+	c = add(strdup("ticket OPS-9"), part(3, 0, 2, 100));
+	ok(!efa_record_all_quiet(c, 1, 3, 2), "no quiet bits: not all quiet");
+	c = quiet(c, 1, 3, 2, 1, true);
+	has_str(c, "\"quiet\":[{\"run\":1,\"step\":3,\"node_count\":2,\"nodes\":\"2\"}]",
+		"node 1's quiet bit set");
+	ok(!efa_record_all_quiet(c, 1, 3, 2), "  one of two: not all quiet");
+	ok(efa_record_mark_quiet(c, 1, 3, 2, 1, true, &out, &err) == 0 && !out,
+	   "  set again: nothing to change");
+	c = quiet(c, 1, 3, 2, 0, true);
+	ok(efa_record_all_quiet(c, 1, 3, 2), "both set: all quiet");
+	ok(!efa_record_all_quiet(c, 0, 3, 2) && !efa_record_all_quiet(c, 1, 3, 3),
+	   "  not for another run, nor another node count");
+	c = quiet(c, 1, 3, 2, 0, false);
+	ok(!efa_record_all_quiet(c, 1, 3, 2), "node 0 active again: cleared");
+	has_str(c, "\"nodes\":\"2\"", "  node 1's bit stays");
+	c = add(c, part(3, 1, 2, 50));
+	has_str(c, "\"quiet\":[{", "  kept when a node adds its part of a step");
+	c = quiet(c, 2, 0, 2, 0, true);
+	ok(!strstr(c, "\"run\":1,\"step\":3"), "a new run's bit drops the old run's bits");
+	ok(efa_record_mark_quiet(c, 2, 0, 2, 2, true, &out, &err) == -1,
+	   "a node past the step's count is refused");
+
+	c = quiet(c, 1, 3, 2, 1, true);
+	require(ok(efa_record_add_hang(c, &h, &out, &err) == 0 && out, "a hang added"));
+	free(c);
+	c = out;
+	has_str(c, "\"hangs\":[{\"run\":1,\"step\":3,\"action\":\"requeue\",\"quiet_seconds\":610,\"nodes\":\"p5-[001-002],p5-\\\"x\\\"\"}]",
+		"  with what was done, for how long, on which nodes (quoted)");
+	ok(!strstr(c, "\"run\":1,\"step\":3,\"node_count\""), "  its step's quiet bits dropped");
+	ok(efa_record_add_hang(c, &h, &out, &err) == 0 && !out, "  the same run and step again: nothing to change");
+	require(ok(efa_record_hangs(c, &list, &n, &err) == 0 && n == 1, "read back"));
+	ok(list[0].run == 1 && list[0].step == 3 && list[0].action == EFA_HANG_REQUEUE &&
+	   list[0].quiet_seconds == 610 && !strcmp(list[0].nodes, h.nodes), "  as written");
+	free(list);
+	require(ok(efa_record_steps(c, &steps, &n, &dropped, &err) == 0 && n == 1 &&
+		   steps[0].reported == 2, "the step's figures are there still"));
+	free(steps);
+	has_str(c, "ticket OPS-9 {", "  the site's text as it was");
+	for (uint32_t run = 2; run < EFA_RECORD_HANGS_MAX + 5; run++) {
+		h.run = run;
+		require(ok(efa_record_add_hang(c, &h, &out, &err) == 0 && out, "hang of run %u", run));
+		free(c);
+		c = out;
+	}
+	require(ok(efa_record_hangs(c, &list, &n, &err) == 0 && n == EFA_RECORD_HANGS_MAX,
+		   "at most EFA_RECORD_HANGS_MAX hangs kept"));
+	ok(list[0].run == 5 && list[n - 1].run == EFA_RECORD_HANGS_MAX + 4, "  the newest");
+	free(list);
+	free(c);
+
+	c = strdup("{\"efa\":{\"steps\":[],\"hangs\":[{\"run\":1,\"step\":0,\"action\":\"reboot\",\"quiet_seconds\":1},"
+		   "{\"run\":1,\"step\":0,\"quiet_seconds\":1},{\"run\":2,\"step\":0,\"action\":\"cancel\",\"quiet_seconds\":9}],"
+		   "\"quiet\":[{\"run\":2,\"step\":0,\"node_count\":2,\"nodes\":\"7\"}]}}");
+	require(ok(efa_record_hangs(c, &list, &n, &err) == 0 && n == 1 && list[0].run == 2,
+		   "hangs not of this shape (an unknown action, none) are not read"));
+	free(list);
+	ok(!efa_record_all_quiet(c, 2, 0, 2), "quiet bits past the node count are not read");
+	free(c);
+}
+
 static void test_allocation_failures(void)
 {
 	char *json = add(strdup("{\"ticket\":\"OPS-12\"}"), part(1, 0, 2, 5));
@@ -345,6 +432,7 @@ int main(void)
 	test_forged_note();
 	test_parts();
 	test_requeues();
+	test_hangs();
 	test_site_text();
 	test_bounds();
 	test_allocation_failures();

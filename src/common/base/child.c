@@ -56,8 +56,11 @@ static int exit_status(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Waits up to timeout_ms for pid to end; true with *status when it did. */
-static bool reap(pid_t pid, long timeout_ms, int *status)
+/* Waits up to timeout_ms for pid to end: 1 with *status when it did, 0
+ * when it did not, -1 when it is no child to wait for any more (another
+ * thread's wait for any child took it: slurmstepd's main thread waits so
+ * for its tasks). */
+static int reap(pid_t pid, long timeout_ms, int *status)
 {
 	struct timespec start, nap = { 0, 1000000 };
 
@@ -66,11 +69,13 @@ static bool reap(pid_t pid, long timeout_ms, int *status)
 		pid_t done = waitpid(pid, status, WNOHANG);
 
 		if (done == pid)
-			return true;
+			return 1;
+		if (done < 0 && errno == ECHILD)
+			return -1;
 		if (done < 0 && errno != EINTR)
-			return false;
+			return 0;
 		if (ms_since(&start) >= timeout_ms)
-			return false;
+			return 0;
 		/* A child ends soon after it closes its output: short naps
 		 * first, then at most 20 ms between looks. */
 		nanosleep(&nap, NULL);
@@ -156,13 +161,21 @@ int efa_child_run(int (*fn)(void *arg, int fd), void *arg, long timeout_ms, bool
 	close(fds[0]);
 	/* A child that closed or redirected its output is still bound by
 	 * the deadline: the pipe's end is not the child's. */
-	if (!res->killed && reap(pid, timeout_ms - ms_since(&start), &status)) {
-		res->status = exit_status(status);
-		return 0;
+	if (!res->killed) {
+		switch (reap(pid, timeout_ms - ms_since(&start), &status)) {
+		case 1:
+			res->status = exit_status(status);
+			return 0;
+		case -1:
+			/* Ended (its pid may be another process's now:
+			 * never signalled), its status taken elsewhere. */
+			res->status = -1;
+			return 0;
+		}
 	}
 	res->killed = true;
 	kill(own_group ? -pid : pid, SIGKILL);
-	if (reap(pid, EFA_CHILD_REAP_MS, &status))
+	if (reap(pid, EFA_CHILD_REAP_MS, &status) == 1)
 		res->status = exit_status(status);
 	else
 		res->status = -1;	/* stuck where no signal reaches: left behind */

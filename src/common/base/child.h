@@ -18,7 +18,8 @@
 
 struct efa_child {
 	int status;	/* exit status, 128 + the signal that ended it, or -1
-			 * when it was left behind */
+			 * when it was left behind, or ended and was reaped by
+			 * another thread's wait for any child (not killed) */
 	bool killed;	/* the deadline passed */
 	size_t len;	/* bytes of its output kept (the rest read and dropped) */
 };

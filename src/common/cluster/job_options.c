@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "common/base/error.h"
+
 #include "common/cluster/job_options.h"
 
 const struct efa_job_option efa_job_options[EFA_OPT_COUNT] = {
@@ -27,6 +29,10 @@ const struct efa_job_option efa_job_options[EFA_OPT_COUNT] = {
 		"When a node of this batch job fails, run the job again on healthy "
 		"nodes, up to N times (same job id); each run gets CHECKPOINT_RESUME_DIR, "
 		"the newest complete checkpoint. 0: never.", false },
+	[EFA_OPT_EFA_HANG] = { "efa-hang", "on|off",
+		"'off': the partition's hang detection leaves this job alone (a phase "
+		"with no EFA traffic, output or checkpoint writes for longer than its "
+		"HangAfter=); 'on' (default) keeps it. Or touch $SLURM_EFA_HEARTBEAT.", false },
 };
 
 void efa_job_values_init(struct efa_job_values *v)
@@ -42,6 +48,19 @@ int efa_job_option_find(const char *name)
 		if (!strcmp(efa_job_options[i].name, name))
 			return i;
 	return -1;
+}
+
+static int hang_parse(const char *value, bool *off, struct efa_error *err)
+{
+	if (value && !strcmp(value, "on")) {
+		*off = false;
+		return 0;
+	}
+	if (value && !strcmp(value, "off")) {
+		*off = true;
+		return 0;
+	}
+	return efa_error_set(err, "invalid --efa-hang=%s: use on or off", value ? value : "");
 }
 
 int efa_job_option_parse(enum efa_job_option_id id, const char *value, struct efa_job_values *v,
@@ -60,6 +79,8 @@ int efa_job_option_parse(enum efa_job_option_id id, const char *value, struct ef
 		return efa_checkpoint_keep_parse(value, &v->checkpoint_keep, err);
 	case EFA_OPT_EFA_RESUME:
 		return efa_resume_parse(value, &v->resume, err);
+	case EFA_OPT_EFA_HANG:
+		return hang_parse(value, &v->hang_off, err);
 	case EFA_OPT_COUNT:
 		break;
 	}

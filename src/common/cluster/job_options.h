@@ -23,6 +23,7 @@ enum efa_job_option_id {
 	EFA_OPT_CHECKPOINT_DIR,
 	EFA_OPT_CHECKPOINT_KEEP,
 	EFA_OPT_EFA_RESUME,
+	EFA_OPT_EFA_HANG,
 	EFA_OPT_COUNT
 };
 
@@ -43,6 +44,7 @@ struct efa_job_values {
 	char checkpoint_dir[EFA_CKPT_PATH_MAX];	/* normalized; "" when not given */
 	long checkpoint_keep;			/* EFA_CKPT_KEEP_UNSET when not given */
 	long resume;				/* EFA_RESUME_UNSET when not given */
+	bool hang_off;				/* --efa-hang=off: no hang detection */
 };
 
 /* Nothing given. */

@@ -106,6 +106,13 @@ static const struct choice rank_order_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct choice hang_action_choices[] = {
+	{ "notify", EFA_HANG_NOTIFY },
+	{ "requeue", EFA_HANG_REQUEUE },
+	{ "cancel", EFA_HANG_CANCEL },
+	{ NULL, 0 },
+};
+
 static const struct choice ckpt_fs_choices[] = {
 	{ "lustre", EFA_CKPT_FS_LUSTRE },
 	{ "any", EFA_CKPT_FS_ANY },
@@ -163,6 +170,7 @@ static const struct key global_keys[] = {
 	GCOUNT("HealthImpairedConnections", health_impaired_connections, EFA_HEALTH_COUNTER_MAX),
 	GKEY("HealthGres", V_CHOICE, health_gres, yes_no_choices),
 	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
+	GKEY("HangCheckInterval", V_DURATION, hang_check_interval, NULL),
 	GKEY("MetricsDir", V_PATH, metrics_dir, NULL),
 	GKEY("FallbackAfter", V_DURATION, fallback_after, NULL),
 	GKEY("JobRecord", V_CHOICE, job_record, yes_no_choices),
@@ -178,6 +186,8 @@ static const struct key partition_keys[] = {
 	PCOUNT("Resume", resume, EFA_RESUME_MAX),
 	PKEY("RankOrder", V_CHOICE, rank_order, rank_order_choices),
 	PKEY("CheckpointSignal", V_SIGNAL, checkpoint_signal, NULL),
+	PKEY("HangAfter", V_DURATION, hang_after, NULL),
+	PKEY("HangAction", V_CHOICE, hang_action, hang_action_choices),
 	{ NULL, 0, 0, NULL, 0 },
 };
 
@@ -290,6 +300,7 @@ struct efa_config *efa_config_defaults(void)
 	cfg->container_host_libraries = EFA_NO;
 	cfg->allow_plain_http = EFA_NO;
 	cfg->resume_expedite = EFA_NO;
+	cfg->hang_check_interval = EFA_HANG_CHECK_INTERVAL_DEFAULT;
 	cfg->health_gres = EFA_NO;
 	cfg->job_record = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
@@ -621,6 +632,7 @@ static int parse_partition_line(struct parser *ps, char *cursor, const char *nam
 		p = &ps->defaults;
 	else if (add_partition(ps, name, &p))
 		return -1;
+	p->line = ps->line;
 
 	while ((rc = next_pair(ps, &cursor, &key, &value)) > 0) {
 		const struct key *k = find_key(partition_keys, key);
@@ -670,15 +682,29 @@ static int parse_line(struct parser *ps, char *line)
 	return rc;
 }
 
-/* Settings that depend on other settings, applied once the file is read. */
-static void finish(struct efa_config *cfg)
+/* Settings that depend on other settings, applied and checked once the
+ * file is read (a global key may come after the partitions). */
+static int finish(struct parser *ps)
 {
+	struct efa_config *cfg = ps->cfg;
+
+	if (cfg->hang_check_interval < 1)
+		return efa_error_set(ps->err, "%s: HangCheckInterval=%ld: use 1 s or more", ps->name,
+				     cfg->hang_check_interval);
 	for (size_t i = 0; i < cfg->npartitions; i++) {
 		struct efa_partition *p = &cfg->partitions[i];
 
 		if (p->checkpoint_root && p->checkpoint_fs == EFA_CKPT_FS_UNSET)
 			p->checkpoint_fs = EFA_CKPT_FS_LUSTRE;
+		if (p->hang_action == EFA_HANG_ACTION_UNSET)
+			p->hang_action = EFA_HANG_NOTIFY;
+		if (p->hang_after > 0 &&
+		    p->hang_after < EFA_HANG_MIN_INTERVALS * cfg->hang_check_interval)
+			return efa_error_set(ps->err, "%s:%u: PartitionName=%s: HangAfter=%ld s is under %d HangCheckInterval= (%ld s each): a hang is judged from several samples; raise HangAfter= or lower HangCheckInterval=",
+					     ps->name, p->line, p->name, p->hang_after,
+					     EFA_HANG_MIN_INTERVALS, cfg->hang_check_interval);
 	}
+	return 0;
 }
 
 int efa_config_parse(const char *text, size_t len, const char *name,
@@ -703,7 +729,8 @@ int efa_config_parse(const char *text, size_t len, const char *name,
 		if (parse_line(&ps, line))
 			goto fail;
 	}
-	finish(ps.cfg);
+	if (finish(&ps))
+		goto fail;
 	partition_clear(&ps.defaults);
 	free(buf);
 	*out = ps.cfg;

@@ -71,6 +71,19 @@ struct efa_range {
 	long lo, hi;
 };
 
+/* HangAction=: what a hung job's nodes do (common/health/hang.h). */
+enum efa_hang_action {
+	EFA_HANG_ACTION_UNSET = 0,
+	EFA_HANG_NOTIFY,	/* tell the job, record it */
+	EFA_HANG_REQUEUE,	/* and run it again (auto-resume: its budget) */
+	EFA_HANG_CANCEL,	/* and cancel it */
+};
+
+/* HangCheckInterval='s default, and how many of them HangAfter= must
+ * span at least: a hang is judged from samples, never from one. */
+#define EFA_HANG_CHECK_INTERVAL_DEFAULT 60
+#define EFA_HANG_MIN_INTERVALS 3
+
 struct efa_partition {
 	char *name;
 	enum efa_mode efa;		/* EFA_MODE_UNSET: user decides */
@@ -84,6 +97,9 @@ struct efa_partition {
 	struct efa_signal checkpoint_signal;	/* sent to EFA jobs' batch shells
 						 * before their time limit;
 						 * number 0: none */
+	long hang_after;		/* HangAfter=: seconds; 0: no hang detection */
+	enum efa_hang_action hang_action;	/* UNSET: notify */
+	unsigned line;			/* its PartitionName= line in the file */
 };
 
 struct efa_config {
@@ -142,6 +158,7 @@ struct efa_config {
 	/* The bridge asks Slurm 26.05's expedited requeue for jobs it makes
 	 * resumable (SlurmctldParameters=enable_expedited_requeue). */
 	enum efa_tristate resume_expedite;
+	long hang_check_interval;	/* seconds between a node's samples of a job */
 	/* Where nodes write their EFA figures for node_exporter's textfile
 	 * collector (common/usage/metrics.h); NULL: nowhere, and steps take
 	 * no reading of the counters. */

@@ -51,12 +51,22 @@ struct entry {
 	uint64_t sums[NSUMS];
 };
 
+/* A watched step's quiet bits (job_record.h). */
+struct quiet {
+	uint32_t run, step, node_count;
+	char *bits;
+};
+
 struct summary {
 	struct entry *steps;
 	size_t n;
 	uint64_t dropped;
 	struct efa_record_requeue *requeues;
 	size_t nrequeues;
+	struct quiet *quiet;
+	size_t nquiet;
+	struct efa_record_hang *hangs;
+	size_t nhangs;
 };
 
 static const char *const cause_names[] = {
@@ -64,9 +74,21 @@ static const char *const cause_names[] = {
 	[EFA_REQUEUE_REQUEST] = "request",
 };
 
+static const char *const hang_action_names[] = {
+	[EFA_HANG_ACTION_UNSET] = "notify",
+	[EFA_HANG_NOTIFY] = "notify",
+	[EFA_HANG_REQUEUE] = "requeue",
+	[EFA_HANG_CANCEL] = "cancel",
+};
+
 const char *efa_requeue_cause_name(enum efa_requeue_cause cause)
 {
 	return cause_names[cause];
+}
+
+const char *efa_hang_action_name(enum efa_hang_action action)
+{
+	return hang_action_names[action];
 }
 
 static void entry_clear(struct entry *e)
@@ -81,6 +103,10 @@ static void summary_clear(struct summary *s)
 		entry_clear(&s->steps[i]);
 	free(s->steps);
 	free(s->requeues);
+	for (size_t i = 0; i < s->nquiet; i++)
+		free(s->quiet[i].bits);
+	free(s->quiet);
+	free(s->hangs);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -340,12 +366,146 @@ static void drop_oldest_requeues(struct summary *s, size_t keep)
 	s->nrequeues = keep;
 }
 
+static struct quiet *find_quiet(const struct summary *s, uint32_t run, uint32_t step)
+{
+	for (size_t i = 0; i < s->nquiet; i++)
+		if (s->quiet[i].run == run && s->quiet[i].step == step)
+			return &s->quiet[i];
+	return NULL;
+}
+
+/* The quiet bits at list, of the shape this file gives them. -1 out of
+ * memory. */
+static int read_quiet(const char *list, struct summary *s)
+{
+	struct efa_json_walk w = { .p = list };
+	const char *value, *end;
+
+	if (!list || *list != '[')
+		return 0;
+	while (efa_json_element_next(&w, &value, &end) == 1) {
+		struct efa_json_walk e = { .p = value };
+		long long run = -1, step = -1, count = -1;
+		const char *bits = NULL, *bits_end = NULL;
+		struct efa_json_member m;
+		bool oom = false;
+		struct quiet q;
+
+		if (*value != '{')
+			continue;
+		while (efa_json_member_next(&e, &m) == 1) {
+			if (!m.key_fits)
+				continue;
+			if (!strcmp(m.key, "run"))
+				run = id_value(m.value, 0);
+			else if (!strcmp(m.key, "step"))
+				step = id_value(m.value, 0);
+			else if (!strcmp(m.key, "node_count"))
+				count = id_value(m.value, 1);
+			else if (!strcmp(m.key, "nodes"))
+				bits = m.value, bits_end = m.end;
+		}
+		if (run < 0 || step < 0 || count < 0 || !bits ||
+		    find_quiet(s, (uint32_t)run, (uint32_t)step))
+			continue;
+		q = (struct quiet){ .run = (uint32_t)run, .step = (uint32_t)step,
+				    .node_count = (uint32_t)count };
+		q.bits = string_value(bits, bits_end, &oom);
+		if (!q.bits || reported_count(q.bits, q.node_count) < 0) {
+			free(q.bits);
+			if (oom)
+				return -1;
+			continue;
+		}
+		if (efa_array_room(&s->quiet, s->nquiet, sizeof(*s->quiet))) {
+			free(q.bits);
+			return -1;
+		}
+		s->quiet[s->nquiet++] = q;
+	}
+	return 0;
+}
+
+static bool holds_hang(const struct summary *s, uint32_t run, uint32_t step)
+{
+	for (size_t i = 0; i < s->nhangs; i++)
+		if (s->hangs[i].run == run && s->hangs[i].step == step)
+			return true;
+	return false;
+}
+
+/* A hang at value, when it has the shape this file gives it: 1, else 0. */
+static int read_hang(const char *value, struct efa_record_hang *h)
+{
+	struct efa_json_walk w = { .p = value };
+	long long run = -1, step = -1, quiet = -1;
+	struct efa_json_member m;
+	int action = -1;
+	char name[16];
+
+	memset(h, 0, sizeof(*h));
+	if (*value != '{')
+		return 0;
+	while (efa_json_member_next(&w, &m) == 1) {
+		if (!m.key_fits)
+			continue;
+		if (!strcmp(m.key, "run")) {
+			run = id_value(m.value, 0);
+		} else if (!strcmp(m.key, "step")) {
+			step = id_value(m.value, 0);
+		} else if (!strcmp(m.key, "quiet_seconds")) {
+			quiet = id_value(m.value, 0);
+		} else if (!strcmp(m.key, "nodes")) {
+			if (!efa_json_string(m.value, h->nodes, sizeof(h->nodes)))
+				h->nodes[0] = '\0';
+		} else if (!strcmp(m.key, "action")) {
+			action = -1;
+			if (!efa_json_string(m.value, name, sizeof(name)))
+				continue;
+			for (int a = EFA_HANG_NOTIFY; a <= EFA_HANG_CANCEL; a++)
+				if (!strcmp(name, hang_action_names[a]))
+					action = a;
+		}
+	}
+	if (run < 0 || step < 0 || quiet < 0 || action < 0)
+		return 0;
+	h->run = (uint32_t)run;
+	h->step = (uint32_t)step;
+	h->quiet_seconds = (long)quiet;
+	h->action = (enum efa_hang_action)action;
+	return 1;
+}
+
+/* The hangs at list, the newest kept. -1 out of memory. */
+static int read_hangs(const char *list, struct summary *s)
+{
+	struct efa_json_walk w = { .p = list };
+	struct efa_record_hang h;
+	const char *value, *end;
+
+	if (!list || *list != '[')
+		return 0;
+	while (efa_json_element_next(&w, &value, &end) == 1) {
+		if (!read_hang(value, &h) || holds_hang(s, h.run, h.step))
+			continue;
+		if (efa_array_room(&s->hangs, s->nhangs, sizeof(*s->hangs)))
+			return -1;
+		s->hangs[s->nhangs++] = h;
+	}
+	if (s->nhangs > EFA_RECORD_HANGS_MAX) {
+		memmove(s->hangs, s->hangs + s->nhangs - EFA_RECORD_HANGS_MAX,
+			EFA_RECORD_HANGS_MAX * sizeof(*s->hangs));
+		s->nhangs = EFA_RECORD_HANGS_MAX;
+	}
+	return 0;
+}
+
 /* The summary at efa: its entries of the right shape (the others are not
  * ours: dropped). -1 out of memory. */
 static int read_summary(const char *efa, struct summary *s)
 {
 	struct efa_json_walk w = { .p = efa };
-	const char *steps = NULL, *requeues = NULL, *value, *end;
+	const char *steps = NULL, *requeues = NULL, *quiet = NULL, *hangs = NULL, *value, *end;
 	struct efa_json_member m;
 	struct entry e;
 
@@ -360,8 +520,12 @@ static int read_summary(const char *efa, struct summary *s)
 			steps = m.value;
 		else if (m.key_fits && !strcmp(m.key, "requeues"))
 			requeues = m.value;
+		else if (m.key_fits && !strcmp(m.key, "quiet"))
+			quiet = m.value;
+		else if (m.key_fits && !strcmp(m.key, "hangs"))
+			hangs = m.value;
 	}
-	if (read_requeues(requeues, s))
+	if (read_requeues(requeues, s) || read_quiet(quiet, s) || read_hangs(hangs, s))
 		goto oom;
 	drop_oldest_requeues(s, EFA_RECORD_REQUEUES_MAX);
 	if (!steps || *steps != '[')
@@ -505,6 +669,32 @@ static char *summary_json(const struct summary *s)
 				s->requeues[i].run, cause_names[s->requeues[i].cause]);
 		fputc(']', f);
 	}
+	if (s->nquiet) {
+		fputs(",\"quiet\":[", f);
+		for (size_t i = 0; i < s->nquiet; i++)
+			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"node_count\":%u,\"nodes\":\"%s\"}",
+				i ? "," : "", s->quiet[i].run, s->quiet[i].step, s->quiet[i].node_count,
+				s->quiet[i].bits);
+		fputc(']', f);
+	}
+	if (s->nhangs) {
+		fputs(",\"hangs\":[", f);
+		for (size_t i = 0; i < s->nhangs; i++) {
+			const struct efa_record_hang *h = &s->hangs[i];
+			char *nodes = efa_json_quote(h->nodes);
+
+			if (!nodes) {
+				fclose(f);
+				free(text);
+				return NULL;
+			}
+			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"action\":\"%s\",\"quiet_seconds\":%ld,\"nodes\":%s}",
+				i ? "," : "", h->run, h->step, hang_action_names[h->action],
+				h->quiet_seconds, nodes);
+			free(nodes);
+		}
+		fputc(']', f);
+	}
 	fputc('}', f);
 	/* A write the stream could not grow for fails alone: fclose succeeds. */
 	failed = ferror(f);
@@ -599,12 +789,32 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
 	return 0;
 }
 
+/* The AdminComment with s in place of the summary l found, in *out;
+ * clears s. -1 with err when out of memory or past what slurmdbd keeps. */
+static int written(const char *comment, const struct located *l, struct summary *s, char **out,
+		   struct efa_error *err)
+{
+	char *json = summary_json(s);
+
+	summary_clear(s);
+	*out = json ? render(comment, l, json) : NULL;
+	free(json);
+	if (!*out)
+		return efa_error_set(err, "out of memory");
+	if (strlen(*out) > EFA_RECORD_COMMENT_MAX) {
+		free(*out);
+		*out = NULL;
+		return efa_error_set(err, "the job's AdminComment would pass %d bytes, what slurmdbd keeps",
+				     EFA_RECORD_COMMENT_MAX);
+	}
+	return 0;
+}
+
 int efa_record_add_requeue(const char *comment, const struct efa_record_requeue *rq, char **out,
 			   struct efa_error *err)
 {
 	struct located l;
 	struct summary s;
-	char *json;
 
 	*out = NULL;
 	locate(comment, &l);
@@ -620,19 +830,7 @@ int efa_record_add_requeue(const char *comment, const struct efa_record_requeue 
 	}
 	s.requeues[s.nrequeues++] = *rq;
 	drop_oldest_requeues(&s, EFA_RECORD_REQUEUES_MAX);
-	json = summary_json(&s);
-	summary_clear(&s);
-	*out = json ? render(comment, &l, json) : NULL;
-	free(json);
-	if (!*out)
-		return efa_error_set(err, "out of memory");
-	if (strlen(*out) > EFA_RECORD_COMMENT_MAX) {
-		free(*out);
-		*out = NULL;
-		return efa_error_set(err, "the job's AdminComment would pass %d bytes, what slurmdbd keeps",
-				     EFA_RECORD_COMMENT_MAX);
-	}
-	return 0;
+	return written(comment, &l, &s, out, err);
 }
 
 int efa_record_requeues(const char *comment, struct efa_record_requeue **list, size_t *n,
@@ -706,4 +904,129 @@ char *efa_record_json(const char *comment)
 	if (!l.efa || *l.efa != '{')
 		return NULL;
 	return strndup(l.efa, (size_t)(l.efa_end - l.efa));
+}
+
+/* Drops the quiet bits of runs other than run (a requeued job's steps
+ * start again from 0) and of step of run when drop_step. */
+static void drop_quiet(struct summary *s, uint32_t run, uint32_t step, bool drop_step)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nquiet; i++) {
+		if (s->quiet[i].run != run || (drop_step && s->quiet[i].step == step))
+			free(s->quiet[i].bits);
+		else
+			s->quiet[k++] = s->quiet[i];
+	}
+	s->nquiet = k;
+}
+
+int efa_record_mark_quiet(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
+			  uint32_t node_index, bool quiet, char **out, struct efa_error *err)
+{
+	size_t before, nbits = ((size_t)node_count + 3) / 4;
+	struct quiet *q, fresh;
+	struct located l;
+	struct summary s;
+	int v, bit = 1 << (node_index % 4);
+
+	*out = NULL;
+	if (!node_count || node_index >= node_count)
+		return efa_error_set(err, "node %u of a step of %u nodes", node_index, node_count);
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return efa_error_set(err, "out of memory");
+	before = s.nquiet;
+	drop_quiet(&s, run, step, false);
+	q = find_quiet(&s, run, step);
+	if (q && q->node_count != node_count) {
+		drop_quiet(&s, run, step, true);
+		q = NULL;
+	}
+	if (!q && !quiet && s.nquiet == before) {
+		summary_clear(&s);
+		return 0;
+	}
+	if (!q) {
+		fresh = (struct quiet){ .run = run, .step = step, .node_count = node_count,
+					.bits = malloc(nbits + 1) };
+		if (!fresh.bits || efa_array_room(&s.quiet, s.nquiet, sizeof(*s.quiet))) {
+			free(fresh.bits);
+			summary_clear(&s);
+			return efa_error_set(err, "out of memory");
+		}
+		memset(fresh.bits, '0', nbits);
+		fresh.bits[nbits] = '\0';
+		s.quiet[s.nquiet++] = fresh;
+		q = &s.quiet[s.nquiet - 1];
+	}
+	v = hex_value(q->bits[node_index / 4]);
+	if (!!(v & bit) == quiet && s.nquiet == before) {
+		summary_clear(&s);
+		return 0;
+	}
+	q->bits[node_index / 4] = "0123456789abcdef"[quiet ? v | bit : v & ~bit];
+	return written(comment, &l, &s, out, err);
+}
+
+bool efa_record_all_quiet(const char *comment, uint32_t run, uint32_t step, uint32_t node_count)
+{
+	const struct quiet *q;
+	struct located l;
+	struct summary s;
+	bool all;
+
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return false;
+	q = find_quiet(&s, run, step);
+	all = q && q->node_count == node_count &&
+	      reported_count(q->bits, node_count) == (long)node_count;
+	summary_clear(&s);
+	return all;
+}
+
+int efa_record_add_hang(const char *comment, const struct efa_record_hang *h, char **out,
+			struct efa_error *err)
+{
+	struct located l;
+	struct summary s;
+
+	*out = NULL;
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return efa_error_set(err, "out of memory");
+	if (holds_hang(&s, h->run, h->step)) {
+		summary_clear(&s);
+		return 0;
+	}
+	drop_quiet(&s, h->run, h->step, true);
+	if (efa_array_room(&s.hangs, s.nhangs, sizeof(*s.hangs))) {
+		summary_clear(&s);
+		return efa_error_set(err, "out of memory");
+	}
+	s.hangs[s.nhangs++] = *h;
+	if (s.nhangs > EFA_RECORD_HANGS_MAX) {
+		memmove(s.hangs, s.hangs + 1, (s.nhangs - 1) * sizeof(*s.hangs));
+		s.nhangs--;
+	}
+	return written(comment, &l, &s, out, err);
+}
+
+int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t *n,
+		     struct efa_error *err)
+{
+	struct located l;
+	struct summary s;
+
+	*list = NULL;
+	*n = 0;
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return efa_error_set(err, "out of memory");
+	*list = s.hangs;
+	*n = s.nhangs;
+	s.hangs = NULL;
+	summary_clear(&s);
+	return 0;
 }

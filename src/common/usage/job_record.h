@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "common/base/error.h"
+#include "common/config/efa_conf.h"
 
 #define EFA_RECORD_KEY "efa"
 /* The steps a record keeps: the newest; older ones are counted in
@@ -115,6 +116,59 @@ int efa_record_add_requeue(const char *comment, const struct efa_record_requeue 
  * 0). -1 with err when out of memory. */
 int efa_record_requeues(const char *comment, struct efa_record_requeue **list, size_t *n,
 			struct efa_error *err);
+
+/*
+ * Hang detection (common/health/hang.h) keeps two more things:
+ *
+ *   "quiet":[{"run":0,"step":1,"node_count":4,"nodes":"b"}]
+ *   "hangs":[{"run":0,"step":1,"action":"requeue","quiet_seconds":610,
+ *     "nodes":"p5-[001-004]"}]
+ *
+ * "quiet" has, per watched step of the job's current run (its restart
+ * count), a bit per node (as "reported") set while that node has seen
+ * nothing of the step move for HangAfter=: each node sets and clears its
+ * own, and the step's first node reads them all. "hangs" are the hangs
+ * found, the newest EFA_RECORD_HANGS_MAX, with what was done.
+ */
+#define EFA_RECORD_HANGS_MAX 16
+
+struct efa_record_hang {
+	uint32_t run, step;
+	enum efa_hang_action action;	/* what was done */
+	long quiet_seconds;		/* how long the quietest-recent node saw nothing */
+	char nodes[1024];		/* the step's nodes */
+};
+
+/* "notify", "requeue", "cancel". */
+const char *efa_hang_action_name(enum efa_hang_action action);
+
+/*
+ * Sets (quiet) or clears node_index's quiet bit for step of run in
+ * comment; bits of other runs are dropped. *out as for efa_record_add
+ * (NULL when the bit is as asked already). -1 with err when out of
+ * memory, the node index is past node_count, or the AdminComment would
+ * grow past EFA_RECORD_COMMENT_MAX.
+ */
+int efa_record_mark_quiet(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
+			  uint32_t node_index, bool quiet, char **out, struct efa_error *err);
+
+/* Whether comment has every one of the node_count quiet bits of step of
+ * run set. */
+bool efa_record_all_quiet(const char *comment, uint32_t run, uint32_t step, uint32_t node_count);
+
+/*
+ * Adds h to comment's hangs (and clears its step's quiet bits): *out as
+ * for efa_record_add (NULL when a hang of that run and step is there).
+ * -1 with err when out of memory or the AdminComment would grow past
+ * EFA_RECORD_COMMENT_MAX.
+ */
+int efa_record_add_hang(const char *comment, const struct efa_record_hang *h, char **out,
+			struct efa_error *err);
+
+/* The hangs in comment, oldest first (*list malloc'd; none: 0). -1 with
+ * err when out of memory. */
+int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t *n,
+		     struct efa_error *err);
 
 /* The summary's JSON ({"steps":[...]}) as text, malloc'd; NULL when
  * comment holds none or memory ran out. */

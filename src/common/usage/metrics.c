@@ -121,6 +121,12 @@ static void job_totals(FILE *out, const char *node, const struct efa_job_usage *
 		job_labels(out, "slurm_efa_job_steps_ended_total", node, &jobs[i]);
 		fprintf(out, " %u\n", jobs[i].steps);
 	}
+	family(out, "slurm_efa_job_hangs_total", "counter",
+	       "Hangs found in the job's steps while they ran on the node (HangAfter=): nothing moved on any of its nodes");
+	for (size_t i = 0; i < njobs; i++) {
+		job_labels(out, "slurm_efa_job_hangs_total", node, &jobs[i]);
+		fprintf(out, " %u\n", jobs[i].hangs);
+	}
 	family(out, "slurm_efa_job_start_time_seconds", "gauge",
 	       "When the job's first step started on the node, in seconds since the epoch");
 	for (size_t i = 0; i < njobs; i++) {

@@ -93,7 +93,7 @@ static void word(char *dst, size_t size, const char *src)
 
 static bool parse_job(const char *line, struct efa_job_usage *j)
 {
-	uint64_t id, shared, steps, have;
+	uint64_t id, shared, steps, have, hangs;
 	int64_t start, end;
 
 	memset(j, 0, sizeof(*j));
@@ -112,6 +112,9 @@ static bool parse_job(const char *line, struct efa_job_usage *j)
 	for (int c = 0; c < EFA_HW_NCOUNTERS; c++)
 		if (!efa_field_u64(&line, &j->total[c]))
 			return false;
+	/* Hangs came later: a line written before has none. */
+	if (efa_field_u64(&line, &hangs) && hangs <= UINT_MAX)
+		j->hangs = (unsigned)hangs;
 	return true;
 }
 
@@ -196,6 +199,8 @@ static int save_table(const char *dir, struct table *t, struct efa_error *err)
 			*at++ = ' ';
 			at = efa_field_put_u64(at, j->total[c]);
 		}
+		*at++ = ' ';
+		at = efa_field_put_u64(at, j->hangs);
 		*at++ = '\n';
 	}
 	*at = '\0';
@@ -515,6 +520,29 @@ static int remove_if_job(const char *path, uint32_t job, void *arg)
 	if (job == *(uint32_t *)arg)
 		unlink(path);
 	return 0;
+}
+
+int efa_usage_job_hung(const char *dir, uint32_t job, struct efa_error *err)
+{
+	struct efa_job_usage *j;
+	struct table t;
+	int lock, rc = -1;
+
+	lock = lock_store(dir, LOCK_EX, err);
+	if (lock < 0)
+		return -1;
+	if (load_table(dir, &t, err))
+		goto out;
+	j = find_job(&t, job);
+	rc = 0;
+	if (j && !j->end) {
+		j->hangs++;
+		rc = save_table(dir, &t, err) ? -1 : 1;
+	}
+	free(t.jobs);
+out:
+	unlock_store(lock);
+	return rc;
 }
 
 int efa_usage_job_end(const char *dir, uint32_t job, time_t when, struct efa_error *err)
