@@ -17,6 +17,11 @@
  *   step US     a step's whole part: at its start a reading and the
  *               store; at its end the same counters read again, the store
  *               and the file
+ *   traffic US  one hang-detection sample's traffic (common/health/
+ *               hang_probe.h): the counters read again and summed
+ *   sample US   a whole sample: the traffic, and in a child with a
+ *               deadline the job's output file, its checkpoint directory
+ *               (DIR/ck, 64 saves of 8 files) and its heartbeat
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/health/hang_probe.h"
 #include "common/node/hw_counters.h"
 #include "common/node/node.h"
 #include "common/usage/metrics.h"
@@ -104,12 +110,48 @@ fail:
 	return -1;
 }
 
+/* A job's files as a hang sample looks at them: an output file, a
+ * checkpoint directory of 64 saves of 8 files each, a heartbeat. */
+static int job_files(const char *dir, char *out, char *ck, char *beat, size_t size)
+{
+	char path[4096 + 64];
+	FILE *f;
+
+	snprintf(out, size, "%s/job.out", dir);
+	snprintf(ck, size, "%s/ck", dir);
+	snprintf(beat, size, "%s/heartbeat", dir);
+	if (mkdir(ck, 0755) || !(f = fopen(out, "w")))
+		return -1;
+	fputs("step 1 loss 2.0\n", f);
+	fclose(f);
+	if (!(f = fopen(beat, "w")))
+		return -1;
+	fclose(f);
+	for (int save = 0; save < 64; save++) {
+		snprintf(path, sizeof(path), "%s/checkpoint-%d", ck, save * 100);
+		if (mkdir(path, 0755))
+			return -1;
+		for (int file = 0; file < 8; file++) {
+			snprintf(path, sizeof(path), "%s/checkpoint-%d/shard-%d", ck, save * 100, file);
+			if (!(f = fopen(path, "w")))
+				return -1;
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct efa_node *node = NULL;
 	struct efa_hw_reading r;
 	struct efa_error err;
 	char store[4096], metrics[4096], **paths;
+	char out[4096], ck[4096], beat[4096];
+	const char *outputs[2] = { out, NULL };
+	struct efa_hang_probe probe = { .outputs = outputs, .checkpoint_dir = ck,
+					.heartbeat = beat, .timeout_ms = 5000 };
+	struct efa_hang_sample sample;
 	const char *root, *dir;
 	long rounds = 200;
 	size_t npaths;
@@ -129,14 +171,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench/counters: %s\n", err.msg);
 		return 1;
 	}
+	if (job_files(dir, out, ck, beat, sizeof(out))) {
+		fprintf(stderr, "bench/counters: cannot make the job's files in %s\n", dir);
+		return 1;
+	}
+	probe.heartbeat_owner = getuid();
+	probe.root = root;
 	paths = counter_paths(root, &r, &npaths);
 	fprintf(stderr, "bench/counters: %zu EFA ports, %zu counter files\n", r.nports, npaths);
 	efa_hw_reading_clear(&r);
 	if (!paths || !npaths)
 		return 1;
 	for (long i = 0; i < WARMUP + rounds; i++) {
-		struct efa_hw_reading again;
-		double t0 = now_us(), t1, t2, t3, t4;
+		struct efa_hw_reading again, start;
+		struct efa_hang_probe traffic_only = { 0 };
+		double t0 = now_us(), t1, t2, t3, t4, t5, t6, t7;
 
 		if (efa_hw_read(node, root, &r, &err))
 			return 1;
@@ -151,9 +200,25 @@ int main(int argc, char **argv)
 		if (step(node, root, store, metrics, (uint32_t)(i + 1)))
 			return 1;
 		t4 = now_us();
+		/* A hang sample reads again from the step's start reading. */
+		if (efa_hw_read(node, root, &start, &err))
+			return 1;
+		traffic_only = (struct efa_hang_probe){ .start = &start, .root = root };
+		probe.start = &start;
+		t5 = now_us();
+		if (efa_hang_probe_take(&traffic_only, 1, &sample, &err) || !sample.traffic_known)
+			return 1;
+		t6 = now_us();
+		if (efa_hang_probe_take(&probe, 1, &sample, &err) || !sample.output_known ||
+		    !sample.checkpoint_known || !sample.heartbeat_known) {
+			fprintf(stderr, "bench/counters: a hang sample did not read everything\n");
+			return 1;
+		}
+		t7 = now_us();
+		efa_hw_reading_clear(&start);
 		if (i >= WARMUP)
-			printf("read %.1f\nagain %.1f\nraw %.1f\nstep %.1f\n", t1 - t0, t2 - t1, t3 - t2,
-			       t4 - t3);
+			printf("read %.1f\nagain %.1f\nraw %.1f\nstep %.1f\ntraffic %.1f\nsample %.1f\n",
+			       t1 - t0, t2 - t1, t3 - t2, t4 - t3, t6 - t5, t7 - t6);
 	}
 	for (size_t i = 0; i < npaths; i++)
 		free(paths[i]);
