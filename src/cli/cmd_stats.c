@@ -121,12 +121,21 @@ static void print_table(const slurmrest_job *job, const char *from,
 			       steps[i].bytes ? "next to nothing" : "nothing");
 }
 
-/* The hangs found in the job (HangAfter=), after its steps. */
-static int print_hangs(const slurmrest_job *job, struct efa_error *err)
+/* The hangs (HangAfter=) and sick links (SickLinks=yes) found in the job,
+ * after its steps. */
+static int print_events(const slurmrest_job *job, struct efa_error *err)
 {
 	struct efa_record_hang *hangs;
+	struct efa_record_sick *sick;
 	size_t n;
 
+	if (efa_record_sick_links(job->admin_comment, &sick, &n, err))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		printf("run %" PRIu32 ", step %" PRIu32 ": sick link on %s: %.3g retransmits per packet sent, its peers %.3g; %s\n",
+		       sick[i].run, sick[i].step, sick[i].node, sick[i].rate, sick[i].peers,
+		       sick[i].drained ? "drained" : "not drained");
+	free(sick);
 	if (efa_record_hangs(job->admin_comment, &hangs, &n, err))
 		return -1;
 	for (size_t i = 0; i < n; i++)
@@ -178,7 +187,7 @@ int cmd_stats(int argc, char **argv, const struct cli_common *common)
 		       id, job->name, job->state, from);
 	else
 		print_table(job, from, steps, n, dropped);
-	if (print_hangs(job, &err)) {
+	if (print_events(job, &err)) {
 		fprintf(stderr, "slurm-efa: job %" PRIu32 ": %s\n", id, err.msg);
 		goto out;
 	}

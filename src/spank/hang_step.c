@@ -21,6 +21,7 @@
 #include "common/usage/metrics.h"
 #include "common/usage/usage.h"
 #include "hang_step.h"
+#include "link_step.h"
 #include "step_record.h"
 
 /* The file systems' deadline for one look at the job's files. */
@@ -34,6 +35,8 @@ struct watched {
 	const char *outputs[3];
 	struct efa_hang_probe probe;
 	struct efa_hang_watch watch;
+	bool hang_done;			/* the hang part's watch ended */
+	struct efa_link_watch link;
 	bool marked;			/* this node's quiet bit is set */
 	bool counted;			/* the hang is in the node's figures */
 	bool told_unknown;
@@ -71,37 +74,53 @@ static int heartbeat_path(struct efa_step *step, char *buf, size_t size)
 
 static void *watch_thread(void *arg);
 
+/* Whether the step is watched for hangs on this node (and says why not
+ * when its partition asks for it). */
+static bool hang_watched(const struct efa_step *step, const struct efa_options *opts)
+{
+	const struct efa_partition *part = step->part;
+
+	if (!part || part->hang_after <= 0)
+		return false;
+	if (!efa_hang_probe_usable(&step->counters.start)) {
+		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched for hangs: no EFA port here counts its traffic (hw_counters)",
+			   step->node_name, step->counters.job_id, step->counters.step_id);
+		return false;
+	}
+	if (opts->v.hang_off) {
+		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": --efa-hang=off: not watched for hangs",
+			   step->node_name, step->counters.job_id, step->counters.step_id);
+		return false;
+	}
+	return true;
+}
+
 void efa_hang_step_begin(struct efa_step *step, spank_t sp, const struct efa_options *opts)
 {
 	struct efa_step_hang *h = &step->hang;
 	const struct efa_partition *part = step->part;
 
 	memset(h, 0, sizeof(*h));
-	if (!step->counters.active || !step->counters.judge || !part || part->hang_after <= 0)
+	if (!step->counters.active || !step->counters.judge)
 		return;
-	if (!efa_hang_probe_usable(&step->counters.start)) {
-		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched for hangs: no EFA port here counts its traffic (hw_counters)",
-			   step->node_name, step->counters.job_id, step->counters.step_id);
+	h->watch_hang = hang_watched(step, opts);
+	h->watch_links = efa_link_watched(step);
+	if ((!h->watch_hang && !h->watch_links) ||
+	    spank_get_item(sp, S_JOB_UID, &h->uid) != ESPANK_SUCCESS)
 		return;
-	}
-	if (opts->v.hang_off) {
-		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": --efa-hang=off: not watched",
-			   step->node_name, step->counters.job_id, step->counters.step_id);
-		return;
-	}
-	if (spank_get_item(sp, S_JOB_UID, &h->uid) != ESPANK_SUCCESS)
-		return;
-	h->after = part->hang_after;
 	h->interval = step->cfg->hang_check_interval;
-	h->action = part->hang_action;
-	h->resume_limit = efa_resume_limit(opts->v.resume, part);
-	if (heartbeat_path(step, h->heartbeat, sizeof(h->heartbeat)) ||
-	    spank_setenv(sp, EFA_HEARTBEAT_VAR, h->heartbeat, 1) != ESPANK_SUCCESS)
-		h->heartbeat[0] = '\0';
+	if (h->watch_hang) {
+		h->after = part->hang_after;
+		h->action = part->hang_action;
+		h->resume_limit = efa_resume_limit(opts->v.resume, part);
+		if (heartbeat_path(step, h->heartbeat, sizeof(h->heartbeat)) ||
+		    spank_setenv(sp, EFA_HEARTBEAT_VAR, h->heartbeat, 1) != ESPANK_SUCCESS)
+			h->heartbeat[0] = '\0';
+	}
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
 	if (pthread_create(&h->thread, NULL, watch_thread, step)) {
-		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched for hangs: no thread: %s",
+		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched: no thread: %s",
 			    step->node_name, step->counters.job_id, step->counters.step_id,
 			    strerror(errno));
 		pthread_cond_destroy(&h->wake);
@@ -281,35 +300,9 @@ static bool may_requeue(const struct watched *w, char *why, size_t size)
 	return true;
 }
 
-/* Adds the hang to the job's record, reading it again until it is there. */
-static void record_hang(const struct watched *w, const struct efa_record_hang *rec)
+static int add_hang(const char *comment, const void *what, char **next, struct efa_error *err)
 {
-	const struct efa_step_counters *sc = &w->step->counters;
-	struct efa_error err;
-
-	for (int try = 0; try < 5; try++) {
-		char *comment, *next = NULL;
-
-		if (efa_job_comment(sc->job_id, &comment))
-			break;
-		if (efa_record_add_hang(comment, rec, &next, &err)) {
-			slurm_info("efa: node %s: job %" PRIu32 "'s hang not recorded: %s",
-				   w->step->node_name, sc->job_id, err.msg);
-			free(comment);
-			return;
-		}
-		free(comment);
-		if (!next)
-			return;
-		if (efa_job_set_comment(sc->job_id, next) != SLURM_SUCCESS) {
-			free(next);
-			break;
-		}
-		free(next);
-		usleep(200000);
-	}
-	slurm_info("efa: node %s: job %" PRIu32 "'s hang not recorded: its AdminComment cannot be set",
-		   w->step->node_name, sc->job_id);
+	return efa_record_add_hang(comment, what, next, err);
 }
 
 /* The hang is found: told, recorded, acted on; once for the step. */
@@ -320,7 +313,7 @@ static void act(struct watched *w, int64_t quiet_for)
 	struct efa_step_hang *h = &step->hang;
 	struct efa_record_hang rec = { .run = w->run, .step = sc->step_id, .action = EFA_HANG_NOTIFY,
 				       .quiet_seconds = (long)quiet_for };
-	char what[512], checkpoint[EFA_CKPT_PATH_MAX + 64];
+	char what[512], checkpoint[EFA_CKPT_PATH_MAX + 64], label[64];
 	int rc = SLURM_SUCCESS;
 
 	snprintf(rec.nodes, sizeof(rec.nodes), "%.*s", (int)sizeof(rec.nodes) - 1, sc->nodes);
@@ -340,7 +333,8 @@ static void act(struct watched *w, int64_t quiet_for)
 		snprintf(checkpoint, sizeof(checkpoint), "no checkpoint directory");
 	/* Recorded first: the batch step, ended by the requeue, must find
 	 * it (resume_step.c counts the requeue as a failure). */
-	record_hang(w, &rec);
+	snprintf(label, sizeof(label), "job %" PRIu32 "'s hang", sc->job_id);
+	efa_step_record_update(step, sc->job_id, label, add_hang, &rec);
 	slurm_error("efa: job %" PRIu32 " hung: step %" PRIu32 " on %s: no EFA traffic, no output and no checkpoint write on any of its nodes for %" PRId64 " s (HangAfter=%ld s); %s; %s",
 		    sc->job_id, sc->step_id, sc->nodes, quiet_for, h->after, checkpoint, what);
 	if (rec.action == EFA_HANG_REQUEUE)
@@ -364,7 +358,7 @@ static void count_hang(struct watched *w)
 	struct efa_hw_reading now = { 0 };
 	struct efa_error err;
 
-	if (efa_usage_job_hung(sc->store, sc->job_id, &err) < 0 ||
+	if (efa_usage_job_event(sc->store, sc->job_id, EFA_USAGE_HANG, &err) < 0 ||
 	    (step->cfg->metrics_dir &&
 	     (efa_hw_read_again(&sc->start, step->root, &now, &err) ||
 	      efa_metrics_update(step->cfg->metrics_dir, sc->store, step->node_name, &now, time(NULL),
@@ -389,23 +383,16 @@ static void count_hang_at_end(struct watched *w)
 	free(comment);
 }
 
-/* One sample; true while the watch goes on. */
-static bool sample(struct watched *w)
+/* The hang part of a sample; true while it goes on. */
+static bool hang_check(struct watched *w, const struct efa_hang_sample *s, int64_t now)
 {
 	const struct efa_step_counters *sc = &w->step->counters;
 	const struct efa_step_hang *h = &w->step->hang;
-	struct efa_hang_sample s;
-	struct efa_error err;
-	int64_t now = monotonic_s(), quiet_for;
 	enum mark_result res;
+	int64_t quiet_for;
 	bool quiet;
 
-	if (efa_hang_probe_take(&w->probe, now, &s, &err)) {
-		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": hang watch: %s",
-			   w->step->node_name, sc->job_id, sc->step_id, err.msg);
-		return true;
-	}
-	if (efa_hang_add(&w->watch, &s) == EFA_HANG_UNKNOWN && !w->told_unknown) {
+	if (efa_hang_add(&w->watch, s) == EFA_HANG_UNKNOWN && !w->told_unknown) {
 		slurm_error("efa: job %" PRIu32 " step %" PRIu32 " on node %s: its EFA counters cannot be compared (a port gone, or counters reset): hang detection starts again from now",
 			    sc->job_id, sc->step_id, w->step->node_name);
 		w->told_unknown = true;
@@ -431,6 +418,27 @@ static bool sample(struct watched *w)
 	return true;
 }
 
+/* One sample; true while the watch goes on. */
+static bool sample(struct watched *w)
+{
+	const struct efa_step_counters *sc = &w->step->counters;
+	const struct efa_step_hang *h = &w->step->hang;
+	struct efa_hang_sample s;
+	struct efa_error err;
+	int64_t now = monotonic_s();
+
+	if (efa_hang_probe_take(&w->probe, now, &s, &err)) {
+		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": watch: %s",
+			   w->step->node_name, sc->job_id, sc->step_id, err.msg);
+		return true;
+	}
+	if (h->watch_hang && !w->hang_done)
+		w->hang_done = !hang_check(w, &s, now);
+	if (h->watch_links)
+		efa_link_check(w->step, w->run, &s, &w->link);
+	return (h->watch_hang && !w->hang_done) || (h->watch_links && !w->link.named);
+}
+
 static void *watch_thread(void *arg)
 {
 	struct watched *w = calloc(1, sizeof(*w));
@@ -448,16 +456,25 @@ static void *watch_thread(void *arg)
 	w->probe = (struct efa_hang_probe){
 		.start = &step->counters.start,
 		.root = step->root,
-		.outputs = w->outputs,
-		.checkpoint_dir = step->ckpt.active ? step->ckpt.dir : NULL,
-		.heartbeat = step->hang.heartbeat[0] ? step->hang.heartbeat : NULL,
-		.heartbeat_owner = step->hang.uid,
 		.timeout_ms = PROBE_TIMEOUT_MS,
 	};
-	slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " watched for hangs: HangAfter=%ld s, every %ld s, output %s, checkpoints %s",
-		   step->node_name, step->counters.job_id, step->counters.step_id, step->hang.after,
-		   step->hang.interval, w->outputs[0] ? w->outputs[0] : "(none)",
-		   w->probe.checkpoint_dir ? w->probe.checkpoint_dir : "(none)");
+	/* Sick links need the counters alone. */
+	if (step->hang.watch_hang) {
+		w->probe.outputs = w->outputs;
+		w->probe.checkpoint_dir = step->ckpt.active ? step->ckpt.dir : NULL;
+		w->probe.heartbeat = step->hang.heartbeat[0] ? step->hang.heartbeat : NULL;
+		w->probe.heartbeat_owner = step->hang.uid;
+	}
+	if (step->hang.watch_hang)
+		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " watched for hangs: HangAfter=%ld s, every %ld s, output %s, checkpoints %s",
+			   step->node_name, step->counters.job_id, step->counters.step_id,
+			   step->hang.after, step->hang.interval,
+			   w->outputs[0] ? w->outputs[0] : "(none)",
+			   w->probe.checkpoint_dir ? w->probe.checkpoint_dir : "(none)");
+	if (step->hang.watch_links)
+		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 "'s link compared with its peers' every %ld s",
+			   step->node_name, step->counters.job_id, step->counters.step_id,
+			   step->hang.interval);
 	/* The first sample is the watch's start. */
 	if (sample(w))
 		while (pause_interval(&step->hang) && sample(w))

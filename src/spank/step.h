@@ -88,6 +88,8 @@ struct efa_step_counters {
  * it reads, set before it starts and unchanged until it is joined. */
 struct efa_step_hang {
 	bool running;		/* the thread runs: join it */
+	bool watch_hang;	/* HangAfter= on, the job not opted out */
+	bool watch_links;	/* SickLinks=yes (link_step.h) */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;

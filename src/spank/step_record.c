@@ -98,18 +98,8 @@ static void part_of(const struct efa_step *step, const struct efa_step_usage *us
 	efa_hw_sum(&used->delta, EFA_HW_IMPAIRED_REMOTE_CONN_EVENTS, &p->impaired_connections);
 }
 
-/* What a writer adds: the AdminComment to set in *next, or NULL when what
- * it adds is there. -1 with err when it cannot be added. */
-typedef int (*record_adder)(const char *comment, const void *what, char **next,
-			    struct efa_error *err);
-
-/*
- * Adds what to the job's AdminComment, reading it again after each write
- * until it is there: a write of another node made from an older reading
- * drops it. what_text names it in the log ("step 12.3").
- */
-static void record_update(const struct efa_step *step, uint32_t job, const char *what_text,
-			  record_adder add, const void *what)
+void efa_step_record_update(const struct efa_step *step, uint32_t job, const char *what_text,
+			    efa_record_adder add, const void *what)
 {
 	unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^ step->counters.nodeid;
 	struct efa_error err;
@@ -168,7 +158,7 @@ void efa_step_record(const struct efa_step *step, const struct efa_step_usage *u
 
 	part_of(step, used, v, &part);
 	snprintf(what, sizeof(what), "step %" PRIu32 ".%" PRIu32, sc->job_id, sc->step_id);
-	record_update(step, sc->job_id, what, add_step_part, &part);
+	efa_step_record_update(step, sc->job_id, what, add_step_part, &part);
 }
 
 void efa_step_record_requeue(const struct efa_step *step, uint32_t job,
@@ -178,5 +168,5 @@ void efa_step_record_requeue(const struct efa_step *step, uint32_t job,
 
 	snprintf(what, sizeof(what), "job %" PRIu32 "'s run %" PRIu32 " requeued by %s", job,
 		 rq->run, efa_requeue_cause_name(rq->cause));
-	record_update(step, job, what, add_requeue, rq);
+	efa_step_record_update(step, job, what, add_requeue, rq);
 }

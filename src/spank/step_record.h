@@ -35,6 +35,19 @@ int efa_job_comment(uint32_t job, char **comment);
 /* Sets the job's AdminComment whole: SLURM_SUCCESS, or not (errno). */
 int efa_job_set_comment(uint32_t job, const char *comment);
 
+/* What a writer adds: the AdminComment to set in *next, or NULL when what
+ * it adds is there. -1 with err when it cannot be added. */
+typedef int (*efa_record_adder)(const char *comment, const void *what, char **next,
+				struct efa_error *err);
+
+/*
+ * Adds what to the job's AdminComment, reading it again after each write
+ * until it is there: a write of another node made from an older reading
+ * drops it. what_text names it in the log ("step 12.3").
+ */
+void efa_step_record_update(const struct efa_step *step, uint32_t job, const char *what_text,
+			    efa_record_adder add, const void *what);
+
 void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
 		     const struct efa_step_verdict *v);
 

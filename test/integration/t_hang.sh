@@ -7,7 +7,10 @@
 # requeued (auto-resume: its next run gets CHECKPOINT_RESUME_DIR), cancelled
 # or left running as the partition says. No alarm for a step with traffic,
 # with output or checkpoints growing, on one node, opted out, or with a
-# heartbeat. Run on 22.05 and 26.05 (the issue's releases; 24.11 shares
+# heartbeat. Sick links (SickLinks=yes): of three nodes, the one whose
+# retransmit timeouts climb while the others' stay flat is named and
+# drained while its job finishes; all three climbing, nobody. Run on 22.05
+# and 26.05 (the issue's releases; 24.11 shares
 # 26.05's API and adds minutes to CI).
 
 case $SLURM_RELEASE in
@@ -139,7 +142,7 @@ start_pair() {	# start_pair NODES NAME OPTIONS SCRIPT: a two-node job
 }
 ckq=$hang/ckq
 mkdir -p "$ckq"
-names=(traffic output checkpoints optout heartbeat single)
+names=(traffic output checkpoints optout heartbeat single nostep)
 jobs=(
 	"$(start_pair 'n[1-2]' traffic '' "srun bash -c '$bump; for i in \$(seq 12); do bump; sleep 1; done'")"
 	"$(start_pair 'n[3-4]' output '' "srun bash -c 'for i in \$(seq 12); do echo \$i; sleep 1; done'")"
@@ -147,6 +150,7 @@ jobs=(
 	"$(start_pair 'n[3-4]' optout --efa-hang=off "srun bash -c '$quiet_for_long'")"
 	"$(start_pair 'n[3-4]' heartbeat '' "srun bash -c 'for i in \$(seq 12); do touch \"\$SLURM_EFA_HEARTBEAT\"; sleep 1; done'")"
 	"$(sbatch --parsable -N1 -w n1 --efa -o "$hang/single.out" --wrap "srun -N1 bash -c '$quiet_for_long'" 2>&1)"
+	"$(start_pair 'n[3-4]' nostep '' "$quiet_for_long; srun true")"
 )
 sleep $((notified + 8 - SECONDS > 0 ? notified + 8 - SECONDS : 0))
 is "$(job_field "$njob" JobState)" RUNNING "  it keeps running, 8 s (more than two HangAfter) later"
@@ -160,6 +164,42 @@ for i in "${!jobs[@]}"; do
 	is "$(job_field "$j" JobState)/$(grep -c hung "$hang/${names[$i]}.out")/$(hangs "$j" | wc -l)" \
 		"COMPLETED/0/0" "no alarm over four HangAfter periods (HangAction=cancel): ${names[$i]}"
 done
+
+# --- sick links: one node's link far above its peers' ----------------------
+write_efa_conf "HangCheckInterval=1" "MetricsDir=$mdir" "SickLinks=yes" "SickLinkDrain=yes"
+bumpc='bumpc() { f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/$1; echo $(( $(cat "$f") + $2 )) >"$f"; }'
+# Every task sends 1000 packets a second for 8 s; where SICK matches its
+# node, 200 of them time out and are sent again.
+links_job() {	# links_job NAME SICK: a three-node job, its id
+	sbatch --parsable -N3 -w 'n[1-3]' --efa -o "$hang/$1.out" --wrap "srun bash -c '$bumpc
+		for i in \$(seq 8); do bumpc tx_pkts 1000
+			case \$SLURMD_NODENAME in $2) bumpc retrans_timeout_events 200 ;; esac; sleep 1; done'" 2>&1
+}
+sjob=$(links_job sick n2)
+until_up 30 sh -c "scontrol -o show node n2 | grep -q 'Reason=efa: sick link'"
+like "$(scontrol -o show node n2)" "State=[A-Z+]*DRAIN.* Reason=efa: sick link: 0.2 retransmits per packet sent in job $sjob, its peers 0.01" \
+	"SickLinkDrain=yes: the node whose link stands out among three is drained while the job runs, saying why"
+wait_job "$sjob"
+is "$(job_field "$sjob" JobState)" COMPLETED "  the job finishes there"
+like "$(cat "$hang/sick.out")" "efa: job $sjob step 0: sick link on node n2: 0.2 retransmitted packets and timeouts per packet sent since the step started, over 10 times its 2 peers' median \(0.01, SickLinkFloor=0.01\): its collectives wait for it; drained: no new job lands on it; this job goes on" \
+	"  its stderr names the node, with the evidence"
+is "$(grep -c "sick link on node" "$hang/sick.out")" 1 "  only that node, once"
+is "$(python3 -c 'import json, sys
+for k in json.loads(sys.argv[1])["efa"]["sick"]: print(k["node"], k["drained"])' "$(record "$sjob")" 2>&1)" "n2 True" \
+	"  its record has it"
+run "${as_rest[@]}" "$top_builddir/slurm-efa" stats "$sjob" --config "$rest_conf"
+like "$out" "^run 0, step 0: sick link on n2: 0.2 retransmits per packet sent, its peers 0.01; drained$" \
+	"  slurm-efa stats shows it"
+is "$(sed -n "s/^slurm_efa_job_sick_links_total{node=\"n2\",job_id=\"$sjob\",[^}]*} //p" "$mdir/slurm_efa_n2.prom")" 1 \
+	"  and n2's file for node_exporter counts it"
+scontrol update NodeName=n2 State=RESUME
+ajob=$(links_job all 'n[1-3]')
+wait_job "$ajob"
+is "$(job_field "$ajob" JobState)/$(grep -c "sick link" "$hang/all.out")/$(record "$ajob" | grep -c '"sick"')/$(scontrol -o show node n[1-3] | grep -c 'Reason=efa: sick')" \
+	"COMPLETED/0/0/0" "every node's link climbing alike (a congested fabric): nobody named or drained"
+is "$(python3 -c 'import json, sys
+print(sorted(n for n, r in json.loads(sys.argv[1])["efa"]["links"][0]["above"]))' "$(record "$ajob")" 2>&1)" "[0, 1, 2]" \
+	"  though each node's rate passed the floor and was compared"
 
 set_root n1 "$FIXTURES/p5.48xlarge"
 set_root n2 "$FIXTURES/p4d.24xlarge"

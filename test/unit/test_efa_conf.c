@@ -298,6 +298,20 @@ static void test_hang(void)
 	rejects("HangCheckInterval=60\nPartitionName=gpu HangAfter=2m\n",
 		"efa.conf:2: PartitionName=gpu: HangAfter=120 s is under 3 HangCheckInterval= (60 s each)");
 	rejects("HangCheckInterval=0\n", "HangCheckInterval=0: use 1 s or more");
+
+	cfg = parse("SickLinks=yes\nSickLinkFloor=0.05\nSickLinkFactor=4\nSickLinkDrain=yes\n", &err);
+	require(ok(cfg != NULL, "the sick-link keys"));
+	ok(cfg->sick_links == EFA_YES && cfg->sick_link_floor == 0.05 && cfg->sick_link_factor == 4 &&
+	   cfg->sick_link_drain == EFA_YES, "  as given");
+	efa_config_free(cfg);
+	cfg = parse("", &err);
+	require(ok(cfg != NULL, "none given"));
+	ok(cfg->sick_links == EFA_NO && cfg->sick_link_floor == 0.01 && cfg->sick_link_factor == 10 &&
+	   cfg->sick_link_drain == EFA_NO, "  off; floor 0.01, factor 10, no drain");
+	efa_config_free(cfg);
+	rejects("SickLinkFloor=1.5\n", "efa.conf:1: invalid SickLinkFloor=1.5: use a decimal from 0 to 1");
+	rejects("SickLinkFloor=lots\n", "invalid SickLinkFloor=lots");
+	rejects("SickLinks=maybe\n", "invalid SickLinks=maybe: use yes|no");
 }
 
 int main(void)

@@ -82,6 +82,29 @@ static void test_watch(void)
 	is_int((int)efa_hang_quiet_for(&w, 200), 70, "  counted from the last unknown (at 130)");
 }
 
+static void test_sick(void)
+{
+	double one[] = { 0.001, 0.25, 0.002, 0.0015 };
+	double all[] = { 0.20, 0.25, 0.22, 0.21 };
+	double low[] = { 0.0, 0.004, 0.0, 0.0 };
+	double unread[] = { -1, 0.25, -1, -1 };
+	double pair[] = { 0.001, 0.3 };
+	double peers;
+
+	is_int(efa_sick_link(one, 4, 1, 0.01, 10, &peers), 1, "one node far above its peers: sick");
+	ok(peers == 0.0015, "  its peers' median");
+	is_int(efa_sick_link(one, 4, 0, 0.01, 10, &peers), 0, "  a peer is not");
+	is_int(efa_sick_link(all, 4, 1, 0.01, 10, &peers), 0,
+	       "every node up alike (a congested fabric): not sick");
+	is_int(efa_sick_link(low, 4, 1, 0.01, 10, &peers), 0,
+	       "above its peers but under the floor: not sick");
+	is_int(efa_sick_link(unread, 4, 1, 0.01, 10, &peers), -1,
+	       "peers whose rate is not known are no peers: not judged");
+	is_int(efa_sick_link(unread, 4, 0, 0.01, 10, &peers), -1, "  nor a node whose own is not known");
+	is_int(efa_sick_link(pair, 2, 1, 0.01, 10, &peers), 1, "two nodes: the one far above the other");
+	is_int(efa_sick_link(pair, 2, 5, 0.01, 10, &peers), -1, "a node past the step's: not judged");
+}
+
 #define PORT_DIR "root/sys/class/infiniband/rdmap0/ports/1/hw_counters/"
 
 /* A port's traffic counters under tmp_base/root. */
@@ -139,6 +162,23 @@ static void test_probe(void)
 	require(unlink(tmp_at(PORT_DIR "rx_bytes")) == 0);
 	ok(!efa_hang_probe_take(&p, 9, &s, &err) && !s.traffic_known,
 	   "a counter gone (a driver reloaded without it): not known");
+	counters("1000\n", "2000\n");
+	ok(!efa_hang_probe_link_usable(&start), "no retransmit counter: the link is not compared");
+	tmp_put(tmp_base, PORT_DIR "retrans_pkts", "5\n");
+	port.have |= 1u << EFA_HW_RETRANS_PKTS;
+	port.value[EFA_HW_TX_PKTS] = 10;
+	port.value[EFA_HW_RETRANS_PKTS] = 5;
+	ok(efa_hang_probe_link_usable(&start), "retrans_pkts and tx_pkts: it is");
+	tmp_put(tmp_base, PORT_DIR "tx_pkts", "1010\n");
+	tmp_put(tmp_base, PORT_DIR "retrans_pkts", "55\n");
+	ok(!efa_hang_probe_take(&p, 9, &s, &err) && s.link_known && s.link_sent == 1000 &&
+	   s.link_errors == 50, "  its errors and packets sent since the start reading");
+	tmp_put(tmp_base, PORT_DIR "retrans_pkts", "4\n");
+	ok(!efa_hang_probe_take(&p, 9, &s, &err) && !s.link_known,
+	   "  a counter below its start (a driver reloaded): not known");
+	require(unlink(tmp_at(PORT_DIR "retrans_pkts")) == 0);
+	ok(!efa_hang_probe_take(&p, 9, &s, &err) && !s.link_known, "  one gone: not known");
+	port.have &= ~(1u << EFA_HW_RETRANS_PKTS);
 	counters("1000\n", "2000\n");
 
 	tmp_put(tmp_base, "out/job.out", "0123456789");
@@ -200,6 +240,7 @@ static void test_probe(void)
 int main(void)
 {
 	test_watch();
+	test_sick();
 	test_probe();
 	return done_testing();
 }

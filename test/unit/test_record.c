@@ -389,6 +389,70 @@ static void test_hangs(void)
 	free(c);
 }
 
+static char *link_rate(char *c, uint32_t run, uint32_t step, uint32_t count, uint32_t node,
+		       double rate)
+{
+	struct efa_error err;
+	char *out;
+
+	if (efa_record_set_link(c, run, step, count, node, rate, &out, &err)) {
+		fprintf(stderr, "# %s\n", err.msg);
+		return c;
+	}
+	if (!out)
+		return c;
+	free(c);
+	return out;
+}
+
+static void test_links(void)
+{
+	struct efa_record_sick k = { .run = 0, .step = 2, .node = "n2", .rate = 0.25, .peers = 0.01,
+				     .drained = true };
+	struct efa_record_sick *list;
+	struct efa_error err;
+	double rates[3];
+	char *c, *out;
+	size_t n;
+
+	c = link_rate(strdup("{\"ticket\":\"OPS-3\"}"), 0, 2, 3, 1, 0.25);
+	has_str(c, "\"links\":[{\"run\":0,\"step\":2,\"node_count\":3,\"above\":[[1,0.25]]}]",
+		"a node's link rate above the floor is recorded");
+	has_str(c, "{\"ticket\":\"OPS-3\",\"efa\":", "  beside the site's keys");
+	ok(efa_record_set_link(c, 0, 2, 3, 1, 0.25, &out, &err) == 0 && !out, "  the same again: nothing to change");
+	c = link_rate(c, 0, 2, 3, 1, 0.5);
+	c = link_rate(c, 0, 2, 3, 0, 0.02);
+	require(ok(!efa_record_links(c, 0, 2, 3, rates), "read back"));
+	ok(rates[0] == 0.02 && rates[1] == 0.5 && rates[2] == -1, "  each node's latest, -1 for one that set none");
+	ok(!efa_record_links(c, 0, 3, 3, rates) && rates[0] == -1 && rates[1] == -1,
+	   "  none for another step");
+	c = link_rate(c, 1, 0, 3, 2, 0.1);
+	ok(!strstr(c, "\"run\":0,\"step\":2"), "a new run's rate drops the old run's");
+	ok(efa_record_set_link(c, 1, 0, 3, 3, 0.1, &out, &err) == -1, "a node past the count is refused");
+	ok(efa_record_set_link(c, 1, 0, 3, 0, -1, &out, &err) == -1, "  so is a rate below 0");
+
+	require(ok(!efa_record_add_sick(c, &k, &out, &err) && out, "a sick node is added"));
+	free(c);
+	c = out;
+	has_str(c, "\"sick\":[{\"run\":0,\"step\":2,\"node\":\"n2\",\"rate\":0.25,\"peers\":0.01,\"drained\":true}]",
+		"  with its rate, its peers' and whether it was drained");
+	ok(!efa_record_add_sick(c, &k, &out, &err) && !out, "  the same node of the same step again: nothing");
+	require(ok(!efa_record_sick_links(c, &list, &n, &err) && n == 1, "read back"));
+	ok(!strcmp(list[0].node, "n2") && list[0].rate == 0.25 && list[0].peers == 0.01 && list[0].drained,
+	   "  as written");
+	free(list);
+	free(c);
+
+	c = strdup("{\"efa\":{\"steps\":[],\"links\":[{\"run\":0,\"step\":0,\"node_count\":2,"
+		   "\"above\":[[0,-1],[5,0.2],[1,\"x\"],[1,0.3],[1,0.4]]}],"
+		   "\"sick\":[{\"run\":0,\"step\":0,\"node\":\"n1\",\"rate\":\"high\",\"peers\":0}]}}");
+	require(ok(!efa_record_links(c, 0, 0, 2, rates), "a hand-edited record"));
+	ok(rates[0] == -1 && rates[1] == 0.3, "  rates below 0, past the nodes, not numbers, or given twice (the first kept) are not read");
+	ok(!efa_record_sick_links(c, &list, &n, &err) && n == 0, "  nor a sick node whose rate is no number");
+	free(list);
+	free(c);
+}
+
 static void test_allocation_failures(void)
 {
 	char *json = add(strdup("{\"ticket\":\"OPS-12\"}"), part(1, 0, 2, 5));
@@ -433,6 +497,7 @@ int main(void)
 	test_parts();
 	test_requeues();
 	test_hangs();
+	test_links();
 	test_site_text();
 	test_bounds();
 	test_allocation_failures();

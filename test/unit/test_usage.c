@@ -186,10 +186,11 @@ static void test_store(void)
 	ok(efa_usage_step_end(dir, 7, 0, true, &r2, 1011, &used, notes, sizeof(notes), &err) < 0,
 	   "a step cannot end twice");
 	has_str(err.msg, "step-7.0", "  the message names its reading");
-	is_int(efa_usage_job_hung(dir, 7, &err), 1, "a hang in job 7 is counted");
-	is_int(efa_usage_job_hung(dir, 99, &err), 0, "  not for a job the node never counted");
+	is_int(efa_usage_job_event(dir, 7, EFA_USAGE_HANG, &err), 1, "a hang in job 7 is counted");
+	is_int(efa_usage_job_event(dir, 7, EFA_USAGE_SICK_LINK, &err), 1, "  and a sick link");
+	is_int(efa_usage_job_event(dir, 99, EFA_USAGE_HANG, &err), 0, "  not for a job the node never counted");
 	is_int(efa_usage_job_end(dir, 7, 1020, &err), 1, "job 7 ends on the node");
-	is_int(efa_usage_job_hung(dir, 7, &err), 0, "  nor once it ended");
+	is_int(efa_usage_job_event(dir, 7, EFA_USAGE_HANG, &err), 0, "  nor once it ended");
 	is_int(efa_usage_job_end(dir, 99, 1020, &err), 0, "a job the node never counted: nothing to do");
 	ok(!efa_usage_jobs(dir, &r2, &jobs, &n, &err) && n == 2, "both jobs are listed");
 	ok(!jobs[0].end && jobs[0].job_id == 8, "  the running one first");
@@ -198,8 +199,8 @@ static void test_store(void)
 	ok(jobs[0].shared, "  shared too");
 	j = job(jobs, n, 7);
 	ok(j && j->end == 1020 && j->steps == 1 && j->total[EFA_HW_TX_BYTES] == 1500 &&
-	   j->total[EFA_HW_RETRANS_TIMEOUT_EVENTS] == 4 && j->hangs == 1,
-	   "  the ended one with its totals and its hang");
+	   j->total[EFA_HW_RETRANS_TIMEOUT_EVENTS] == 4 && j->hangs == 1 && j->sick_links == 1,
+	   "  the ended one with its totals, its hang and its sick link");
 	free(jobs);
 
 	/* Steps that overlap on one node (a batch step and the srun step it
@@ -299,7 +300,7 @@ static void test_store(void)
 static void test_metrics(void)
 {
 	struct efa_job_usage jobs[2] = {
-		{ .job_id = 12, .user = "al\"ice", .partition = "gpu", .start = 100, .steps = 2, .hangs = 1,
+		{ .job_id = 12, .user = "al\"ice", .partition = "gpu", .start = 100, .steps = 2, .hangs = 1, .sick_links = 2,
 		  .have = 1u << EFA_HW_TX_BYTES, .total = { [EFA_HW_TX_BYTES] = 4096 } },
 		{ .job_id = 11, .user = "bob", .partition = "gpu", .start = 50, .end = 90, .shared = true },
 	};
@@ -325,6 +326,8 @@ static void test_metrics(void)
 		"  and was shared");
 	has_str(text, "slurm_efa_job_hangs_total{node=\"n1\",job_id=\"12\",user=\"al\\\"ice\",partition=\"gpu\"} 1\n",
 		"  a job's hangs");
+	has_str(text, "slurm_efa_job_sick_links_total{node=\"n1\",job_id=\"12\",user=\"al\\\"ice\",partition=\"gpu\"} 2\n",
+		"  and its sick links");
 	has_str(text, "slurm_efa_metrics_time_seconds{node=\"n1\"} 777\n", "  when it was written");
 	free(text);
 

@@ -44,6 +44,7 @@ enum value_type {
 	V_API_VERSION,	/* an OpenAPI version of slurmrestd, "v0.0.45" */
 	V_BYTES,	/* bytes, with K/M/G/T (1024s), or "unlimited" */
 	V_SIGNAL,	/* SIG[@SECONDS], as sbatch --signal takes them */
+	V_FRACTION,	/* a decimal from 0 to 1 */
 };
 
 struct choice {
@@ -171,6 +172,10 @@ static const struct key global_keys[] = {
 	GKEY("HealthGres", V_CHOICE, health_gres, yes_no_choices),
 	GKEY("ResumeExpedite", V_CHOICE, resume_expedite, yes_no_choices),
 	GKEY("HangCheckInterval", V_DURATION, hang_check_interval, NULL),
+	GKEY("SickLinks", V_CHOICE, sick_links, yes_no_choices),
+	GKEY("SickLinkDrain", V_CHOICE, sick_link_drain, yes_no_choices),
+	GKEY("SickLinkFloor", V_FRACTION, sick_link_floor, NULL),
+	GCOUNT("SickLinkFactor", sick_link_factor, 1000),
 	GKEY("MetricsDir", V_PATH, metrics_dir, NULL),
 	GKEY("FallbackAfter", V_DURATION, fallback_after, NULL),
 	GKEY("JobRecord", V_CHOICE, job_record, yes_no_choices),
@@ -301,6 +306,10 @@ struct efa_config *efa_config_defaults(void)
 	cfg->allow_plain_http = EFA_NO;
 	cfg->resume_expedite = EFA_NO;
 	cfg->hang_check_interval = EFA_HANG_CHECK_INTERVAL_DEFAULT;
+	cfg->sick_links = EFA_NO;
+	cfg->sick_link_drain = EFA_NO;
+	cfg->sick_link_floor = 0.01;
+	cfg->sick_link_factor = 10;
 	cfg->health_gres = EFA_NO;
 	cfg->job_record = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
@@ -509,6 +518,20 @@ static int set_bytes(struct parser *ps, const struct key *k, void *field, const 
 	return 0;
 }
 
+static int set_fraction(struct parser *ps, const struct key *k, void *field, const char *value)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (errno || end == value || *end || !(v >= 0 && v <= 1))
+		return parse_error(ps, "invalid %s=%s: use a decimal from 0 to 1, e.g. 0.01", k->name,
+				   value);
+	*(double *)field = v;
+	return 0;
+}
+
 static int set_signal(struct parser *ps, const struct key *k, void *field, const char *value)
 {
 	struct efa_error why;
@@ -575,6 +598,7 @@ static int (*const setters[])(struct parser *ps, const struct key *k, void *fiel
 	[V_API_VERSION] = set_api_version,
 	[V_BYTES] = set_bytes,
 	[V_SIGNAL] = set_signal,
+	[V_FRACTION] = set_fraction,
 };
 
 static int set_value(struct parser *ps, const struct key *k, void *base, const char *value)

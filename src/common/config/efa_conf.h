@@ -159,6 +159,10 @@ struct efa_config {
 	 * resumable (SlurmctldParameters=enable_expedited_requeue). */
 	enum efa_tristate resume_expedite;
 	long hang_check_interval;	/* seconds between a node's samples of a job */
+	enum efa_tristate sick_links;		/* compare the nodes' links in --efa steps */
+	enum efa_tristate sick_link_drain;	/* drain a node whose link stands out */
+	double sick_link_floor;		/* retransmitted per sent packet a node must pass */
+	long sick_link_factor;		/* times the median of its peers' it must pass */
 	/* Where nodes write their EFA figures for node_exporter's textfile
 	 * collector (common/usage/metrics.h); NULL: nowhere, and steps take
 	 * no reading of the counters. */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+
 #include "common/health/hang.h"
 
 /* A source moved when it was read at both samples and differs. */
@@ -35,4 +37,35 @@ int64_t efa_hang_quiet_for(const struct efa_hang_watch *w, int64_t now)
 	if (!w->started || now < w->active_at)
 		return 0;
 	return now - w->active_at;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int efa_sick_link(const double *rates, unsigned n, unsigned self, double floor, double factor,
+		  double *peers)
+{
+	unsigned k = 0;
+	double *others;
+	int sick;
+
+	*peers = -1;
+	if (self >= n || rates[self] < 0 || !(others = malloc(n * sizeof(*others))))
+		return -1;
+	for (unsigned j = 0; j < n; j++)
+		if (j != self && rates[j] >= 0)
+			others[k++] = rates[j];
+	if (!k) {
+		free(others);
+		return -1;
+	}
+	qsort(others, k, sizeof(*others), by_value);
+	*peers = k % 2 ? others[k / 2] : (others[k / 2 - 1] + others[k / 2]) / 2;
+	free(others);
+	sick = rates[self] > floor && rates[self] > factor * *peers;
+	return sick;
 }

@@ -30,6 +30,11 @@ struct efa_hang_sample {
 	int64_t checkpoint;		/* the newest write in the checkpoint directory */
 	bool heartbeat_known;
 	int64_t heartbeat;		/* the heartbeat file's modification time */
+	/* The node's own link since the step's start (sick links): its
+	 * retransmitted packets and retransmit timeouts, and the packets it
+	 * sent; known when every port has them and none went back. */
+	bool link_known;
+	uint64_t link_errors, link_sent;
 };
 
 enum efa_hang_seen {
@@ -50,5 +55,17 @@ enum efa_hang_seen efa_hang_add(struct efa_hang_watch *w, const struct efa_hang_
 
 /* How long, at now, the node has seen nothing move (0 before a sample). */
 int64_t efa_hang_quiet_for(const struct efa_hang_watch *w, int64_t now);
+
+/*
+ * Whether node self's link stands out among the n nodes of one step:
+ * rates[i] is node i's own link's error rate over the step (its
+ * retransmitted packets and retransmit timeouts per packet sent), negative
+ * when not known (never a peer). It is sick when its rate is above floor
+ * and more than factor times the median of the others' (*peers), so a
+ * fabric that slows every node names nobody. 1 sick, 0 not, -1 when it
+ * cannot be judged (its own rate or every peer's unknown, or out of memory).
+ */
+int efa_sick_link(const double *rates, unsigned n, unsigned self, double floor, double factor,
+		  double *peers);
 
 #endif

@@ -36,6 +36,60 @@ static const struct efa_port_counters *port_in(const struct efa_hw_reading *r,
 	return NULL;
 }
 
+/*
+ * The counters a node's own link drives: the packets its SRD sent again
+ * and the times a path timed out and another was taken (the efa driver's
+ * network statistics group), per packet it sent. Not
+ * unresponsive_remote_events or impaired_remote_conn_events, which say
+ * what a peer did.
+ */
+#define LINK_ERRORS (1u << EFA_HW_RETRANS_PKTS | 1u << EFA_HW_RETRANS_TIMEOUT_EVENTS)
+#define LINK_SENT (1u << EFA_HW_TX_PKTS)
+
+bool efa_hang_probe_link_usable(const struct efa_hw_reading *start)
+{
+	for (size_t i = 0; i < start->nports; i++)
+		if (start->ports[i].have & LINK_ERRORS && start->ports[i].have & LINK_SENT)
+			return true;
+	return false;
+}
+
+static void take_link(const struct efa_hw_reading *start, const struct efa_hw_reading *now,
+		      struct efa_hang_sample *s)
+{
+	size_t counted = 0;
+
+	s->link_known = !now->problems[0];
+	s->link_errors = s->link_sent = 0;
+	for (size_t i = 0; s->link_known && i < start->nports; i++) {
+		uint32_t want = start->ports[i].have & (LINK_ERRORS | LINK_SENT);
+		const struct efa_port_counters *p;
+
+		if (!(want & LINK_ERRORS) || !(want & LINK_SENT))
+			continue;
+		p = port_in(now, &start->ports[i]);
+		if (!p || (p->have & want) != want) {
+			s->link_known = false;
+			break;
+		}
+		for (unsigned c = 0; c < EFA_HW_NCOUNTERS; c++) {
+			if (!(want & (1u << c)))
+				continue;
+			if (p->value[c] < start->ports[i].value[c]) {
+				s->link_known = false;	/* a driver reloaded */
+				break;
+			}
+			if (LINK_SENT & (1u << c))
+				s->link_sent += p->value[c] - start->ports[i].value[c];
+			else
+				s->link_errors += p->value[c] - start->ports[i].value[c];
+		}
+		counted++;
+	}
+	if (!counted)
+		s->link_known = false;
+}
+
 /* Every port and traffic counter of start read again, as numbers. */
 bool efa_hang_probe_usable(const struct efa_hw_reading *start)
 {
@@ -206,6 +260,7 @@ int efa_hang_probe_take(const struct efa_hang_probe *p, int64_t now, struct efa_
 	if (efa_hw_read_again(p->start, p->root && p->root[0] ? p->root : "/", &again, err))
 		return -1;
 	take_traffic(p->start, &again, s);
+	take_link(p->start, &again, s);
 	efa_hw_reading_clear(&again);
 	if ((!p->outputs || !p->outputs[0]) && !p->checkpoint_dir && !p->heartbeat)
 		return 0;

@@ -36,6 +36,10 @@ struct efa_hang_probe {
  * cannot tell a hang from a computation, and is not watched. */
 bool efa_hang_probe_usable(const struct efa_hw_reading *start);
 
+/* Whether start has a port that counts its own link's errors and its
+ * packets sent (retrans_pkts or retrans_timeout_events, and tx_pkts). */
+bool efa_hang_probe_link_usable(const struct efa_hw_reading *start);
+
 /*
  * Fills s, taken at now (seconds). Traffic is known when every port of
  * the start reading was read again with every counter it had, as numbers;

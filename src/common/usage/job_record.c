@@ -57,6 +57,18 @@ struct quiet {
 	char *bits;
 };
 
+/* A step's nodes whose link rate passed the floor (job_record.h). */
+struct link_above {
+	uint32_t node;
+	double rate;
+};
+
+struct links {
+	uint32_t run, step, node_count;
+	struct link_above *above;
+	size_t n;
+};
+
 struct summary {
 	struct entry *steps;
 	size_t n;
@@ -67,6 +79,10 @@ struct summary {
 	size_t nquiet;
 	struct efa_record_hang *hangs;
 	size_t nhangs;
+	struct links *links;
+	size_t nlinks;
+	struct efa_record_sick *sick;
+	size_t nsick;
 };
 
 static const char *const cause_names[] = {
@@ -107,6 +123,10 @@ static void summary_clear(struct summary *s)
 		free(s->quiet[i].bits);
 	free(s->quiet);
 	free(s->hangs);
+	for (size_t i = 0; i < s->nlinks; i++)
+		free(s->links[i].above);
+	free(s->links);
+	free(s->sick);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -500,12 +520,168 @@ static int read_hangs(const char *list, struct summary *s)
 	return 0;
 }
 
+/* A rate as the record keeps it: a JSON number from 0 up; -1 if not. */
+static double rate_value(const char *value)
+{
+	char *end;
+	double v;
+
+	if (!((*value >= '0' && *value <= '9')))
+		return -1;
+	v = strtod(value, &end);
+	return end != value && v >= 0 && v < 1e300 ? v : -1;
+}
+
+static struct links *find_links(const struct summary *s, uint32_t run, uint32_t step)
+{
+	for (size_t i = 0; i < s->nlinks; i++)
+		if (s->links[i].run == run && s->links[i].step == step)
+			return &s->links[i];
+	return NULL;
+}
+
+/* A node's [index, rate] into l, once per node. -1 out of memory. */
+static int read_above(const char *pair, struct links *l)
+{
+	struct efa_json_walk w = { .p = pair };
+	const char *value, *end;
+	long long node = -1;
+	double rate = -1;
+	int k = 0;
+
+	if (*pair != '[')
+		return 0;
+	while (efa_json_element_next(&w, &value, &end) == 1) {
+		if (k == 0)
+			node = id_value(value, 0);
+		else if (k == 1)
+			rate = rate_value(value);
+		k++;
+	}
+	if (k != 2 || node < 0 || node >= l->node_count || rate < 0)
+		return 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->above[i].node == node)
+			return 0;
+	if (efa_array_room(&l->above, l->n, sizeof(*l->above)))
+		return -1;
+	l->above[l->n++] = (struct link_above){ (uint32_t)node, rate };
+	return 0;
+}
+
+static int read_links(const char *list, struct summary *s)
+{
+	struct efa_json_walk w = { .p = list };
+	const char *value, *end;
+
+	if (!list || *list != '[')
+		return 0;
+	while (efa_json_element_next(&w, &value, &end) == 1) {
+		struct efa_json_walk e = { .p = value };
+		long long run = -1, step = -1, count = -1;
+		const char *above = NULL, *pv, *pe;
+		struct efa_json_member m;
+		struct links l = { 0 };
+
+		if (*value != '{')
+			continue;
+		while (efa_json_member_next(&e, &m) == 1) {
+			if (!m.key_fits)
+				continue;
+			if (!strcmp(m.key, "run"))
+				run = id_value(m.value, 0);
+			else if (!strcmp(m.key, "step"))
+				step = id_value(m.value, 0);
+			else if (!strcmp(m.key, "node_count"))
+				count = id_value(m.value, 1);
+			else if (!strcmp(m.key, "above"))
+				above = m.value;
+		}
+		if (run < 0 || step < 0 || count < 0 || !above || *above != '[' ||
+		    find_links(s, (uint32_t)run, (uint32_t)step))
+			continue;
+		l = (struct links){ .run = (uint32_t)run, .step = (uint32_t)step,
+				    .node_count = (uint32_t)count };
+		e = (struct efa_json_walk){ .p = above };
+		while (efa_json_element_next(&e, &pv, &pe) == 1)
+			if (read_above(pv, &l)) {
+				free(l.above);
+				return -1;
+			}
+		if (efa_array_room(&s->links, s->nlinks, sizeof(*s->links))) {
+			free(l.above);
+			return -1;
+		}
+		s->links[s->nlinks++] = l;
+	}
+	return 0;
+}
+
+static bool holds_sick(const struct summary *s, const struct efa_record_sick *k)
+{
+	for (size_t i = 0; i < s->nsick; i++)
+		if (s->sick[i].run == k->run && s->sick[i].step == k->step &&
+		    !strcmp(s->sick[i].node, k->node))
+			return true;
+	return false;
+}
+
+static int read_sick(const char *list, struct summary *s)
+{
+	struct efa_json_walk w = { .p = list };
+	const char *value, *end;
+
+	if (!list || *list != '[')
+		return 0;
+	while (efa_json_element_next(&w, &value, &end) == 1) {
+		struct efa_json_walk e = { .p = value };
+		struct efa_record_sick k = { 0 };
+		long long run = -1, step = -1;
+		struct efa_json_member m;
+
+		if (*value != '{')
+			continue;
+		k.rate = k.peers = -1;
+		while (efa_json_member_next(&e, &m) == 1) {
+			if (!m.key_fits)
+				continue;
+			if (!strcmp(m.key, "run"))
+				run = id_value(m.value, 0);
+			else if (!strcmp(m.key, "step"))
+				step = id_value(m.value, 0);
+			else if (!strcmp(m.key, "node") &&
+				 !efa_json_string(m.value, k.node, sizeof(k.node)))
+				k.node[0] = '\0';
+			else if (!strcmp(m.key, "rate"))
+				k.rate = rate_value(m.value);
+			else if (!strcmp(m.key, "peers"))
+				k.peers = rate_value(m.value);
+			else if (!strcmp(m.key, "drained"))
+				k.drained = !strncmp(m.value, "true", 4);
+		}
+		k.run = (uint32_t)run;
+		k.step = (uint32_t)step;
+		if (run < 0 || step < 0 || !k.node[0] || k.rate < 0 || k.peers < 0 || holds_sick(s, &k))
+			continue;
+		if (efa_array_room(&s->sick, s->nsick, sizeof(*s->sick)))
+			return -1;
+		s->sick[s->nsick++] = k;
+	}
+	if (s->nsick > EFA_RECORD_SICK_MAX) {
+		memmove(s->sick, s->sick + s->nsick - EFA_RECORD_SICK_MAX,
+			EFA_RECORD_SICK_MAX * sizeof(*s->sick));
+		s->nsick = EFA_RECORD_SICK_MAX;
+	}
+	return 0;
+}
+
 /* The summary at efa: its entries of the right shape (the others are not
  * ours: dropped). -1 out of memory. */
 static int read_summary(const char *efa, struct summary *s)
 {
 	struct efa_json_walk w = { .p = efa };
-	const char *steps = NULL, *requeues = NULL, *quiet = NULL, *hangs = NULL, *value, *end;
+	const char *steps = NULL, *requeues = NULL, *quiet = NULL, *hangs = NULL, *links = NULL;
+	const char *sick = NULL, *value, *end;
 	struct efa_json_member m;
 	struct entry e;
 
@@ -524,8 +700,13 @@ static int read_summary(const char *efa, struct summary *s)
 			quiet = m.value;
 		else if (m.key_fits && !strcmp(m.key, "hangs"))
 			hangs = m.value;
+		else if (m.key_fits && !strcmp(m.key, "links"))
+			links = m.value;
+		else if (m.key_fits && !strcmp(m.key, "sick"))
+			sick = m.value;
 	}
-	if (read_requeues(requeues, s) || read_quiet(quiet, s) || read_hangs(hangs, s))
+	if (read_requeues(requeues, s) || read_quiet(quiet, s) || read_hangs(hangs, s) ||
+	    read_links(links, s) || read_sick(sick, s))
 		goto oom;
 	drop_oldest_requeues(s, EFA_RECORD_REQUEUES_MAX);
 	if (!steps || *steps != '[')
@@ -692,6 +873,37 @@ static char *summary_json(const struct summary *s)
 				i ? "," : "", h->run, h->step, hang_action_names[h->action],
 				h->quiet_seconds, nodes);
 			free(nodes);
+		}
+		fputc(']', f);
+	}
+	if (s->nlinks) {
+		fputs(",\"links\":[", f);
+		for (size_t i = 0; i < s->nlinks; i++) {
+			const struct links *l = &s->links[i];
+
+			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"node_count\":%u,\"above\":[", i ? "," : "",
+				l->run, l->step, l->node_count);
+			for (size_t k = 0; k < l->n; k++)
+				fprintf(f, "%s[%u,%.6g]", k ? "," : "", l->above[k].node, l->above[k].rate);
+			fputs("]}", f);
+		}
+		fputc(']', f);
+	}
+	if (s->nsick) {
+		fputs(",\"sick\":[", f);
+		for (size_t i = 0; i < s->nsick; i++) {
+			const struct efa_record_sick *k = &s->sick[i];
+			char *node = efa_json_quote(k->node);
+
+			if (!node) {
+				fclose(f);
+				free(text);
+				return NULL;
+			}
+			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"node\":%s,\"rate\":%.6g,\"peers\":%.6g,\"drained\":%s}",
+				i ? "," : "", k->run, k->step, node, k->rate, k->peers,
+				k->drained ? "true" : "false");
+			free(node);
 		}
 		fputc(']', f);
 	}
@@ -1027,6 +1239,119 @@ int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t 
 	*list = s.hangs;
 	*n = s.nhangs;
 	s.hangs = NULL;
+	summary_clear(&s);
+	return 0;
+}
+
+int efa_record_set_link(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
+			uint32_t node, double rate, char **out, struct efa_error *err)
+{
+	struct links *l, fresh;
+	struct located l_at;
+	struct summary s;
+	size_t k = 0, before;
+
+	*out = NULL;
+	if (!node_count || node >= node_count || !(rate >= 0))
+		return efa_error_set(err, "node %u of a step of %u nodes, rate %g", node, node_count,
+				     rate);
+	locate(comment, &l_at);
+	if (read_summary(l_at.efa, &s))
+		return efa_error_set(err, "out of memory");
+	before = s.nlinks;
+	for (size_t i = 0; i < s.nlinks; i++) {
+		if (s.links[i].run != run || (s.links[i].step == step &&
+					      s.links[i].node_count != node_count))
+			free(s.links[i].above);
+		else
+			s.links[k++] = s.links[i];
+	}
+	s.nlinks = k;
+	l = find_links(&s, run, step);
+	if (!l) {
+		fresh = (struct links){ .run = run, .step = step, .node_count = node_count };
+		if (efa_array_room(&s.links, s.nlinks, sizeof(*s.links)))
+			goto oom;
+		s.links[s.nlinks++] = fresh;
+		l = &s.links[s.nlinks - 1];
+	}
+	for (k = 0; k < l->n && l->above[k].node != node; k++)
+		;
+	if (k < l->n && l->above[k].rate == rate && s.nlinks == before) {
+		summary_clear(&s);
+		return 0;
+	}
+	if (k == l->n) {
+		if (efa_array_room(&l->above, l->n, sizeof(*l->above)))
+			goto oom;
+		l->n++;
+	}
+	l->above[k] = (struct link_above){ node, rate };
+	return written(comment, &l_at, &s, out, err);
+oom:
+	summary_clear(&s);
+	return efa_error_set(err, "out of memory");
+}
+
+int efa_record_links(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
+		     double *rates)
+{
+	const struct links *l;
+	struct located at;
+	struct summary s;
+
+	for (uint32_t i = 0; i < node_count; i++)
+		rates[i] = -1;
+	locate(comment, &at);
+	if (read_summary(at.efa, &s))
+		return -1;
+	l = find_links(&s, run, step);
+	for (size_t k = 0; l && l->node_count == node_count && k < l->n; k++)
+		rates[l->above[k].node] = l->above[k].rate;
+	summary_clear(&s);
+	return 0;
+}
+
+int efa_record_add_sick(const char *comment, const struct efa_record_sick *sick, char **out,
+			struct efa_error *err)
+{
+	struct located l;
+	struct summary s;
+
+	*out = NULL;
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return efa_error_set(err, "out of memory");
+	if (holds_sick(&s, sick)) {
+		summary_clear(&s);
+		return 0;
+	}
+	if (efa_array_room(&s.sick, s.nsick, sizeof(*s.sick))) {
+		summary_clear(&s);
+		return efa_error_set(err, "out of memory");
+	}
+	s.sick[s.nsick++] = *sick;
+	if (s.nsick > EFA_RECORD_SICK_MAX) {
+		memmove(s.sick, s.sick + 1, (s.nsick - 1) * sizeof(*s.sick));
+		s.nsick--;
+	}
+	return written(comment, &l, &s, out, err);
+}
+
+int efa_record_sick_links(const char *comment, struct efa_record_sick **list, size_t *n,
+			  struct efa_error *err)
+{
+	struct located l;
+	struct summary s;
+
+	*list = NULL;
+	*n = 0;
+	locate(comment, &l);
+	if (read_summary(l.efa, &s))
+		return efa_error_set(err, "out of memory");
+	*list = s.sick;
+	*n = s.nsick;
+	s.sick = NULL;
 	summary_clear(&s);
 	return 0;
 }

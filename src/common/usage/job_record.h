@@ -170,6 +170,51 @@ int efa_record_add_hang(const char *comment, const struct efa_record_hang *h, ch
 int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t *n,
 		     struct efa_error *err);
 
+/*
+ * Sick links (SickLinks=yes, common/health/hang.h) keep two more:
+ *
+ *   "links":[{"run":0,"step":1,"node_count":3,"above":[[2,0.25]]}]
+ *   "sick":[{"run":0,"step":1,"node":"p5-003","rate":0.25,"peers":0.01,
+ *     "drained":true}]
+ *
+ * "links" has, per step of the current run, the nodes whose own link's
+ * error rate passed SickLinkFloor= ([node index, rate]; each node sets its
+ * own), "sick" the nodes named, the newest EFA_RECORD_SICK_MAX.
+ */
+#define EFA_RECORD_SICK_MAX 16
+
+struct efa_record_sick {
+	uint32_t run, step;
+	char node[256];
+	double rate;		/* its errors per packet sent over the step */
+	double peers;		/* the median of its peers' */
+	bool drained;
+};
+
+/*
+ * Sets node's link rate for step of run (links of other runs dropped):
+ * *out as for efa_record_add (NULL when it is there as given). -1 with err
+ * when out of memory, node is past node_count, or the AdminComment would
+ * grow past EFA_RECORD_COMMENT_MAX.
+ */
+int efa_record_set_link(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
+			uint32_t node, double rate, char **out, struct efa_error *err);
+
+/* The link rates of step of run in comment into rates[node_count], -1
+ * for a node that set none. -1 when out of memory. */
+int efa_record_links(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
+		     double *rates);
+
+/* Adds a sick node (*out as for efa_record_add: NULL when that run, step
+ * and node are there). -1 with err as efa_record_set_link. */
+int efa_record_add_sick(const char *comment, const struct efa_record_sick *sick, char **out,
+			struct efa_error *err);
+
+/* The sick nodes in comment, oldest first (*list malloc'd; none: 0). -1
+ * with err when out of memory. */
+int efa_record_sick_links(const char *comment, struct efa_record_sick **list, size_t *n,
+			  struct efa_error *err);
+
 /* The summary's JSON ({"steps":[...]}) as text, malloc'd; NULL when
  * comment holds none or memory ran out. */
 char *efa_record_json(const char *comment);

@@ -127,6 +127,12 @@ static void job_totals(FILE *out, const char *node, const struct efa_job_usage *
 		job_labels(out, "slurm_efa_job_hangs_total", node, &jobs[i]);
 		fprintf(out, " %u\n", jobs[i].hangs);
 	}
+	family(out, "slurm_efa_job_sick_links_total", "counter",
+	       "Times the node's EFA link was named sick in the job's steps (SickLinks=yes): its errors per packet sent far above its peers'");
+	for (size_t i = 0; i < njobs; i++) {
+		job_labels(out, "slurm_efa_job_sick_links_total", node, &jobs[i]);
+		fprintf(out, " %u\n", jobs[i].sick_links);
+	}
 	family(out, "slurm_efa_job_start_time_seconds", "gauge",
 	       "When the job's first step started on the node, in seconds since the epoch");
 	for (size_t i = 0; i < njobs; i++) {

@@ -93,7 +93,7 @@ static void word(char *dst, size_t size, const char *src)
 
 static bool parse_job(const char *line, struct efa_job_usage *j)
 {
-	uint64_t id, shared, steps, have, hangs;
+	uint64_t id, shared, steps, have, hangs, sick;
 	int64_t start, end;
 
 	memset(j, 0, sizeof(*j));
@@ -115,6 +115,8 @@ static bool parse_job(const char *line, struct efa_job_usage *j)
 	/* Hangs came later: a line written before has none. */
 	if (efa_field_u64(&line, &hangs) && hangs <= UINT_MAX)
 		j->hangs = (unsigned)hangs;
+	if (efa_field_u64(&line, &sick) && sick <= UINT_MAX)
+		j->sick_links = (unsigned)sick;
 	return true;
 }
 
@@ -201,6 +203,8 @@ static int save_table(const char *dir, struct table *t, struct efa_error *err)
 		}
 		*at++ = ' ';
 		at = efa_field_put_u64(at, j->hangs);
+		*at++ = ' ';
+		at = efa_field_put_u64(at, j->sick_links);
 		*at++ = '\n';
 	}
 	*at = '\0';
@@ -522,7 +526,8 @@ static int remove_if_job(const char *path, uint32_t job, void *arg)
 	return 0;
 }
 
-int efa_usage_job_hung(const char *dir, uint32_t job, struct efa_error *err)
+int efa_usage_job_event(const char *dir, uint32_t job, enum efa_usage_event event,
+			struct efa_error *err)
 {
 	struct efa_job_usage *j;
 	struct table t;
@@ -536,7 +541,10 @@ int efa_usage_job_hung(const char *dir, uint32_t job, struct efa_error *err)
 	j = find_job(&t, job);
 	rc = 0;
 	if (j && !j->end) {
-		j->hangs++;
+		if (event == EFA_USAGE_HANG)
+			j->hangs++;
+		else
+			j->sick_links++;
 		rc = save_table(dir, &t, err) ? -1 : 1;
 	}
 	free(t.jobs);

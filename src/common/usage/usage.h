@@ -46,6 +46,7 @@ struct efa_job_usage {
 	bool shared;		/* another job's step ran beside one of its steps */
 	unsigned steps;		/* steps that ended */
 	unsigned hangs;		/* hangs found in its steps on the node (HangAfter=) */
+	unsigned sick_links;	/* times the node's link was named sick in its steps */
 	uint32_t have;		/* bit c: some step's devices had counter c */
 	uint64_t total[EFA_HW_NCOUNTERS];
 };
@@ -93,9 +94,16 @@ void efa_step_usage_clear(struct efa_step_usage *u);
 /* The job ended on the node (its epilog): no longer running. 1 when it
  * was running in the store, 0 when the store does not hold it running
  * (no error), -1 with err. */
-/* Counts a hang found in a step of the running job: 1 when counted, 0
- * when the job is not running on the node, -1 with err. */
-int efa_usage_job_hung(const char *dir, uint32_t job, struct efa_error *err);
+/* What a running job's steps found on the node (common/health/hang.h). */
+enum efa_usage_event {
+	EFA_USAGE_HANG,		/* the step hung */
+	EFA_USAGE_SICK_LINK,	/* the node's link was named sick */
+};
+
+/* Counts an event of the running job: 1 when counted, 0 when the job is
+ * not running on the node, -1 with err. */
+int efa_usage_job_event(const char *dir, uint32_t job, enum efa_usage_event event,
+			struct efa_error *err);
 
 int efa_usage_job_end(const char *dir, uint32_t job, time_t when, struct efa_error *err);
 
