@@ -14,6 +14,7 @@
 #include "common/base/array.h"
 #include "common/base/json_text.h"
 #include "common/usage/job_record.h"
+#include "common/usage/job_record_summary.h"
 
 #define SUFFIX_START "{\"" EFA_RECORD_KEY "\":"
 
@@ -51,60 +52,14 @@ struct entry {
 	uint64_t sums[NSUMS];
 };
 
-/* A watched step's quiet bits (job_record.h). */
-struct quiet {
-	uint32_t run, step, node_count;
-	char *bits;
-};
-
-/* A step's nodes whose link rate passed the floor (job_record.h). */
-struct link_above {
-	uint32_t node;
-	double rate;
-};
-
-struct links {
-	uint32_t run, step, node_count;
-	struct link_above *above;
-	size_t n;
-};
-
-struct summary {
-	struct entry *steps;
-	size_t n;
-	uint64_t dropped;
-	struct efa_record_requeue *requeues;
-	size_t nrequeues;
-	struct quiet *quiet;
-	size_t nquiet;
-	struct efa_record_hang *hangs;
-	size_t nhangs;
-	struct links *links;
-	size_t nlinks;
-	struct efa_record_sick *sick;
-	size_t nsick;
-};
-
 static const char *const cause_names[] = {
 	[EFA_REQUEUE_PREEMPTION] = "preemption",
 	[EFA_REQUEUE_REQUEST] = "request",
 };
 
-static const char *const hang_action_names[] = {
-	[EFA_HANG_ACTION_UNSET] = "notify",
-	[EFA_HANG_NOTIFY] = "notify",
-	[EFA_HANG_REQUEUE] = "requeue",
-	[EFA_HANG_CANCEL] = "cancel",
-};
-
 const char *efa_requeue_cause_name(enum efa_requeue_cause cause)
 {
 	return cause_names[cause];
-}
-
-const char *efa_hang_action_name(enum efa_hang_action action)
-{
-	return hang_action_names[action];
 }
 
 static void entry_clear(struct entry *e)
@@ -113,31 +68,15 @@ static void entry_clear(struct entry *e)
 	free(e->reported);
 }
 
-static void summary_clear(struct summary *s)
+void efa_rec_summary_clear(struct summary *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		entry_clear(&s->steps[i]);
 	free(s->steps);
 	free(s->requeues);
-	for (size_t i = 0; i < s->nquiet; i++)
-		free(s->quiet[i].bits);
-	free(s->quiet);
-	free(s->hangs);
-	for (size_t i = 0; i < s->nlinks; i++)
-		free(s->links[i].above);
-	free(s->links);
-	free(s->sick);
+	efa_rec_events_clear(s);
 	memset(s, 0, sizeof(*s));
 }
-
-/* Where the summary is in an AdminComment, and what else it holds. */
-struct located {
-	bool object;		/* the comment is a JSON object */
-	const char *efa, *efa_end;	/* the summary's value in it, or NULL */
-	const char *close;	/* an object without one: its closing brace */
-	bool members;		/*   and whether it has other members */
-	size_t prefix;		/* text: bytes of the site's kept before it */
-};
 
 /* The last member of the object at text named key (as JSON readers take
  * the last of a name given twice); the number of members in *count. */
@@ -166,7 +105,7 @@ static bool find_member(const char *text, const char *key, struct efa_json_membe
  * A comment that is a JSON object holds the summary under its key; any
  * other text may end with {"efa":...}, added after the site's text.
  */
-static void locate(const char *comment, struct located *l)
+void efa_rec_locate(const char *comment, struct located *l)
 {
 	size_t len = comment ? strlen(comment) : 0, count;
 	struct efa_json_member m;
@@ -197,67 +136,12 @@ static void locate(const char *comment, struct located *l)
 	}
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* How many nodes a "reported" string names; -1 when it is not one for
- * node_count nodes (a bit past the last node included). */
-static long reported_count(const char *bits, uint32_t node_count)
-{
-	long n = 0;
-
-	if (!bits || strlen(bits) != ((uint64_t)node_count + 3) / 4)
-		return -1;
-	for (size_t k = 0; bits[k]; k++) {
-		int v = hex_value(bits[k]);
-		uint64_t past = 4 * (uint64_t)k + 4 > node_count ? 4 * (uint64_t)k + 4 - node_count : 0;
-
-		if (v < 0 || (unsigned)v >> (4 - past))
-			return -1;
-		n += __builtin_popcount((unsigned)v);
-	}
-	return n;
-}
-
 /* A count as the summary keeps it: an integer above 0, else 0. */
 static uint64_t count_value(const char *value)
 {
 	long long v;
 
 	return efa_json_integer(value, &v) && v > 0 ? (uint64_t)v : 0;
-}
-
-/* An id of the summary: an integer from min to UINT32_MAX; -1 if not. */
-static long long id_value(const char *value, long long min)
-{
-	long long v;
-
-	return efa_json_integer(value, &v) && v >= min && v <= UINT32_MAX ? v : -1;
-}
-
-/* The string at value, unescaped and malloc'd: it is never longer than
- * its JSON. NULL when it is not a string, or out of memory (*oom). */
-static char *string_value(const char *value, const char *end, bool *oom)
-{
-	char *s;
-
-	if (*value != '"')
-		return NULL;
-	if (!(s = malloc((size_t)(end - value) + 1))) {
-		*oom = true;
-		return NULL;
-	}
-	if (!efa_json_string(value, s, (size_t)(end - value) + 1)) {
-		free(s);
-		return NULL;
-	}
-	return s;
 }
 
 /*
@@ -280,9 +164,9 @@ static int read_entry(const char *value, struct entry *e)
 		if (!m.key_fits)
 			continue;
 		if (!strcmp(m.key, "step"))
-			step = id_value(m.value, 0);
+			step = efa_rec_id_value(m.value, 0);
 		else if (!strcmp(m.key, "node_count"))
-			count = id_value(m.value, 1);
+			count = efa_rec_id_value(m.value, 1);
 		else if (!strcmp(m.key, "nodes"))
 			nodes = m.value, nodes_end = m.end;
 		else if (!strcmp(m.key, "reported"))
@@ -300,8 +184,8 @@ static int read_entry(const char *value, struct entry *e)
 	}
 	if (step < 0 || count < 0 || !nodes || *nodes != '"' || !reported)
 		return 0;
-	bits = string_value(reported, reported_end, &oom);
-	if (!bits || reported_count(bits, (uint32_t)count) < 0) {
+	bits = efa_rec_string_value(reported, reported_end, &oom);
+	if (!bits || efa_rec_reported_count(bits, (uint32_t)count) < 0) {
 		free(bits);
 		return oom ? -1 : 0;
 	}
@@ -338,7 +222,7 @@ static int read_requeue(const char *value, struct efa_record_requeue *rq)
 		return 0;
 	while (efa_json_member_next(&w, &m) == 1) {
 		if (m.key_fits && !strcmp(m.key, "run")) {
-			run = id_value(m.value, 0);
+			run = efa_rec_id_value(m.value, 0);
 		} else if (m.key_fits && !strcmp(m.key, "cause")) {
 			cause = -1;
 			if (!efa_json_string(m.value, name, sizeof(name)))
@@ -386,298 +270,9 @@ static void drop_oldest_requeues(struct summary *s, size_t keep)
 	s->nrequeues = keep;
 }
 
-static struct quiet *find_quiet(const struct summary *s, uint32_t run, uint32_t step)
-{
-	for (size_t i = 0; i < s->nquiet; i++)
-		if (s->quiet[i].run == run && s->quiet[i].step == step)
-			return &s->quiet[i];
-	return NULL;
-}
-
-/* The quiet bits at list, of the shape this file gives them. -1 out of
- * memory. */
-static int read_quiet(const char *list, struct summary *s)
-{
-	struct efa_json_walk w = { .p = list };
-	const char *value, *end;
-
-	if (!list || *list != '[')
-		return 0;
-	while (efa_json_element_next(&w, &value, &end) == 1) {
-		struct efa_json_walk e = { .p = value };
-		long long run = -1, step = -1, count = -1;
-		const char *bits = NULL, *bits_end = NULL;
-		struct efa_json_member m;
-		bool oom = false;
-		struct quiet q;
-
-		if (*value != '{')
-			continue;
-		while (efa_json_member_next(&e, &m) == 1) {
-			if (!m.key_fits)
-				continue;
-			if (!strcmp(m.key, "run"))
-				run = id_value(m.value, 0);
-			else if (!strcmp(m.key, "step"))
-				step = id_value(m.value, 0);
-			else if (!strcmp(m.key, "node_count"))
-				count = id_value(m.value, 1);
-			else if (!strcmp(m.key, "nodes"))
-				bits = m.value, bits_end = m.end;
-		}
-		if (run < 0 || step < 0 || count < 0 || !bits ||
-		    find_quiet(s, (uint32_t)run, (uint32_t)step))
-			continue;
-		q = (struct quiet){ .run = (uint32_t)run, .step = (uint32_t)step,
-				    .node_count = (uint32_t)count };
-		q.bits = string_value(bits, bits_end, &oom);
-		if (!q.bits || reported_count(q.bits, q.node_count) < 0) {
-			free(q.bits);
-			if (oom)
-				return -1;
-			continue;
-		}
-		if (efa_array_room(&s->quiet, s->nquiet, sizeof(*s->quiet))) {
-			free(q.bits);
-			return -1;
-		}
-		s->quiet[s->nquiet++] = q;
-	}
-	return 0;
-}
-
-static bool holds_hang(const struct summary *s, uint32_t run, uint32_t step)
-{
-	for (size_t i = 0; i < s->nhangs; i++)
-		if (s->hangs[i].run == run && s->hangs[i].step == step)
-			return true;
-	return false;
-}
-
-/* A hang at value, when it has the shape this file gives it: 1, else 0. */
-static int read_hang(const char *value, struct efa_record_hang *h)
-{
-	struct efa_json_walk w = { .p = value };
-	long long run = -1, step = -1, quiet = -1;
-	struct efa_json_member m;
-	int action = -1;
-	char name[16];
-
-	memset(h, 0, sizeof(*h));
-	if (*value != '{')
-		return 0;
-	while (efa_json_member_next(&w, &m) == 1) {
-		if (!m.key_fits)
-			continue;
-		if (!strcmp(m.key, "run")) {
-			run = id_value(m.value, 0);
-		} else if (!strcmp(m.key, "step")) {
-			step = id_value(m.value, 0);
-		} else if (!strcmp(m.key, "quiet_seconds")) {
-			quiet = id_value(m.value, 0);
-		} else if (!strcmp(m.key, "nodes")) {
-			if (!efa_json_string(m.value, h->nodes, sizeof(h->nodes)))
-				h->nodes[0] = '\0';
-		} else if (!strcmp(m.key, "action")) {
-			action = -1;
-			if (!efa_json_string(m.value, name, sizeof(name)))
-				continue;
-			for (int a = EFA_HANG_NOTIFY; a <= EFA_HANG_CANCEL; a++)
-				if (!strcmp(name, hang_action_names[a]))
-					action = a;
-		}
-	}
-	if (run < 0 || step < 0 || quiet < 0 || action < 0)
-		return 0;
-	h->run = (uint32_t)run;
-	h->step = (uint32_t)step;
-	h->quiet_seconds = (long)quiet;
-	h->action = (enum efa_hang_action)action;
-	return 1;
-}
-
-/* The hangs at list, the newest kept. -1 out of memory. */
-static int read_hangs(const char *list, struct summary *s)
-{
-	struct efa_json_walk w = { .p = list };
-	struct efa_record_hang h;
-	const char *value, *end;
-
-	if (!list || *list != '[')
-		return 0;
-	while (efa_json_element_next(&w, &value, &end) == 1) {
-		if (!read_hang(value, &h) || holds_hang(s, h.run, h.step))
-			continue;
-		if (efa_array_room(&s->hangs, s->nhangs, sizeof(*s->hangs)))
-			return -1;
-		s->hangs[s->nhangs++] = h;
-	}
-	if (s->nhangs > EFA_RECORD_HANGS_MAX) {
-		memmove(s->hangs, s->hangs + s->nhangs - EFA_RECORD_HANGS_MAX,
-			EFA_RECORD_HANGS_MAX * sizeof(*s->hangs));
-		s->nhangs = EFA_RECORD_HANGS_MAX;
-	}
-	return 0;
-}
-
-/* A rate as the record keeps it: a JSON number from 0 up; -1 if not. */
-static double rate_value(const char *value)
-{
-	char *end;
-	double v;
-
-	if (!((*value >= '0' && *value <= '9')))
-		return -1;
-	v = strtod(value, &end);
-	return end != value && v >= 0 && v < 1e300 ? v : -1;
-}
-
-static struct links *find_links(const struct summary *s, uint32_t run, uint32_t step)
-{
-	for (size_t i = 0; i < s->nlinks; i++)
-		if (s->links[i].run == run && s->links[i].step == step)
-			return &s->links[i];
-	return NULL;
-}
-
-/* A node's [index, rate] into l, once per node. -1 out of memory. */
-static int read_above(const char *pair, struct links *l)
-{
-	struct efa_json_walk w = { .p = pair };
-	const char *value, *end;
-	long long node = -1;
-	double rate = -1;
-	int k = 0;
-
-	if (*pair != '[')
-		return 0;
-	while (efa_json_element_next(&w, &value, &end) == 1) {
-		if (k == 0)
-			node = id_value(value, 0);
-		else if (k == 1)
-			rate = rate_value(value);
-		k++;
-	}
-	if (k != 2 || node < 0 || node >= l->node_count || rate < 0)
-		return 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->above[i].node == node)
-			return 0;
-	if (efa_array_room(&l->above, l->n, sizeof(*l->above)))
-		return -1;
-	l->above[l->n++] = (struct link_above){ (uint32_t)node, rate };
-	return 0;
-}
-
-static int read_links(const char *list, struct summary *s)
-{
-	struct efa_json_walk w = { .p = list };
-	const char *value, *end;
-
-	if (!list || *list != '[')
-		return 0;
-	while (efa_json_element_next(&w, &value, &end) == 1) {
-		struct efa_json_walk e = { .p = value };
-		long long run = -1, step = -1, count = -1;
-		const char *above = NULL, *pv, *pe;
-		struct efa_json_member m;
-		struct links l = { 0 };
-
-		if (*value != '{')
-			continue;
-		while (efa_json_member_next(&e, &m) == 1) {
-			if (!m.key_fits)
-				continue;
-			if (!strcmp(m.key, "run"))
-				run = id_value(m.value, 0);
-			else if (!strcmp(m.key, "step"))
-				step = id_value(m.value, 0);
-			else if (!strcmp(m.key, "node_count"))
-				count = id_value(m.value, 1);
-			else if (!strcmp(m.key, "above"))
-				above = m.value;
-		}
-		if (run < 0 || step < 0 || count < 0 || !above || *above != '[' ||
-		    find_links(s, (uint32_t)run, (uint32_t)step))
-			continue;
-		l = (struct links){ .run = (uint32_t)run, .step = (uint32_t)step,
-				    .node_count = (uint32_t)count };
-		e = (struct efa_json_walk){ .p = above };
-		while (efa_json_element_next(&e, &pv, &pe) == 1)
-			if (read_above(pv, &l)) {
-				free(l.above);
-				return -1;
-			}
-		if (efa_array_room(&s->links, s->nlinks, sizeof(*s->links))) {
-			free(l.above);
-			return -1;
-		}
-		s->links[s->nlinks++] = l;
-	}
-	return 0;
-}
-
-static bool holds_sick(const struct summary *s, const struct efa_record_sick *k)
-{
-	for (size_t i = 0; i < s->nsick; i++)
-		if (s->sick[i].run == k->run && s->sick[i].step == k->step &&
-		    !strcmp(s->sick[i].node, k->node))
-			return true;
-	return false;
-}
-
-static int read_sick(const char *list, struct summary *s)
-{
-	struct efa_json_walk w = { .p = list };
-	const char *value, *end;
-
-	if (!list || *list != '[')
-		return 0;
-	while (efa_json_element_next(&w, &value, &end) == 1) {
-		struct efa_json_walk e = { .p = value };
-		struct efa_record_sick k = { 0 };
-		long long run = -1, step = -1;
-		struct efa_json_member m;
-
-		if (*value != '{')
-			continue;
-		k.rate = k.peers = -1;
-		while (efa_json_member_next(&e, &m) == 1) {
-			if (!m.key_fits)
-				continue;
-			if (!strcmp(m.key, "run"))
-				run = id_value(m.value, 0);
-			else if (!strcmp(m.key, "step"))
-				step = id_value(m.value, 0);
-			else if (!strcmp(m.key, "node") &&
-				 !efa_json_string(m.value, k.node, sizeof(k.node)))
-				k.node[0] = '\0';
-			else if (!strcmp(m.key, "rate"))
-				k.rate = rate_value(m.value);
-			else if (!strcmp(m.key, "peers"))
-				k.peers = rate_value(m.value);
-			else if (!strcmp(m.key, "drained"))
-				k.drained = !strncmp(m.value, "true", 4);
-		}
-		k.run = (uint32_t)run;
-		k.step = (uint32_t)step;
-		if (run < 0 || step < 0 || !k.node[0] || k.rate < 0 || k.peers < 0 || holds_sick(s, &k))
-			continue;
-		if (efa_array_room(&s->sick, s->nsick, sizeof(*s->sick)))
-			return -1;
-		s->sick[s->nsick++] = k;
-	}
-	if (s->nsick > EFA_RECORD_SICK_MAX) {
-		memmove(s->sick, s->sick + s->nsick - EFA_RECORD_SICK_MAX,
-			EFA_RECORD_SICK_MAX * sizeof(*s->sick));
-		s->nsick = EFA_RECORD_SICK_MAX;
-	}
-	return 0;
-}
-
 /* The summary at efa: its entries of the right shape (the others are not
  * ours: dropped). -1 out of memory. */
-static int read_summary(const char *efa, struct summary *s)
+int efa_rec_read_summary(const char *efa, struct summary *s)
 {
 	struct efa_json_walk w = { .p = efa };
 	const char *steps = NULL, *requeues = NULL, *quiet = NULL, *hangs = NULL, *links = NULL;
@@ -705,8 +300,7 @@ static int read_summary(const char *efa, struct summary *s)
 		else if (m.key_fits && !strcmp(m.key, "sick"))
 			sick = m.value;
 	}
-	if (read_requeues(requeues, s) || read_quiet(quiet, s) || read_hangs(hangs, s) ||
-	    read_links(links, s) || read_sick(sick, s))
+	if (read_requeues(requeues, s) || efa_rec_read_events(s, quiet, hangs, links, sick))
 		goto oom;
 	drop_oldest_requeues(s, EFA_RECORD_REQUEUES_MAX);
 	if (!steps || *steps != '[')
@@ -725,7 +319,7 @@ static int read_summary(const char *efa, struct summary *s)
 	}
 	return 0;
 oom:
-	summary_clear(s);
+	efa_rec_summary_clear(s);
 	return -1;
 }
 
@@ -784,7 +378,7 @@ static int add_part(struct summary *s, const struct efa_record_step *part, bool 
 		s->n++;
 		e = &s->steps[at];
 	}
-	v = hex_value(e->reported[part->node_index / 4]);
+	v = efa_rec_hex_value(e->reported[part->node_index / 4]);
 	if (v & bit)
 		return 1;
 	e->reported[part->node_index / 4] = "0123456789abcdef"[v | bit];
@@ -850,62 +444,10 @@ static char *summary_json(const struct summary *s)
 				s->requeues[i].run, cause_names[s->requeues[i].cause]);
 		fputc(']', f);
 	}
-	if (s->nquiet) {
-		fputs(",\"quiet\":[", f);
-		for (size_t i = 0; i < s->nquiet; i++)
-			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"node_count\":%u,\"nodes\":\"%s\"}",
-				i ? "," : "", s->quiet[i].run, s->quiet[i].step, s->quiet[i].node_count,
-				s->quiet[i].bits);
-		fputc(']', f);
-	}
-	if (s->nhangs) {
-		fputs(",\"hangs\":[", f);
-		for (size_t i = 0; i < s->nhangs; i++) {
-			const struct efa_record_hang *h = &s->hangs[i];
-			char *nodes = efa_json_quote(h->nodes);
-
-			if (!nodes) {
-				fclose(f);
-				free(text);
-				return NULL;
-			}
-			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"action\":\"%s\",\"quiet_seconds\":%ld,\"nodes\":%s}",
-				i ? "," : "", h->run, h->step, hang_action_names[h->action],
-				h->quiet_seconds, nodes);
-			free(nodes);
-		}
-		fputc(']', f);
-	}
-	if (s->nlinks) {
-		fputs(",\"links\":[", f);
-		for (size_t i = 0; i < s->nlinks; i++) {
-			const struct links *l = &s->links[i];
-
-			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"node_count\":%u,\"above\":[", i ? "," : "",
-				l->run, l->step, l->node_count);
-			for (size_t k = 0; k < l->n; k++)
-				fprintf(f, "%s[%u,%.6g]", k ? "," : "", l->above[k].node, l->above[k].rate);
-			fputs("]}", f);
-		}
-		fputc(']', f);
-	}
-	if (s->nsick) {
-		fputs(",\"sick\":[", f);
-		for (size_t i = 0; i < s->nsick; i++) {
-			const struct efa_record_sick *k = &s->sick[i];
-			char *node = efa_json_quote(k->node);
-
-			if (!node) {
-				fclose(f);
-				free(text);
-				return NULL;
-			}
-			fprintf(f, "%s{\"run\":%u,\"step\":%u,\"node\":%s,\"rate\":%.6g,\"peers\":%.6g,\"drained\":%s}",
-				i ? "," : "", k->run, k->step, node, k->rate, k->peers,
-				k->drained ? "true" : "false");
-			free(node);
-		}
-		fputc(']', f);
+	if (efa_rec_events_json(f, s)) {
+		fclose(f);
+		free(text);
+		return NULL;
 	}
 	fputc('}', f);
 	/* A write the stream could not grow for fails alone: fclose succeeds. */
@@ -962,12 +504,12 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
 	if (!part->node_count || part->node_index >= part->node_count)
 		return efa_error_set(err, "node %u of a step of %u nodes", part->node_index,
 				     part->node_count);
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
+	efa_rec_locate(comment, &l);
+	if (efa_rec_read_summary(l.efa, &s))
 		return efa_error_set(err, "out of memory");
 	added = add_part(&s, part, &oom);
 	if (added) {
-		summary_clear(&s);
+		efa_rec_summary_clear(&s);
 		if (added > 0)
 			return 0;	/* this node's part is there already */
 		return oom ? efa_error_set(err, "out of memory") :
@@ -983,7 +525,7 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
 		*out = json ? render(comment, &l, json) : NULL;
 		free(json);
 		if (!*out) {
-			summary_clear(&s);
+			efa_rec_summary_clear(&s);
 			return efa_error_set(err, "out of memory");
 		}
 		if (strlen(*out) <= EFA_RECORD_COMMENT_MAX)
@@ -991,24 +533,24 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
 		free(*out);
 		*out = NULL;
 		if (s.n <= 1) {
-			summary_clear(&s);
+			efa_rec_summary_clear(&s);
 			return efa_error_set(err, "the job's AdminComment would pass %d bytes, what slurmdbd keeps",
 					     EFA_RECORD_COMMENT_MAX);
 		}
 		drop_oldest(&s);
 	}
-	summary_clear(&s);
+	efa_rec_summary_clear(&s);
 	return 0;
 }
 
 /* The AdminComment with s in place of the summary l found, in *out;
  * clears s. -1 with err when out of memory or past what slurmdbd keeps. */
-static int written(const char *comment, const struct located *l, struct summary *s, char **out,
+int efa_rec_written(const char *comment, const struct located *l, struct summary *s, char **out,
 		   struct efa_error *err)
 {
 	char *json = summary_json(s);
 
-	summary_clear(s);
+	efa_rec_summary_clear(s);
 	*out = json ? render(comment, l, json) : NULL;
 	free(json);
 	if (!*out)
@@ -1029,20 +571,20 @@ int efa_record_add_requeue(const char *comment, const struct efa_record_requeue 
 	struct summary s;
 
 	*out = NULL;
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
+	efa_rec_locate(comment, &l);
+	if (efa_rec_read_summary(l.efa, &s))
 		return efa_error_set(err, "out of memory");
 	if (holds_run(&s, rq->run)) {
-		summary_clear(&s);
+		efa_rec_summary_clear(&s);
 		return 0;
 	}
 	if (efa_array_room(&s.requeues, s.nrequeues, sizeof(*s.requeues))) {
-		summary_clear(&s);
+		efa_rec_summary_clear(&s);
 		return efa_error_set(err, "out of memory");
 	}
 	s.requeues[s.nrequeues++] = *rq;
 	drop_oldest_requeues(&s, EFA_RECORD_REQUEUES_MAX);
-	return written(comment, &l, &s, out, err);
+	return efa_rec_written(comment, &l, &s, out, err);
 }
 
 int efa_record_requeues(const char *comment, struct efa_record_requeue **list, size_t *n,
@@ -1053,13 +595,13 @@ int efa_record_requeues(const char *comment, struct efa_record_requeue **list, s
 
 	*list = NULL;
 	*n = 0;
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
+	efa_rec_locate(comment, &l);
+	if (efa_rec_read_summary(l.efa, &s))
 		return efa_error_set(err, "out of memory");
 	*list = s.requeues;
 	*n = s.nrequeues;
 	s.requeues = NULL;
-	summary_clear(&s);
+	efa_rec_summary_clear(&s);
 	return 0;
 }
 
@@ -1073,30 +615,30 @@ int efa_record_steps(const char *comment, struct efa_record_step **steps, size_t
 	*steps = NULL;
 	*nsteps = 0;
 	*dropped = 0;
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
+	efa_rec_locate(comment, &l);
+	if (efa_rec_read_summary(l.efa, &s))
 		return efa_error_set(err, "out of memory");
 	*dropped = s.dropped > ULONG_MAX ? ULONG_MAX : (unsigned long)s.dropped;
 	if (s.n && !(*steps = calloc(s.n, sizeof(**steps)))) {
-		summary_clear(&s);
+		efa_rec_summary_clear(&s);
 		return efa_error_set(err, "out of memory");
 	}
 	for (size_t i = 0; i < s.n; i++) {
 		const struct entry *e = &s.steps[i];
 		struct efa_record_step *r = &(*steps)[i];
-		char *nodes = string_value(e->nodes, e->nodes + strlen(e->nodes), &oom);
+		char *nodes = efa_rec_string_value(e->nodes, e->nodes + strlen(e->nodes), &oom);
 
 		if (!nodes) {
 			free(*steps);
 			*steps = NULL;
-			summary_clear(&s);
+			efa_rec_summary_clear(&s);
 			return efa_error_set(err, "out of memory");
 		}
 		snprintf(r->nodes, sizeof(r->nodes), "%s", nodes);
 		free(nodes);
 		r->step_id = e->step;
 		r->node_count = e->node_count;
-		r->reported = (uint32_t)reported_count(e->reported, e->node_count);
+		r->reported = (uint32_t)efa_rec_reported_count(e->reported, e->node_count);
 		r->seconds = e->seconds > LONG_MAX ? LONG_MAX : (long)e->seconds;
 		r->fallback = e->fallback;
 		r->shared = e->shared;
@@ -1104,7 +646,7 @@ int efa_record_steps(const char *comment, struct efa_record_step **steps, size_t
 			*sum_field(r, k) = e->sums[k];
 	}
 	*nsteps = s.n;
-	summary_clear(&s);
+	efa_rec_summary_clear(&s);
 	return 0;
 }
 
@@ -1112,246 +654,9 @@ char *efa_record_json(const char *comment)
 {
 	struct located l;
 
-	locate(comment, &l);
+	efa_rec_locate(comment, &l);
 	if (!l.efa || *l.efa != '{')
 		return NULL;
 	return strndup(l.efa, (size_t)(l.efa_end - l.efa));
 }
 
-/* Drops the quiet bits of runs other than run (a requeued job's steps
- * start again from 0) and of step of run when drop_step. */
-static void drop_quiet(struct summary *s, uint32_t run, uint32_t step, bool drop_step)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < s->nquiet; i++) {
-		if (s->quiet[i].run != run || (drop_step && s->quiet[i].step == step))
-			free(s->quiet[i].bits);
-		else
-			s->quiet[k++] = s->quiet[i];
-	}
-	s->nquiet = k;
-}
-
-int efa_record_mark_quiet(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
-			  uint32_t node_index, bool quiet, char **out, struct efa_error *err)
-{
-	size_t before, nbits = ((size_t)node_count + 3) / 4;
-	struct quiet *q, fresh;
-	struct located l;
-	struct summary s;
-	int v, bit = 1 << (node_index % 4);
-
-	*out = NULL;
-	if (!node_count || node_index >= node_count)
-		return efa_error_set(err, "node %u of a step of %u nodes", node_index, node_count);
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
-		return efa_error_set(err, "out of memory");
-	before = s.nquiet;
-	drop_quiet(&s, run, step, false);
-	q = find_quiet(&s, run, step);
-	if (q && q->node_count != node_count) {
-		drop_quiet(&s, run, step, true);
-		q = NULL;
-	}
-	if (!q && !quiet && s.nquiet == before) {
-		summary_clear(&s);
-		return 0;
-	}
-	if (!q) {
-		fresh = (struct quiet){ .run = run, .step = step, .node_count = node_count,
-					.bits = malloc(nbits + 1) };
-		if (!fresh.bits || efa_array_room(&s.quiet, s.nquiet, sizeof(*s.quiet))) {
-			free(fresh.bits);
-			summary_clear(&s);
-			return efa_error_set(err, "out of memory");
-		}
-		memset(fresh.bits, '0', nbits);
-		fresh.bits[nbits] = '\0';
-		s.quiet[s.nquiet++] = fresh;
-		q = &s.quiet[s.nquiet - 1];
-	}
-	v = hex_value(q->bits[node_index / 4]);
-	if (!!(v & bit) == quiet && s.nquiet == before) {
-		summary_clear(&s);
-		return 0;
-	}
-	q->bits[node_index / 4] = "0123456789abcdef"[quiet ? v | bit : v & ~bit];
-	return written(comment, &l, &s, out, err);
-}
-
-bool efa_record_all_quiet(const char *comment, uint32_t run, uint32_t step, uint32_t node_count)
-{
-	const struct quiet *q;
-	struct located l;
-	struct summary s;
-	bool all;
-
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
-		return false;
-	q = find_quiet(&s, run, step);
-	all = q && q->node_count == node_count &&
-	      reported_count(q->bits, node_count) == (long)node_count;
-	summary_clear(&s);
-	return all;
-}
-
-int efa_record_add_hang(const char *comment, const struct efa_record_hang *h, char **out,
-			struct efa_error *err)
-{
-	struct located l;
-	struct summary s;
-
-	*out = NULL;
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
-		return efa_error_set(err, "out of memory");
-	if (holds_hang(&s, h->run, h->step)) {
-		summary_clear(&s);
-		return 0;
-	}
-	drop_quiet(&s, h->run, h->step, true);
-	if (efa_array_room(&s.hangs, s.nhangs, sizeof(*s.hangs))) {
-		summary_clear(&s);
-		return efa_error_set(err, "out of memory");
-	}
-	s.hangs[s.nhangs++] = *h;
-	if (s.nhangs > EFA_RECORD_HANGS_MAX) {
-		memmove(s.hangs, s.hangs + 1, (s.nhangs - 1) * sizeof(*s.hangs));
-		s.nhangs--;
-	}
-	return written(comment, &l, &s, out, err);
-}
-
-int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t *n,
-		     struct efa_error *err)
-{
-	struct located l;
-	struct summary s;
-
-	*list = NULL;
-	*n = 0;
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
-		return efa_error_set(err, "out of memory");
-	*list = s.hangs;
-	*n = s.nhangs;
-	s.hangs = NULL;
-	summary_clear(&s);
-	return 0;
-}
-
-int efa_record_set_link(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
-			uint32_t node, double rate, char **out, struct efa_error *err)
-{
-	struct links *l, fresh;
-	struct located l_at;
-	struct summary s;
-	size_t k = 0, before;
-
-	*out = NULL;
-	if (!node_count || node >= node_count || !(rate >= 0))
-		return efa_error_set(err, "node %u of a step of %u nodes, rate %g", node, node_count,
-				     rate);
-	locate(comment, &l_at);
-	if (read_summary(l_at.efa, &s))
-		return efa_error_set(err, "out of memory");
-	before = s.nlinks;
-	for (size_t i = 0; i < s.nlinks; i++) {
-		if (s.links[i].run != run || (s.links[i].step == step &&
-					      s.links[i].node_count != node_count))
-			free(s.links[i].above);
-		else
-			s.links[k++] = s.links[i];
-	}
-	s.nlinks = k;
-	l = find_links(&s, run, step);
-	if (!l) {
-		fresh = (struct links){ .run = run, .step = step, .node_count = node_count };
-		if (efa_array_room(&s.links, s.nlinks, sizeof(*s.links)))
-			goto oom;
-		s.links[s.nlinks++] = fresh;
-		l = &s.links[s.nlinks - 1];
-	}
-	for (k = 0; k < l->n && l->above[k].node != node; k++)
-		;
-	if (k < l->n && l->above[k].rate == rate && s.nlinks == before) {
-		summary_clear(&s);
-		return 0;
-	}
-	if (k == l->n) {
-		if (efa_array_room(&l->above, l->n, sizeof(*l->above)))
-			goto oom;
-		l->n++;
-	}
-	l->above[k] = (struct link_above){ node, rate };
-	return written(comment, &l_at, &s, out, err);
-oom:
-	summary_clear(&s);
-	return efa_error_set(err, "out of memory");
-}
-
-int efa_record_links(const char *comment, uint32_t run, uint32_t step, uint32_t node_count,
-		     double *rates)
-{
-	const struct links *l;
-	struct located at;
-	struct summary s;
-
-	for (uint32_t i = 0; i < node_count; i++)
-		rates[i] = -1;
-	locate(comment, &at);
-	if (read_summary(at.efa, &s))
-		return -1;
-	l = find_links(&s, run, step);
-	for (size_t k = 0; l && l->node_count == node_count && k < l->n; k++)
-		rates[l->above[k].node] = l->above[k].rate;
-	summary_clear(&s);
-	return 0;
-}
-
-int efa_record_add_sick(const char *comment, const struct efa_record_sick *sick, char **out,
-			struct efa_error *err)
-{
-	struct located l;
-	struct summary s;
-
-	*out = NULL;
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
-		return efa_error_set(err, "out of memory");
-	if (holds_sick(&s, sick)) {
-		summary_clear(&s);
-		return 0;
-	}
-	if (efa_array_room(&s.sick, s.nsick, sizeof(*s.sick))) {
-		summary_clear(&s);
-		return efa_error_set(err, "out of memory");
-	}
-	s.sick[s.nsick++] = *sick;
-	if (s.nsick > EFA_RECORD_SICK_MAX) {
-		memmove(s.sick, s.sick + 1, (s.nsick - 1) * sizeof(*s.sick));
-		s.nsick--;
-	}
-	return written(comment, &l, &s, out, err);
-}
-
-int efa_record_sick_links(const char *comment, struct efa_record_sick **list, size_t *n,
-			  struct efa_error *err)
-{
-	struct located l;
-	struct summary s;
-
-	*list = NULL;
-	*n = 0;
-	locate(comment, &l);
-	if (read_summary(l.efa, &s))
-		return efa_error_set(err, "out of memory");
-	*list = s.sick;
-	*n = s.nsick;
-	s.sick = NULL;
-	summary_clear(&s);
-	return 0;
-}
