@@ -105,7 +105,7 @@ static bool find_member(const char *text, const char *key, struct efa_json_membe
  * A comment that is a JSON object holds the summary under its key; any
  * other text may end with {"efa":...}, added after the site's text.
  */
-void efa_rec_locate(const char *comment, struct located *l)
+static void locate(const char *comment, struct located *l)
 {
 	size_t len = comment ? strlen(comment) : 0, count;
 	struct efa_json_member m;
@@ -272,7 +272,7 @@ static void drop_oldest_requeues(struct summary *s, size_t keep)
 
 /* The summary at efa: its entries of the right shape (the others are not
  * ours: dropped). -1 out of memory. */
-int efa_rec_read_summary(const char *efa, struct summary *s)
+static int read_summary(const char *efa, struct summary *s)
 {
 	struct efa_json_walk w = { .p = efa };
 	const char *steps = NULL, *requeues = NULL, *quiet = NULL, *hangs = NULL, *links = NULL;
@@ -321,6 +321,12 @@ int efa_rec_read_summary(const char *efa, struct summary *s)
 oom:
 	efa_rec_summary_clear(s);
 	return -1;
+}
+
+int efa_rec_summary_of(const char *comment, struct located *l, struct summary *s)
+{
+	locate(comment, l);
+	return read_summary(l->efa, s);
 }
 
 /* A new entry for part's step: nothing reported yet. -1 out of memory. */
@@ -504,8 +510,7 @@ int efa_record_add(const char *comment, const struct efa_record_step *part, char
 	if (!part->node_count || part->node_index >= part->node_count)
 		return efa_error_set(err, "node %u of a step of %u nodes", part->node_index,
 				     part->node_count);
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	added = add_part(&s, part, &oom);
 	if (added) {
@@ -571,8 +576,7 @@ int efa_record_add_requeue(const char *comment, const struct efa_record_requeue 
 	struct summary s;
 
 	*out = NULL;
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	if (holds_run(&s, rq->run)) {
 		efa_rec_summary_clear(&s);
@@ -595,8 +599,7 @@ int efa_record_requeues(const char *comment, struct efa_record_requeue **list, s
 
 	*list = NULL;
 	*n = 0;
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	*list = s.requeues;
 	*n = s.nrequeues;
@@ -615,8 +618,7 @@ int efa_record_steps(const char *comment, struct efa_record_step **steps, size_t
 	*steps = NULL;
 	*nsteps = 0;
 	*dropped = 0;
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	*dropped = s.dropped > ULONG_MAX ? ULONG_MAX : (unsigned long)s.dropped;
 	if (s.n && !(*steps = calloc(s.n, sizeof(**steps)))) {
@@ -654,7 +656,7 @@ char *efa_record_json(const char *comment)
 {
 	struct located l;
 
-	efa_rec_locate(comment, &l);
+	locate(comment, &l);
 	if (!l.efa || *l.efa != '{')
 		return NULL;
 	return strndup(l.efa, (size_t)(l.efa_end - l.efa));

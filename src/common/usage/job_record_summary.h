@@ -63,11 +63,9 @@ struct located {
 	size_t prefix;		/* text: bytes of the site's kept before it */
 };
 
-/* Where the summary stands in comment (job_record.c). */
-void efa_rec_locate(const char *comment, struct located *l);
-
-/* The summary at efa into s; -1 out of memory (s cleared). */
-int efa_rec_read_summary(const char *efa, struct summary *s);
+/* comment's summary into s, l where it stands (job_record.c); -1 out of
+ * memory (s cleared). */
+int efa_rec_summary_of(const char *comment, struct located *l, struct summary *s);
 
 void efa_rec_summary_clear(struct summary *s);
 

@@ -56,8 +56,7 @@ int efa_record_mark_quiet(const char *comment, uint32_t run, uint32_t step, uint
 	*out = NULL;
 	if (!node_count || node_index >= node_count)
 		return efa_error_set(err, "node %u of a step of %u nodes", node_index, node_count);
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	before = s.nquiet;
 	drop_quiet(&s, run, step, false);
@@ -99,8 +98,7 @@ bool efa_record_all_quiet(const char *comment, uint32_t run, uint32_t step, uint
 	struct summary s;
 	bool all;
 
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return false;
 	q = efa_rec_find_quiet(&s, run, step);
 	all = q && q->node_count == node_count &&
@@ -116,8 +114,7 @@ int efa_record_add_hang(const char *comment, const struct efa_record_hang *h, ch
 	struct summary s;
 
 	*out = NULL;
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	if (efa_rec_holds_hang(&s, h->run, h->step)) {
 		efa_rec_summary_clear(&s);
@@ -139,8 +136,7 @@ int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t 
 
 	*list = NULL;
 	*n = 0;
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	*list = s.hangs;
 	*n = s.nhangs;
@@ -161,8 +157,7 @@ int efa_record_set_link(const char *comment, uint32_t run, uint32_t step, uint32
 	if (!node_count || node >= node_count || !(rate >= 0))
 		return efa_error_set(err, "node %u of a step of %u nodes, rate %g", node, node_count,
 				     rate);
-	efa_rec_locate(comment, &l_at);
-	if (efa_rec_read_summary(l_at.efa, &s))
+	if (efa_rec_summary_of(comment, &l_at, &s))
 		return efa_error_set(err, "out of memory");
 	before = s.nlinks;
 	for (size_t i = 0; i < s.nlinks; i++) {
@@ -208,8 +203,7 @@ int efa_record_links(const char *comment, uint32_t run, uint32_t step, uint32_t 
 
 	for (uint32_t i = 0; i < node_count; i++)
 		rates[i] = -1;
-	efa_rec_locate(comment, &at);
-	if (efa_rec_read_summary(at.efa, &s))
+	if (efa_rec_summary_of(comment, &at, &s))
 		return -1;
 	l = efa_rec_find_links(&s, run, step);
 	for (size_t k = 0; l && l->node_count == node_count && k < l->n; k++)
@@ -225,8 +219,7 @@ int efa_record_add_sick(const char *comment, const struct efa_record_sick *sick,
 	struct summary s;
 
 	*out = NULL;
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	if (efa_rec_holds_sick(&s, sick)) {
 		efa_rec_summary_clear(&s);
@@ -247,8 +240,7 @@ int efa_record_sick_links(const char *comment, struct efa_record_sick **list, si
 
 	*list = NULL;
 	*n = 0;
-	efa_rec_locate(comment, &l);
-	if (efa_rec_read_summary(l.efa, &s))
+	if (efa_rec_summary_of(comment, &l, &s))
 		return efa_error_set(err, "out of memory");
 	*list = s.sick;
 	*n = s.nsick;
