@@ -18,10 +18,9 @@
 #include "common/health/hang.h"
 #include "common/health/hang_probe.h"
 #include "common/usage/job_record.h"
-#include "common/usage/metrics.h"
-#include "common/usage/usage.h"
 #include "hang_step.h"
 #include "link_step.h"
+#include "step_counters.h"
 #include "step_record.h"
 
 /* The file systems' deadline for one look at the job's files. */
@@ -63,9 +62,8 @@ static int heartbeat_path(struct efa_step *step, char *buf, size_t size)
 	n = snprintf(dir, sizeof(dir), "%s/heartbeat", step->cfg->node_cache_dir);
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return -1;
-	if (mkdir(dir, 01777) && errno != EEXIST)
-		return -1;
-	if (chmod(dir, 01777))
+	/* Made once (the umask may take bits mkdir's mode asks for). */
+	if (!mkdir(dir, 01777) ? chmod(dir, 01777) : errno != EEXIST)
 		return -1;
 	n = snprintf(buf, size, "%s/%" PRIu32 ".%" PRIu32 ".%s", dir, step->counters.job_id,
 		     step->counters.step_id, step->node_name);
@@ -99,6 +97,7 @@ void efa_hang_step_begin(struct efa_step *step, spank_t sp, const struct efa_opt
 {
 	struct efa_step_hang *h = &step->hang;
 	const struct efa_partition *part = step->part;
+	int rc;
 
 	memset(h, 0, sizeof(*h));
 	if (!step->counters.active || !step->counters.judge)
@@ -119,10 +118,11 @@ void efa_hang_step_begin(struct efa_step *step, spank_t sp, const struct efa_opt
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
-	if (pthread_create(&h->thread, NULL, watch_thread, step)) {
+	rc = pthread_create(&h->thread, NULL, watch_thread, step);
+	if (rc) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched: no thread: %s",
 			    step->node_name, step->counters.job_id, step->counters.step_id,
-			    strerror(errno));
+			    strerror(rc));
 		pthread_cond_destroy(&h->wake);
 		pthread_mutex_destroy(&h->lock);
 		return;
@@ -204,22 +204,6 @@ static int read_job(struct watched *w)
 	return 0;
 }
 
-static bool hang_recorded(const char *comment, uint32_t run, uint32_t step)
-{
-	struct efa_record_hang *list;
-	struct efa_error err;
-	bool found = false;
-	size_t n;
-
-	if (efa_record_hangs(comment, &list, &n, &err))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (list[i].run == run && list[i].step == step)
-			found = true;
-	free(list);
-	return found;
-}
-
 enum mark_result {
 	MARK_FAILED,		/* the record could not be read or written */
 	MARK_DONE,		/* the bit is as asked */
@@ -244,7 +228,7 @@ static enum mark_result mark(struct watched *w, bool quiet)
 			   w->step->node_name, sc->job_id, sc->step_id, slurm_strerror(errno));
 		return MARK_FAILED;
 	}
-	if (hang_recorded(comment, w->run, sc->step_id)) {
+	if (efa_record_hung(comment, w->run, sc->step_id, EFA_HANG_ACTION_UNSET)) {
 		res = MARK_HANG_KNOWN;
 		goto out;
 	}
@@ -349,23 +333,10 @@ static void act(struct watched *w, int64_t quiet_for)
 		   efa_hang_action_name(rec.action));
 }
 
-/* The hang in the node's figures (slurm_efa_job_hangs_total), and the
- * node's file for node_exporter written again with it (MetricsDir=). */
+/* The hang in the node's figures (slurm_efa_job_hangs_total), once. */
 static void count_hang(struct watched *w)
 {
-	const struct efa_step *step = w->step;
-	const struct efa_step_counters *sc = &step->counters;
-	struct efa_hw_reading now = { 0 };
-	struct efa_error err;
-
-	if (efa_usage_job_event(sc->store, sc->job_id, EFA_USAGE_HANG, &err) < 0 ||
-	    (step->cfg->metrics_dir &&
-	     (efa_hw_read_again(&sc->start, step->root, &now, &err) ||
-	      efa_metrics_update(step->cfg->metrics_dir, sc->store, step->node_name, &now, time(NULL),
-				 &err))))
-		slurm_info("efa: node %s: job %" PRIu32 "'s hang not in the node's figures: %s",
-			   step->node_name, sc->job_id, err.msg);
-	efa_hw_reading_clear(&now);
+	efa_counters_job_event(w->step, EFA_USAGE_HANG, "hang");
 	w->counted = true;
 }
 
@@ -378,7 +349,7 @@ static void count_hang_at_end(struct watched *w)
 
 	if (!w->marked || w->counted || efa_job_comment(sc->job_id, &comment))
 		return;
-	if (hang_recorded(comment, w->run, sc->step_id))
+	if (efa_record_hung(comment, w->run, sc->step_id, EFA_HANG_ACTION_UNSET))
 		count_hang(w);
 	free(comment);
 }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SLURM_BACKWARD_COMPAT
 #include <slurm/slurm.h>
@@ -12,9 +11,8 @@
 #include "common/health/drain_rules.h"
 #include "common/health/hang_probe.h"
 #include "common/usage/job_record.h"
-#include "common/usage/metrics.h"
-#include "common/usage/usage.h"
 #include "link_step.h"
+#include "step_counters.h"
 #include "step_record.h"
 
 /* Samples in a row a node must stand out: its peers' rates reach the
@@ -104,23 +102,6 @@ static int add_sick(const char *comment, const void *what, char **next, struct e
 	return efa_record_add_sick(comment, what, next, err);
 }
 
-/* In the node's figures, and its node_exporter file written again. */
-static void count(const struct efa_step *step)
-{
-	const struct efa_step_counters *sc = &step->counters;
-	struct efa_hw_reading now = { 0 };
-	struct efa_error err;
-
-	if (efa_usage_job_event(sc->store, sc->job_id, EFA_USAGE_SICK_LINK, &err) < 0 ||
-	    (step->cfg->metrics_dir &&
-	     (efa_hw_read_again(&sc->start, step->root, &now, &err) ||
-	      efa_metrics_update(step->cfg->metrics_dir, sc->store, step->node_name, &now, time(NULL),
-				 &err))))
-		slurm_info("efa: node %s: job %" PRIu32 "'s sick link not in the node's figures: %s",
-			   step->node_name, sc->job_id, err.msg);
-	efa_hw_reading_clear(&now);
-}
-
 static void name(struct efa_step *step, uint32_t run, double rate, double peers)
 {
 	const struct efa_step_counters *sc = &step->counters;
@@ -143,7 +124,7 @@ static void name(struct efa_step *step, uint32_t run, double rate, double peers)
 	slurm_info("efa: node %s: job %" PRIu32 " step %" PRIu32 ": sick link named (rate %g, peers %g), %s",
 		   step->node_name, sc->job_id, sc->step_id, rate, peers,
 		   rec.drained ? "drained" : "not drained");
-	count(step);
+	efa_counters_job_event(step, EFA_USAGE_SICK_LINK, "sick link");
 }
 
 void efa_link_check(struct efa_step *step, uint32_t run, const struct efa_hang_sample *s,

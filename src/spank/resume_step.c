@@ -170,22 +170,6 @@ static bool any_node_broken(char *const *names, size_t n)
 	return broken;
 }
 
-static bool requeued_for_hang(const char *comment, uint32_t run)
-{
-	struct efa_record_hang *hangs;
-	struct efa_error err;
-	bool found = false;
-	size_t n;
-
-	if (efa_record_hangs(comment, &hangs, &n, &err))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (hangs[i].run == run && hangs[i].action == EFA_HANG_REQUEUE)
-			found = true;
-	free(hangs);
-	return found;
-}
-
 void efa_resume_exit(const struct efa_step *step, spank_t sp)
 {
 	const struct efa_step_resume *r = &step->resume;
@@ -213,7 +197,7 @@ void efa_resume_exit(const struct efa_step *step, spank_t sp)
 #endif
 	/* Requeued for a hang (hang_step.c records it first): it uses a
 	 * resume, as a node failure does. */
-	if (requeued_for_hang(job->admin_comment, r->restarts))
+	if (efa_record_hung(job->admin_comment, r->restarts, EFA_RECORD_ANY_STEP, EFA_HANG_REQUEUE))
 		goto done;
 	if (!efa_step_job_env(sp, "SLURM_JOB_NODELIST", nodelist, sizeof(nodelist)) ||
 	    efa_hostlist_expand(nodelist, &names, &n, &err) || any_node_broken(names, n))

@@ -191,6 +191,25 @@ static void end_step(struct efa_step *step, bool tell)
 	efa_hw_reading_clear(&now);
 }
 
+void efa_counters_job_event(const struct efa_step *step, enum efa_usage_event event,
+			    const char *what)
+{
+	const struct efa_step_counters *sc = &step->counters;
+	struct efa_hw_reading now = { 0 };
+	struct efa_error err;
+
+	/* In the log only: a line on the step's stderr would count as the
+	 * job's output (hang detection). */
+	if (efa_usage_job_event(sc->store, sc->job_id, event, &err) < 0 ||
+	    (step->cfg->metrics_dir &&
+	     (efa_hw_read_again(&sc->start, step->root, &now, &err) ||
+	      efa_metrics_update(step->cfg->metrics_dir, sc->store, step->node_name, &now, time(NULL),
+				 &err))))
+		slurm_info("efa: node %s: job %" PRIu32 "'s %s not in the node's figures: %s",
+			   step->node_name, sc->job_id, what, err.msg);
+	efa_hw_reading_clear(&now);
+}
+
 void efa_counters_task_exit(struct efa_step *step, spank_t sp)
 {
 	struct efa_step_counters *sc = &step->counters;

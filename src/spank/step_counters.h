@@ -16,10 +16,17 @@
 #include <slurm/spank.h>
 
 #include "common/config/plugin_args.h"
+#include "common/usage/usage.h"
 #include "step.h"
 
 /* init_post_opt, as root, once the node is known (prepare.c). */
 void efa_counters_step_begin(struct efa_step *step, spank_t sp);
+
+/* What a running step found on the node (a hang, a sick link: usage.h),
+ * in the node's figures, and its node_exporter file written again
+ * (MetricsDir=); what names it in the log. From the step's watch thread. */
+void efa_counters_job_event(const struct efa_step *step, enum efa_usage_event event,
+			    const char *what);
 
 /* slurm_spank_task_exit in slurmstepd, as root, each time one of the
  * step's tasks on the node ends: the step ends with its last. */

@@ -359,6 +359,10 @@ static void test_hangs(void)
 		"  with what was done, for how long, on which nodes (quoted)");
 	ok(!strstr(c, "\"run\":1,\"step\":3,\"node_count\""), "  its step's quiet bits dropped");
 	ok(efa_record_add_hang(c, &h, &out, &err) == 0 && !out, "  the same run and step again: nothing to change");
+	ok(efa_record_hung(c, 1, 3, EFA_HANG_ACTION_UNSET) && efa_record_hung(c, 1, 3, EFA_HANG_REQUEUE) &&
+	   efa_record_hung(c, 1, EFA_RECORD_ANY_STEP, EFA_HANG_REQUEUE), "  found by run and step, or any step, and action");
+	ok(!efa_record_hung(c, 1, 4, EFA_HANG_ACTION_UNSET) && !efa_record_hung(c, 0, 3, EFA_HANG_ACTION_UNSET) &&
+	   !efa_record_hung(c, 1, 3, EFA_HANG_CANCEL), "  not for another step, run or action");
 	require(ok(efa_record_hangs(c, &list, &n, &err) == 0 && n == 1, "read back"));
 	ok(list[0].run == 1 && list[0].step == 3 && list[0].action == EFA_HANG_REQUEUE &&
 	   list[0].quiet_seconds == 610 && !strcmp(list[0].nodes, h.nodes), "  as written");

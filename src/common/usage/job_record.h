@@ -165,6 +165,15 @@ bool efa_record_all_quiet(const char *comment, uint32_t run, uint32_t step, uint
 int efa_record_add_hang(const char *comment, const struct efa_record_hang *h, char **out,
 			struct efa_error *err);
 
+/* Any step, any action, for efa_record_hung. */
+#define EFA_RECORD_ANY_STEP UINT32_MAX
+
+/* Whether comment has a hang of run in step (EFA_RECORD_ANY_STEP: any)
+ * on which action was done (EFA_HANG_ACTION_UNSET: any). false too when
+ * memory runs out. */
+bool efa_record_hung(const char *comment, uint32_t run, uint32_t step,
+		     enum efa_hang_action action);
+
 /* The hangs in comment, oldest first (*list malloc'd; none: 0). -1 with
  * err when out of memory. */
 int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t *n,

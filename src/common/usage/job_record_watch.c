@@ -128,6 +128,23 @@ int efa_record_add_hang(const char *comment, const struct efa_record_hang *h, ch
 	return efa_rec_written(comment, &l, &s, out, err);
 }
 
+bool efa_record_hung(const char *comment, uint32_t run, uint32_t step,
+		     enum efa_hang_action action)
+{
+	struct located l;
+	struct summary s;
+	bool found = false;
+
+	if (efa_rec_summary_of(comment, &l, &s))
+		return false;
+	for (size_t i = 0; i < s.nhangs && !found; i++)
+		found = s.hangs[i].run == run &&
+			(step == EFA_RECORD_ANY_STEP || s.hangs[i].step == step) &&
+			(action == EFA_HANG_ACTION_UNSET || s.hangs[i].action == action);
+	efa_rec_summary_clear(&s);
+	return found;
+}
+
 int efa_record_hangs(const char *comment, struct efa_record_hang **list, size_t *n,
 		     struct efa_error *err)
 {
