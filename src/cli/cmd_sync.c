@@ -5,7 +5,8 @@
  * slurmrestd with conditional requests, so an idle cluster costs one small
  * answer per interval, and it keeps the last good snapshot when slurmrestd
  * is down or answers nonsense. With Topology= it also keeps Slurm's
- * topology.conf (topology_sync.c).
+ * topology.conf (topology_sync.c), and with RepairAction= it runs the
+ * repair ladder for the nodes slurm-efa drained (repair_round.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include "common/cluster/snapshot.h"
 #include "sources/assembly.h"
 #include "cli.h"
+#include "repair_round.h"
 #include "topology_sync.h"
 
 const char cmd_sync_usage[] =
@@ -82,6 +84,7 @@ struct syncer {
 	int unchanged_logged;
 	int conditional_failed;	/* said once */
 	struct topology_sync topo;
+	struct repair_runner repair;
 	time_t write_error_said;
 	int failing;
 };
@@ -303,15 +306,20 @@ int cmd_sync(int argc, char **argv, const struct cli_common *common)
 	s.cluster = (struct assembly){ .rest = s.rest, .cfg = cfg, .url = s.url };
 	if (once) {
 		rc = sync_once(&s) ? EXIT_REFUSED : 0;
+		if (efa_repair_configured(cfg))
+			repair_round(&s.repair, s.rest, cfg, log_line);
 		goto out;
 	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	log_line("polling %s every %ld s into %s", s.url, interval, s.path);
+	log_line("polling %s every %ld s into %s%s", s.url, interval, s.path,
+		 efa_repair_configured(cfg) ? "; repairing the nodes slurm-efa drains (RepairAction=)" : "");
 	while (!stopping) {
 		struct timespec pause = { .tv_sec = interval };
 
 		sync_once(&s);
+		if (efa_repair_configured(cfg))
+			repair_round(&s.repair, s.rest, cfg, log_line);
 		while (!stopping && nanosleep(&pause, &pause) && errno == EINTR)
 			;
 	}

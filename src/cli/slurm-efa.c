@@ -18,6 +18,7 @@ static const struct {
 	{ "submit", cmd_submit, cmd_submit_usage, "sbatch through slurmrestd, with the slurm-efa options" },
 	{ "check", cmd_check, cmd_check_usage, "whether a checkpoint directory is allowed, or which one a job gets" },
 	{ "hostfile", cmd_hostfile, cmd_hostfile_usage, "a job's hosts in network-topology order, for mpirun --hostfile" },
+	{ "repair", cmd_repair, cmd_repair_usage, "where the nodes slurm-efa drained stand on the repair ladder (--status)" },
 	{ "stats", cmd_stats, cmd_stats_usage, "what a job did over EFA, from its record in slurmctld or slurmdbd" },
 	{ "node-features", cmd_node_features, cmd_node_features_usage,
 	  "the features this node should register with: zone, efa, instance type" },

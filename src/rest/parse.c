@@ -310,7 +310,7 @@ static int64_t last_update(json_t *root)
 
 static const char *const node_fields[] = {
 	"name", "address", "features", "active_features", "state", "state_flags", "partitions",
-	"reason", NULL
+	"reason", "reason_changed_at", "boot_time", NULL
 };
 const struct rest_listing rest_nodes_listing = { .name = "nodes", .fields = node_fields };
 
@@ -319,6 +319,7 @@ const struct rest_listing rest_nodes_listing = { .name = "nodes", .fields = node
 static int node_from_json(json_t *j, slurmrest_node *node)
 {
 	const char *name = json_string_value(json_object_get(j, "name"));
+	long long t;
 
 	memset(node, 0, sizeof(*node));
 	if (!name)
@@ -330,6 +331,11 @@ static int node_from_json(json_t *j, slurmrest_node *node)
 	node->state = node_state(j);
 	node->partitions = strv_from(json_object_get(j, "partitions"), 0);
 	node->reason = str_or_empty(json_object_get(j, "reason"));
+	/* An integer in v0.0.38 and v0.0.39, {"set", "number"} after. */
+	if (!number(json_object_get(j, "reason_changed_at"), &t))
+		node->reason_time = t;
+	if (!number(json_object_get(j, "boot_time"), &t))
+		node->boot_time = t;
 	if (!node->name || !node->address || !node->features || !node->active_features ||
 	    !node->state || !node->partitions || !node->reason) {
 		node_clear(node);

@@ -138,6 +138,8 @@ typedef struct {
 	char **state;			/* lowercase, base state first ("idle", "drain") */
 	char **partitions;		/* NULL-terminated */
 	char *reason;			/* why drained or down; "" when none */
+	int64_t reason_time;		/* when the reason was set (UNIX time); 0: none */
+	int64_t boot_time;		/* when the node booted (UNIX time); 0: unknown */
 } slurmrest_node;
 
 typedef struct {

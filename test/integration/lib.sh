@@ -193,6 +193,17 @@ node_settled() {	# node_settled NODE
 	esac
 }
 
+# A node as sinfo shows it: "STATE REASON" (drained, draining, idle, ...).
+node_line() {	# node_line NODE
+	sinfo -h -n "$1" -N -o '%T %E' | head -n 1
+}
+node_drained_for() {	# node_drained_for NODE REASON-PREFIX: drained or draining for it
+	[[ $(node_line "$1") =~ ^drain(ed|ing)\ $2 ]]
+}
+node_idle() {	# node_idle NODE
+	[ "$(node_line "$1" | cut -d' ' -f1)" = idle ]
+}
+
 # Puts NODE back in service once it has settled: a job whose prolog failed
 # there still has its epilog to come, and an epilog that fails after the
 # resume drains the node again ("Epilog error").
@@ -222,6 +233,37 @@ hangfs_umount() {	# hangfs_umount DIR
 	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
 	bg_kill "$hang_pid" || true
 	wait "$hang_pid" 2>/dev/null || true
+}
+
+# A program slurmd or slurmctld runs (HealthCheckProgram=, RebootProgram=)
+# has no SLURM_CONF: the link to slurm.conf where this Slurm's commands look
+# without it, as ParallelCluster installs Slurm: PREFIX/etc/slurm.conf for a
+# Slurm under its own prefix (there already with SLURM_EFA_TEST_LAYOUT=
+# pcluster); for Debian's own Slurm, slurmd's configless cache
+# /run/slurm/conf/slurm.conf. Sets conf_placed (the link made, "" when none
+# was needed) and conf_made_dir; false when another cluster's slurm.conf is
+# in the way. unplace_slurm_conf takes them away.
+place_slurm_conf() {
+	conf_placed="" conf_made_dir=""
+	if [ "$SLURM_EFA_TEST_LAYOUT" = pcluster ]; then
+		return 0
+	elif [ "$SLURM_PREFIX" != /usr ]; then
+		mkdir -p "$SLURM_PREFIX/etc"
+		[ ! -e "$SLURM_PREFIX/etc/slurm.conf" ] || return 1
+		conf_placed=$SLURM_PREFIX/etc/slurm.conf
+	elif [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf/slurm.conf ]; then
+		[ -d /run/slurm/conf ] || conf_made_dir=/run/slurm/conf
+		mkdir -p /run/slurm/conf
+		conf_placed=/run/slurm/conf/slurm.conf
+	else
+		return 1
+	fi
+	ln -sfn "$SLURM_CONF" "$conf_placed"
+}
+unplace_slurm_conf() {
+	[ -z "$conf_placed" ] || rm -f "$conf_placed"
+	[ -z "$conf_made_dir" ] || rmdir "$conf_made_dir" 2>/dev/null || true
+	conf_placed="" conf_made_dir=""
 }
 
 # Waits (bounded) until every node is idle and responding.

@@ -26,11 +26,7 @@ hs_dev=$(ls "$hs/n2/sys/class/infiniband" | sed -n 2p)
 hs_port=$hs/n2/sys/class/infiniband/$hs_dev/ports/1/state
 
 # Where this Slurm's commands find slurm.conf with no SLURM_CONF.
-hs_placed=""
-hs_made_dir=""
-hs_there=0	# the cluster runs as ParallelCluster's: slurm.conf is there already
 if [ "$SLURM_EFA_TEST_LAYOUT" = pcluster ]; then
-	hs_there=1
 	is "$(realpath "$SLURM_PREFIX/etc/slurm.conf")" "$(realpath "$SLURM_CONF")" \
 		"layout pcluster: slurm.conf is at $SLURM_PREFIX/etc, where this Slurm looks without SLURM_CONF"
 	like "$(tr '\0' '\n' </proc/"$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n2.pid")"/environ)" "^PATH=/usr/sbin:/usr/bin:/sbin:/bin$" \
@@ -42,17 +38,11 @@ if [ "$SLURM_EFA_TEST_LAYOUT" = pcluster ]; then
 		"  it was given no SLURM_CONF (${hs_conf:-none})"
 	unlike "$(tr '\0' ' ' </proc/"$(cat "$SLURM_EFA_CLUSTER/run/slurmd-n2.pid")"/cmdline)" " -f " \
 		"  (no -f on its command line)"
-elif [ "$SLURM_PREFIX" != /usr ]; then
-	mkdir -p "$SLURM_PREFIX/etc"
-	[ -e "$SLURM_PREFIX/etc/slurm.conf" ] || hs_placed=$SLURM_PREFIX/etc/slurm.conf
-elif [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf/slurm.conf ]; then
-	[ -d /run/slurm/conf ] || hs_made_dir=/run/slurm/conf
-	mkdir -p /run/slurm/conf
-	hs_placed=/run/slurm/conf/slurm.conf
 fi
-((hs_there)) || ok "$([ -n "$hs_placed" ]; echo $?)" "slurm.conf can be placed where this Slurm's commands look without SLURM_CONF (${hs_placed:-a slurm.conf of another cluster is there})"
-if [ -n "$hs_placed" ] || ((hs_there)); then
-	[ -z "$hs_placed" ] || ln -sfn "$SLURM_CONF" "$hs_placed"
+hs_placed=0
+place_slurm_conf && hs_placed=1
+ok "$((!hs_placed))" "slurm.conf is where this Slurm's commands look without SLURM_CONF (${conf_placed:-there already}; not placed: a slurm.conf of another cluster is there)"
+if ((hs_placed)); then
 	cp "$SLURM_CONF" "$hs/slurm.conf.before"
 	set_plugstack "$(plugin_line "config=$hsconf" "root=$ROOTS/%n")"
 	set_root n2 "$hs/n2"
@@ -60,44 +50,34 @@ if [ -n "$hs_placed" ] || ((hs_there)); then
 		"HealthCheckNodeState=ANY" >>"$SLURM_CONF"
 	scontrol reconfigure || true
 	wait_nodes_idle || diag "nodes not idle after the reconfigure: $(node_states | paste -sd ' ')"
-	hs_state() {	# hs_state NODE: "STATE REASON" as sinfo shows them
-		sinfo -h -n "$1" -N -o '%T %E' | head -n 1
-	}
-	hs_drained() {	# hs_drained NODE REASON-PREFIX
-		[[ $(hs_state "$1") =~ ^drain(ed|ing)\ $2 ]]
-	}
-	hs_idle() {
-		[ "$(hs_state "$1" | cut -d' ' -f1)" = idle ]
-	}
 
 	sleep 7
-	is "$(hs_state n2 | cut -d' ' -f1)" "idle" "slurmd's own health checks leave a healthy node in service"
+	is "$(node_line n2 | cut -d' ' -f1)" "idle" "slurmd's own health checks leave a healthy node in service"
 
 	echo "1: DOWN" >"$hs_port"
 	t0=$SECONDS
-	until_up 30 hs_drained n2 "efa:"
-	like "$(hs_state n2)" "^drain(ed|ing) efa: EFA device $hs_dev: port 1 is 1: DOWN, not ACTIVE$" \
+	until_up 30 node_drained_for n2 "efa:"
+	like "$(node_line n2)" "^drain(ed|ing) efa: EFA device $hs_dev: port 1 is 1: DOWN, not ACTIVE$" \
 		"a port goes down: slurmd's run of HealthCheckProgram drains n2, the reason naming the device (in $((SECONDS - t0)) s)"
 	unlike "$(grep -a "health_check failed" "$SLURM_EFA_CLUSTER/log/slurmd-n2.log" | grep -v "port 1 is" | tail -n 3 || true)" \
 		"scontrol|configuration|efa.conf" "  slurmd's log shows no check that could not reach Slurm or find its configuration"
 
 	echo "4: ACTIVE" >"$hs_port"
 	t0=$SECONDS
-	until_up 40 hs_idle n2
-	is "$(hs_state n2 | cut -d' ' -f1)" "idle" \
+	until_up 40 node_idle n2
+	is "$(node_line n2 | cut -d' ' -f1)" "idle" \
 		"repaired, n2 comes back by itself after HealthReturnPasses=2 passes (in $((SECONDS - t0)) s)"
 
 	scontrol update NodeName=n3 State=DRAIN Reason="admin: new DIMM"
 	sleep 8
-	like "$(hs_state n3)" "^drain(ed|ing) admin: new DIMM$" "an admin's drain is never touched by the health checks"
+	like "$(node_line n3)" "^drain(ed|ing) admin: new DIMM$" "an admin's drain is never touched by the health checks"
 	scontrol update NodeName=n3 State=RESUME || true
 
 	# Back as it was: no health check, slurm.conf where the other tests want it.
 	cp "$hs/slurm.conf.before" "$SLURM_CONF"
 	scontrol reconfigure || true
-	[ -z "$hs_placed" ] || rm -f "$hs_placed"
-	[ -z "$hs_made_dir" ] || rmdir "$hs_made_dir" 2>/dev/null || true
+	unplace_slurm_conf
 	set_root n2 "$FIXTURES/p4d.24xlarge"
-	[ "$(hs_state n2 | cut -d' ' -f1)" = idle ] || scontrol update NodeName=n2 State=RESUME || true
+	[ "$(node_line n2 | cut -d' ' -f1)" = idle ] || scontrol update NodeName=n2 State=RESUME || true
 	wait_nodes_idle || diag "nodes not idle after t_health_slurmd.sh: $(node_states | paste -sd ' ')"
 fi

@@ -63,6 +63,40 @@ static void test_decide(void)
 }
 
 /* slurmd's limit, as /proc/PID/limits shows it (fs/proc/base.c, proc_pid_limits). */
+/* After the repair ladder's reboot (common/health/repair.h): the node is
+ * drained with the ladder's reason until its checks pass. */
+static void test_after_reboot(void)
+{
+	struct efa_node_state st;
+	char buf[256];
+	long passes = 0;
+
+	efa_node_state_parse("NodeName=n2 State=IDLE+DRAIN+REBOOT_REQUESTED Reason=efa: repair reboot: EFA device rdmap0: port 1 is 1: DOWN, not ACTIVE [root@2026-12-07T05:00:00]",
+			     &st, buf, sizeof(buf));
+	ok(st.drained && st.repairing && !st.down, "a node waiting for its reboot: drained, repairing");
+	is_int(efa_drain_decide(false, &st, &passes, 2), EFA_DRAIN_NOTHING,
+	       "  a failing check before the reboot leaves the ladder's reason");
+	efa_drain_decide(true, &st, &passes, 2);
+	is_int(efa_drain_decide(true, &st, &passes, 2), EFA_DRAIN_NOTHING,
+	       "  passing checks before it do not return the node through its reboot");
+	efa_node_state_parse("NodeName=n2 State=DOWN+DRAIN+REBOOT_ISSUED Reason=efa: repair reboot: EFA device rdmap0: port 1 is 1: DOWN, not ACTIVE [root@2026-12-07T05:00:00]",
+			     &st, buf, sizeof(buf));
+	is_int(efa_drain_decide(false, &st, &passes, 2), EFA_DRAIN_NOTHING,
+	       "  as does one while the reboot is under way (slurmd's check at its start)");
+	efa_node_state_parse("NodeName=n2 State=IDLE+DRAIN Reason=efa: repair reboot: EFA device rdmap0: port 1 is 1: DOWN, not ACTIVE [root@2026-12-07T05:00:00]",
+			     &st, buf, sizeof(buf));
+	ok(st.drained && !st.repairing, "rebooted: drained, no reboot under way");
+	is_int(efa_drain_decide(false, &st, &passes, 2), EFA_DRAIN_DRAIN,
+	       "  a failing check drains it again with the fault as it is now (the ladder's next rung reads its time)");
+	is_int(efa_drain_decide(true, &st, &passes, 2), EFA_DRAIN_NOTHING, "  a passing one counts");
+	is_int(efa_drain_decide(true, &st, &passes, 2), EFA_DRAIN_RESUME,
+	       "  and HealthReturnPasses= of them return it: the reboot cleared the fault");
+	efa_node_state_parse("NodeName=n2 State=IDLE+DRAIN Reason=admin: repair reboot: mine [alice@2026-12-07T05:00:00]",
+			     &st, buf, sizeof(buf));
+	is_int(efa_drain_decide(false, &st, &passes, 2), EFA_DRAIN_NOTHING,
+	       "an admin's reason that reads alike is not the ladder's");
+}
+
 static void test_memlock(void)
 {
 	static const char head[] =
@@ -91,6 +125,7 @@ int main(void)
 {
 	test_parse();
 	test_decide();
+	test_after_reboot();
 	test_memlock();
 	return done_testing();
 }

@@ -114,6 +114,14 @@ static const struct choice hang_action_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct choice repair_action_choices[] = {
+	{ "none", EFA_REPAIR_NONE },
+	{ "reboot", EFA_REPAIR_REBOOT },
+	{ "replace", EFA_REPAIR_REPLACE },
+	{ "reboot,replace", EFA_REPAIR_REBOOT_REPLACE },
+	{ NULL, 0 },
+};
+
 static const struct choice ckpt_fs_choices[] = {
 	{ "lustre", EFA_CKPT_FS_LUSTRE },
 	{ "any", EFA_CKPT_FS_ANY },
@@ -179,6 +187,9 @@ static const struct key global_keys[] = {
 	GKEY("MetricsDir", V_PATH, metrics_dir, NULL),
 	GKEY("FallbackAfter", V_DURATION, fallback_after, NULL),
 	GKEY("JobRecord", V_CHOICE, job_record, yes_no_choices),
+	GKEY("RepairAction", V_CHOICE, repair_action, repair_action_choices),
+	GKEY("RepairWindow", V_DURATION, repair_window, NULL),
+	GCOUNT("RepairMax", repair_max, EFA_REPAIR_MAX_LIMIT),
 	{ NULL, 0, 0, NULL, 0 },
 };
 
@@ -193,6 +204,8 @@ static const struct key partition_keys[] = {
 	PKEY("CheckpointSignal", V_SIGNAL, checkpoint_signal, NULL),
 	PKEY("HangAfter", V_DURATION, hang_after, NULL),
 	PKEY("HangAction", V_CHOICE, hang_action, hang_action_choices),
+	PKEY("RepairAction", V_CHOICE, repair_action, repair_action_choices),
+	PCOUNT("RepairMax", repair_max, EFA_REPAIR_MAX_LIMIT),
 	{ NULL, 0, 0, NULL, 0 },
 };
 
@@ -222,6 +235,8 @@ static void partition_init(struct efa_partition *p)
 	p->checkpoint_fs = EFA_CKPT_FS_UNSET;
 	p->checkpoint_keep = -1;
 	p->resume = EFA_RESUME_UNSET;
+	p->repair_action = EFA_REPAIR_UNSET;
+	p->repair_max = -1;
 }
 
 void efa_config_free(struct efa_config *cfg)
@@ -310,6 +325,9 @@ struct efa_config *efa_config_defaults(void)
 	cfg->sick_link_drain = EFA_NO;
 	cfg->sick_link_floor = 0.01;
 	cfg->sick_link_factor = 10;
+	cfg->repair_action = EFA_REPAIR_NONE;
+	cfg->repair_window = EFA_REPAIR_WINDOW_DEFAULT;
+	cfg->repair_max = EFA_REPAIR_MAX_DEFAULT;
 	cfg->health_gres = EFA_NO;
 	cfg->job_record = EFA_NO;
 	cfg->master_ports.lo = DEFAULT_MASTER_PORT_LO;
@@ -712,6 +730,9 @@ static int finish(struct parser *ps)
 {
 	struct efa_config *cfg = ps->cfg;
 
+	if (cfg->repair_max < 1)
+		return efa_error_set(ps->err, "%s: RepairMax=0: use 1 or more (RepairAction=none turns repairs off)",
+				     ps->name);
 	if (cfg->hang_check_interval < 1)
 		return efa_error_set(ps->err, "%s: HangCheckInterval=%ld: use 1 s or more", ps->name,
 				     cfg->hang_check_interval);
@@ -722,6 +743,9 @@ static int finish(struct parser *ps)
 			p->checkpoint_fs = EFA_CKPT_FS_LUSTRE;
 		if (p->hang_action == EFA_HANG_ACTION_UNSET)
 			p->hang_action = EFA_HANG_NOTIFY;
+		if (p->repair_max == 0)
+			return efa_error_set(ps->err, "%s:%u: PartitionName=%s: RepairMax=0: use 1 or more (RepairAction=none turns repairs off)",
+					     ps->name, p->line, p->name);
 		if (p->hang_after > 0 &&
 		    p->hang_after < EFA_HANG_MIN_INTERVALS * cfg->hang_check_interval)
 			return efa_error_set(ps->err, "%s:%u: PartitionName=%s: HangAfter=%ld s is under %d HangCheckInterval= (%ld s each): a hang is judged from several samples; raise HangAfter= or lower HangCheckInterval=",

@@ -84,6 +84,25 @@ enum efa_hang_action {
 #define EFA_HANG_CHECK_INTERVAL_DEFAULT 60
 #define EFA_HANG_MIN_INTERVALS 3
 
+/* RepairAction=: the rungs of the repair ladder a node slurm-efa drained
+ * may climb (common/health/repair.h); bits, so that a node in several
+ * partitions gets only the rungs they all allow. */
+enum efa_repair_action {
+	EFA_REPAIR_UNSET = -1,		/* a partition's: the global one */
+	EFA_REPAIR_NONE = 0,
+	EFA_REPAIR_REBOOT = 1,		/* scontrol reboot, RebootProgram */
+	EFA_REPAIR_REPLACE = 2,		/* power saving's forced power down */
+	EFA_REPAIR_REBOOT_REPLACE = 3,	/* a reboot first, a new instance
+					 * when the fault comes back */
+};
+
+/* RepairWindow='s default: a fault found within an hour of the node's
+ * boot is one a reboot did not clear. */
+#define EFA_REPAIR_WINDOW_DEFAULT 3600
+/* RepairMax='s default: one node of a partition under repair at a time. */
+#define EFA_REPAIR_MAX_DEFAULT 1
+#define EFA_REPAIR_MAX_LIMIT 100000
+
 struct efa_partition {
 	char *name;
 	enum efa_mode efa;		/* EFA_MODE_UNSET: user decides */
@@ -99,6 +118,8 @@ struct efa_partition {
 						 * number 0: none */
 	long hang_after;		/* HangAfter=: seconds; 0: no hang detection */
 	enum efa_hang_action hang_action;	/* UNSET: notify */
+	enum efa_repair_action repair_action;	/* UNSET: the global one */
+	long repair_max;		/* RepairMax=; -1: the global one */
 	unsigned line;			/* its PartitionName= line in the file */
 };
 
@@ -174,6 +195,11 @@ struct efa_config {
 	/* Each --efa step on several nodes adds its EFA figures to its job's
 	 * AdminComment (common/usage/job_record.h). */
 	enum efa_tristate job_record;
+	/* The repair ladder slurm-efa sync runs for nodes slurm-efa
+	 * drained (common/health/repair.h). */
+	enum efa_repair_action repair_action;
+	long repair_window;		/* seconds after a boot a fault counts against it */
+	long repair_max;		/* nodes of a partition under repair at once */
 	struct efa_partition *partitions;
 	size_t npartitions;
 };

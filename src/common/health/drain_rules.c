@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/health/drain_rules.h"
+#include "common/health/repair.h"
 
 bool efa_drain_reason_ours(const char *reason)
 {
@@ -53,6 +54,7 @@ bool efa_node_state_parse(const char *line, struct efa_node_state *st, char *buf
 	snprintf(word, sizeof(word), "%.*s", (int)len, state);
 	st->drained = strstr(word, "DRAIN") != NULL;
 	st->down = strstr(word, "DOWN") != NULL;
+	st->repairing = strstr(word, "REBOOT") || strstr(word, "POWER");
 	reason = value_of(line, "Reason", &rlen);
 	if (reason && rlen && strncmp(reason, "(null)", 6)) {
 		/* Slurm appends " [user@time]" to the reason it shows. */
@@ -81,10 +83,15 @@ enum efa_drain_action efa_drain_decide(bool healthy, const struct efa_node_state
 
 	if (!healthy) {
 		*passes = 0;
+		if (st->drained && !st->down && !st->repairing && st->reason &&
+		    !strncmp(st->reason, EFA_REPAIR_REASON_PREFIX, strlen(EFA_REPAIR_REASON_PREFIX)))
+			return EFA_DRAIN_DRAIN;
 		/* Already out of service: ours stays so, an admin's is theirs. */
 		return st->drained || st->down ? EFA_DRAIN_NOTHING : EFA_DRAIN_DRAIN;
 	}
-	if (!ours) {
+	/* A reboot or power down under way is finished first: a node
+	 * returned through it would cancel it (update_node, node_mgr.c). */
+	if (!ours || st->repairing) {
 		*passes = 0;
 		return EFA_DRAIN_NOTHING;
 	}

@@ -23,6 +23,8 @@ enum efa_drain_action {
 struct efa_node_state {
 	bool drained;		/* DRAIN in its state (draining or drained) */
 	bool down;		/* DOWN in its state */
+	bool repairing;		/* a reboot or a power down under way
+				 * (REBOOT_* or POWER* in its state) */
 	const char *reason;	/* NULL when none */
 };
 
@@ -34,6 +36,13 @@ struct efa_node_state {
 bool efa_node_state_parse(const char *line, struct efa_node_state *st, char *buf, size_t size);
 
 /*
+ * A node the repair ladder rebooted stays drained with its reason
+ * ("efa: repair reboot: FAULT", common/health/repair.h) until its checks
+ * pass. A check that fails once the reboot is over drains it again with
+ * the fault as it is now: the new reason's time, next to the node's boot
+ * time, tells the ladder that the reboot did not clear it. While the
+ * reboot (or a power down) is under way, passing checks do not count.
+ *
  * The action for a check that passed (healthy) or not, given the node's
  * state, how many checks in a row have passed while slurm-efa's drain
  * held (*passes, updated) and how many it takes (needed; 0: never return
