@@ -48,7 +48,7 @@ static int print_json(const struct efa_config *cfg, const struct repair_view *v)
 		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:s}",
 			"node", n->name, "stage", efa_repair_stage_name(r->stage),
 			"repair_action", action_name(efa_repair_action_for(cfg, n->partitions)),
-			"since", (json_int_t)n->reason_time, "boot_time", (json_int_t)n->boot_time,
+			"since", (json_int_t)n->reason_time, "up_since", (json_int_t)n->started,
 			"reason", n->reason, "fault", r->fault ? r->fault : "", "why", r->why));
 	}
 	return cli_print_json(list ? json_pack("{s:o}", "nodes", list) : NULL);

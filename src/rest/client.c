@@ -557,32 +557,30 @@ static bool node_name_ok(const char *node)
 	return true;
 }
 
-int slurmrest_update_node_features(slurmrest_t *r, const char *node,
-				   const char *const *features, slurmrest_error *err)
+/* POST node/NODE with body (taken), for the node updates of v0.0.40 on. */
+static int update_node(slurmrest_t *r, const char *node, json_t *body, slurmrest_error *err)
 {
-	json_t *body = NULL, *list = NULL, *root;
+	json_t *root;
 	char rel[300], *text;
 	int rc;
 
-	if (!node || strlen(node) > 256 || !node_name_ok(node))
+	if (!node || strlen(node) > 256 || !node_name_ok(node)) {
+		json_decref(body);
 		return rest_set_error(err, SLURMREST_E_USAGE,
 				      "node name '%.64s' cannot be part of a URL path", node ? node : "");
-	if ((rc = negotiate(r, err)))
+	}
+	if (!body)
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	if ((rc = negotiate(r, err))) {
+		json_decref(body);
 		return rc;
-	if (r->api < 40)
+	}
+	if (r->api < 40) {
+		json_decref(body);
 		return rest_set_error(err, SLURMREST_E_VERSION,
 				      "slurmrestd's %s cannot update nodes: that needs v0.0.40 or later (Slurm 23.11 on)",
 				      r->api_name);
-	if (!(list = json_array()))
-		goto nomem;
-	for (const char *const *f = features; f && *f; f++)
-		if (json_array_append_new(list, json_string(*f)))
-			goto nomem;
-	/* Slurm refuses active features that are not available ones. */
-	if (!(body = json_pack("{s:O, s:O}", "features", list, "features_act", list)))
-		goto nomem;
-	json_decref(list);
-	list = NULL;
+	}
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	if (!text)
@@ -595,8 +593,29 @@ int slurmrest_update_node_features(slurmrest_t *r, const char *node,
 	rc = rest_parse_errors(root, err);
 	json_decref(root);
 	return rc;
-nomem:
-	json_decref(list);
-	json_decref(body);
-	return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+}
+
+int slurmrest_update_node_features(slurmrest_t *r, const char *node,
+				   const char *const *features, slurmrest_error *err)
+{
+	json_t *list = json_array();
+
+	for (const char *const *f = features; list && f && *f; f++)
+		if (json_array_append_new(list, json_string(*f))) {
+			json_decref(list);
+			list = NULL;
+		}
+	if (!list)
+		return rest_set_error(err, SLURMREST_E_NOMEM, "out of memory");
+	/* Slurm refuses active features that are not available ones. */
+	return update_node(r, node, json_pack("{s:O, s:o}", "features", list, "features_act", list),
+			   err);
+}
+
+int slurmrest_drain_node(slurmrest_t *r, const char *node, const char *reason, slurmrest_error *err)
+{
+	if (!reason || !*reason)
+		return rest_set_error(err, SLURMREST_E_USAGE, "a drain needs a reason");
+	return update_node(r, node, json_pack("{s:[s], s:s}", "state", "DRAIN", "reason", reason),
+			   err);
 }

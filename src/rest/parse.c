@@ -310,7 +310,7 @@ static int64_t last_update(json_t *root)
 
 static const char *const node_fields[] = {
 	"name", "address", "features", "active_features", "state", "state_flags", "partitions",
-	"reason", "reason_changed_at", "boot_time", NULL
+	"reason", "reason_changed_at", "boot_time", "slurmd_start_time", NULL
 };
 const struct rest_listing rest_nodes_listing = { .name = "nodes", .fields = node_fields };
 
@@ -336,6 +336,8 @@ static int node_from_json(json_t *j, slurmrest_node *node)
 		node->reason_time = t;
 	if (!number(json_object_get(j, "boot_time"), &t))
 		node->boot_time = t;
+	if (!number(json_object_get(j, "slurmd_start_time"), &t))
+		node->slurmd_start_time = t;
 	if (!node->name || !node->address || !node->features || !node->active_features ||
 	    !node->state || !node->partitions || !node->reason) {
 		node_clear(node);

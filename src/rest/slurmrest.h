@@ -140,6 +140,7 @@ typedef struct {
 	char *reason;			/* why drained or down; "" when none */
 	int64_t reason_time;		/* when the reason was set (UNIX time); 0: none */
 	int64_t boot_time;		/* when the node booted (UNIX time); 0: unknown */
+	int64_t slurmd_start_time;	/* when its slurmd started (UNIX time); 0: unknown */
 } slurmrest_node;
 
 typedef struct {
@@ -249,6 +250,16 @@ void slurmrest_job_free(slurmrest_job *job);
  */
 int slurmrest_update_node_features(slurmrest_t *rest, const char *node,
 				   const char *const *features, slurmrest_error *err);
+
+/*
+ * Drains a node with a reason (as scontrol update NodeName=NODE
+ * State=DRAIN Reason=REASON): a node drained already keeps draining, with
+ * this reason and its time. Needs API v0.0.40 or later (SLURMREST_E_VERSION
+ * before) and a user slurmctld lets update nodes (else SLURMREST_E_SLURM,
+ * slurm_errno 2010).
+ */
+int slurmrest_drain_node(slurmrest_t *rest, const char *node, const char *reason,
+			 slurmrest_error *err);
 
 #ifdef __cplusplus
 }

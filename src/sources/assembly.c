@@ -82,18 +82,6 @@ struct placements {
 	size_t unplaced, no_instance;
 };
 
-static void kube_options_of(const struct efa_config *cfg, size_t nlayers, struct kube_options *o)
-{
-	*o = (struct kube_options){
-		.url = cfg->kubernetes_url,
-		.token_file = cfg->kubernetes_token_file,
-		.ca_file = cfg->kubernetes_ca_file,
-		.namespace = cfg->kubernetes_namespace,
-		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
-		.nlayers = nlayers,
-	};
-}
-
 static void ec2_options_of(const struct efa_config *cfg, size_t nlayers, struct ec2_options *o)
 {
 	*o = (struct ec2_options){
@@ -139,7 +127,7 @@ static int read_placements(struct assembly *a, size_t nlayers, const slurmrest_n
 	p->kube = cfg->zone_source == EFA_SOURCE_KUBERNETES ||
 		  cfg->topology_source == EFA_SOURCE_KUBERNETES;
 	p->ec2 = cfg->zone_source == EFA_SOURCE_EC2 || cfg->topology_source == EFA_SOURCE_EC2;
-	kube_options_of(cfg, nlayers, &ko);
+	kube_options_from_config(cfg, nlayers, &ko);
 	if (p->kube && kube_read(&ko, &p->map, &why))
 		return failed(err, ASSEMBLY_AT_KUBERNETES, why.msg);
 	if (p->ec2 && ec2_learn(a, nlayers, nodes, &why))

@@ -76,7 +76,7 @@ static void free_layers(char **layers, size_t n)
 }
 
 /* Why a list answer other than 200 came, and what to do about it. */
-static void refused(struct reader *r, const char *path, const char *what,
+static void refused(struct reader *r, const char *method, const char *path, const char *what,
 		    const struct http_answer *a)
 {
 	json_t *st = a->data ? json_loadb(a->data, a->len, 0, NULL) : NULL;
@@ -90,7 +90,7 @@ static void refused(struct reader *r, const char *path, const char *what,
 			 r->token_file);
 	else if (a->status == 403)
 		snprintf(advice, sizeof(advice),
-			 ": the service account may not %s: grant list on nodes and pods (deploy/slinky/rbac.yaml)",
+			 ": the service account may not %s: add that rule to its role (deploy/slinky/rbac.yaml)",
 			 what);
 	else if (a->status == 410 || (reason && !strcmp(reason, "Expired")))
 		snprintf(advice, sizeof(advice),
@@ -99,8 +99,8 @@ static void refused(struct reader *r, const char *path, const char *what,
 		snprintf(advice, sizeof(advice),
 			 ": the API server is throttling this client (asked %d times, waiting as Retry-After said); the next sync asks again",
 			 1 + KUBE_RETRIES);
-	efa_error_set(r->err, "the Kubernetes API at %s answered HTTP %ld to GET %s%s%.200s%s%s",
-		      http_url(r->http), a->status, path, msg ? " (" : "", msg ? msg : "",
+	efa_error_set(r->err, "the Kubernetes API at %s answered HTTP %ld to %s %s%s%.200s%s%s",
+		      http_url(r->http), a->status, method, path, msg ? " (" : "", msg ? msg : "",
 		      msg ? ")" : "", advice);
 	json_decref(st);
 }
@@ -187,7 +187,7 @@ static int list_all_pages(struct reader *r, const char *path, int (*each)(struct
 		if (http_request(r->http, "GET", query, headers, NULL, &a, r->err))
 			goto out;
 		if (a.status != 200) {
-			refused(r, path, what, &a);
+			refused(r, "GET", path, what, &a);
 			free(a.data);
 			goto out;
 		}
@@ -368,10 +368,22 @@ static char *namespace_of(const struct kube_options *opts)
 	return ns;
 }
 
-int kube_read(const struct kube_options *opts, struct kube_map *map, struct efa_error *err)
+void kube_options_from_config(const struct efa_config *cfg, size_t nlayers, struct kube_options *o)
 {
-	size_t nlayers = opts->nlayers;
-	struct http_options o = {
+	*o = (struct kube_options){
+		.url = cfg->kubernetes_url,
+		.token_file = cfg->kubernetes_token_file,
+		.ca_file = cfg->kubernetes_ca_file,
+		.namespace = cfg->kubernetes_namespace,
+		.allow_plain_http = cfg->allow_plain_http == EFA_YES,
+		.nlayers = nlayers,
+	};
+}
+
+/* The one way every request of this file reaches the API. */
+static void http_options_of(const struct kube_options *opts, struct http_options *o)
+{
+	*o = (struct http_options){
 		.service = "the Kubernetes API",
 		.url = opts->url ? opts->url : KUBE_DEFAULT_URL,
 		.url_key = "KubernetesURL=",
@@ -388,13 +400,21 @@ int kube_read(const struct kube_options *opts, struct kube_map *map, struct efa_
 		.allow_plain_http = opts->allow_plain_http,
 		.plain_http_key = "AllowPlainHTTP=yes in efa.conf",
 	};
+}
+
+int kube_read(const struct kube_options *opts, struct kube_map *map, struct efa_error *err)
+{
+	size_t nlayers = opts->nlayers;
+	struct http_options o;
 	struct pod_reader pr = {
-		.r = { .token_file = o.token_file, .nlayers = nlayers, .err = err },
+		.r = { .nlayers = nlayers, .err = err },
 		.map = map,
 	};
 	char *path = NULL;
 	int rc = -1;
 
+	http_options_of(opts, &o);
+	pr.r.token_file = o.token_file;
 	memset(map, 0, sizeof(*map));
 	map->nlayers = nlayers;
 	if (!(map->namespace = namespace_of(opts))) {
@@ -457,4 +477,69 @@ void kube_map_clear(struct kube_map *map)
 	free(map->pods);
 	free(map->namespace);
 	memset(map, 0, sizeof(*map));
+}
+
+/* One write: 0 when the API answered one of the statuses wanted (ok2 may
+ * be 0), -1 with r->err saying what it answered. */
+static int write_request(struct reader *r, const char *method, const char *path,
+			 const char *const *headers, const char *body, long ok1, long ok2,
+			 const char *what)
+{
+	struct http_answer a;
+
+	if (http_request(r->http, method, path, headers, body, &a, r->err))
+		return -1;
+	if (a.status != ok1 && a.status != ok2) {
+		refused(r, method, path, what, &a);
+		free(a.data);
+		return -1;
+	}
+	free(a.data);
+	return 0;
+}
+
+int kube_replace(const struct kube_options *opts, const struct kube_placement *p,
+		 struct efa_error *err)
+{
+	/* kubectl cordon's patch (a strategic merge patch of spec). */
+	static const char *const patch_headers[] = {
+		"Accept: application/json", "Content-Type: application/strategic-merge-patch+json", NULL
+	};
+	static const char *const delete_headers[] = { "Accept: application/json", NULL };
+	struct http_options o;
+	struct reader r = { .err = err };
+	char *ns = NULL, *path = NULL;
+	int rc = -1;
+
+	if (!p->node) {
+		efa_error_set(err, "pod %s is not scheduled on a Kubernetes node: nothing to cordon", p->pod);
+		return -1;
+	}
+	http_options_of(opts, &o);
+	r.token_file = o.token_file;
+	if (!(ns = namespace_of(opts)) || asprintf(&path, "/api/v1/nodes/%s", p->node) < 0) {
+		path = NULL;
+		efa_error_set(err, "out of memory");
+		goto out;
+	}
+	if (!(r.http = http_new(&o, err)))
+		goto out;
+	if (write_request(&r, "PATCH", path, patch_headers, "{\"spec\":{\"unschedulable\":true}}", 200,
+			  0, "patch nodes (cordon)"))
+		goto out;
+	free(path);
+	if (asprintf(&path, "/api/v1/namespaces/%s/pods/%s", ns, p->pod) < 0) {
+		path = NULL;
+		efa_error_set(err, "out of memory");
+		goto out;
+	}
+	/* 404: gone already, which is what was asked. */
+	if (write_request(&r, "DELETE", path, delete_headers, NULL, 200, 404, "delete pods"))
+		goto out;
+	rc = 0;
+out:
+	http_free(r.http);
+	free(path);
+	free(ns);
+	return rc;
 }

@@ -6,7 +6,8 @@
  * zone (topology.kubernetes.io/zone) and, on instance types
  * EKS knows the network topology of, the EC2 network layers
  * (topology.k8s.aws/network-node-layer-1, -2, -3; layer 1 on top).
- * Read-only: list nodes and list pods in one namespace, paged.
+ * Sync lists nodes and the pods of one namespace, paged; the repair
+ * ladder's replace cordons a node and deletes a pod (kube_replace).
  */
 #ifndef EFA_SOURCES_KUBE_H
 #define EFA_SOURCES_KUBE_H
@@ -15,6 +16,7 @@
 #include <stddef.h>
 
 #include "common/base/error.h"
+#include "common/config/efa_conf.h"
 
 #define KUBE_DEFAULT_URL "https://kubernetes.default.svc"
 #define KUBE_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -50,6 +52,9 @@ struct kube_options {
 	size_t nlayers;			/* how many layer labels to read */
 };
 
+/* efa.conf's Kubernetes*= keys and AllowPlainHTTP=, with nlayers layer labels. */
+void kube_options_from_config(const struct efa_config *cfg, size_t nlayers, struct kube_options *o);
+
 /*
  * Reads every pod of the namespace and every node and joins them. 0, or
  * -1 with err filled.
@@ -62,6 +67,17 @@ int kube_read(const struct kube_options *o, struct kube_map *map, struct efa_err
  * replacement), one that is staying and scheduled.
  */
 const struct kube_placement *kube_find(const struct kube_map *map, const char *name);
+
+/*
+ * Replaces a Slurm node's pod as Slinky's NodeSet allows: cordons the
+ * Kubernetes node it runs on (spec.unschedulable, as kubectl cordon), so
+ * the node's own repair (EKS node auto-repair, Karpenter) takes the
+ * machine and no pod lands there again, then deletes the pod, which the
+ * NodeSet's controller recreates elsewhere with the same hostname. 0, or
+ * -1 with err filled (a pod already gone counts as deleted).
+ */
+int kube_replace(const struct kube_options *o, const struct kube_placement *p,
+		 struct efa_error *err);
 
 void kube_map_clear(struct kube_map *map);
 

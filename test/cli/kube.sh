@@ -123,7 +123,7 @@ conf "ZoneSource=kubernetes"
 sed -i "s|^KubernetesURL=.*|KubernetesURL=https://127.0.0.1:$port|" "$tmp/efa.conf"
 run "$efa" sync --once --config "$tmp/efa.conf"
 is "$rc" 1 "a service account that may not list pods: exit 1"
-like "$out" "answered HTTP 403 to GET /api/v1/namespaces/slurm/pods \(pods is forbidden: .*\): the service account may not list pods: grant list on nodes and pods" \
+like "$out" "answered HTTP 403 to GET /api/v1/namespaces/slurm/pods \(pods is forbidden: .*\): the service account may not list pods: add that rule to its role \\(deploy/slinky/rbac.yaml\\)" \
 	"  the API's reason and the RBAC rule to add"
 
 # Servers whose paging does not end: sync gives up within seconds, naming

@@ -55,7 +55,7 @@ broken '[o for o in v["extraObjects"] if o["kind"] == "ClusterRole"][0]["rules"]
 	"a ClusterRole that may also watch nodes" "^not ok [0-9]+ -   and nothing more than sync asks for"
 broken '[o for o in v["extraObjects"] if o["kind"] == "Role"][0]["rules"][0]["resources"].append("secrets")' \
 	"a Role that may also list Secrets" "^not ok [0-9]+ -   and nothing more than sync asks for"
-sed 's/verbs: \["list"\]/verbs: ["get", "list"]/' "$rbac" >"$tmp/rbac-wider.yaml"
+sed 's/verbs: \["list", "patch"\]/verbs: ["get", "list", "patch"]/' "$rbac" >"$tmp/rbac-wider.yaml"
 broken_rbac=$tmp/rbac-wider.yaml broken 'pass' \
 	"rbac.yaml with other rules than the values'" "^not ok [0-9]+ -   the same objects and rules as .*rbac-wider.yaml"
 broken 'v["controller"]["podSpec"]["automountServiceAccountToken"] = True' \
@@ -74,9 +74,11 @@ broken 'v["nodesets"]["p5"]["slurmd"]["image"]["tag"] = "26.05-ubuntu26.04-efa0.
 	"a slurmd image on the series' floating tag" "^not ok [0-9]+ - every image's tag names one Slurm release"
 
 # rbac.yaml against what sync really asks: sync --once with zones and
-# layers from the stand-in Kubernetes API (test/standins/fakekube), each request
-# it logged turned into the (scope, verb, resource) Kubernetes' RBAC checks
-# (GET of a collection is list, of one object get, with watch=true watch).
+# layers from the stand-in Kubernetes API (test/standins/fakekube) and the
+# repair ladder's replace of a node slurm-efa drained (n3, drained in a copy
+# of the recorded answers), each request it logged turned into the (scope,
+# verb, resource) Kubernetes' RBAC checks (GET of a collection is list, of
+# one object get, with watch=true watch; PATCH patch, DELETE delete).
 fakerest=$top_builddir/test/standins/fakerest
 fakekube=$top_builddir/test/standins/fakekube
 if [ -x "$fakekube" ] && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" \
@@ -85,16 +87,36 @@ if [ -x "$fakekube" ] && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp
 	chmod 600 "$tmp/jwt"
 	printf 'service-account-token\n' >"$tmp/sa-token"
 	cp "$tmp/sa-token" "$tmp/kube-accepts"
-	start_server "$tmp/rest.port" "$fakerest" serve 60 "$top_builddir/test/fixtures/rest/26.05"
+	# Slurm 22.05's answers: its v0.0.38 has no node update, so the
+	# node's reason goes through scontrol (a fake one that says what it
+	# was asked; t_slinky.sh sets it through a real slurmrestd).
+	cp -r "$top_builddir/test/fixtures/rest/22.05" "$tmp/rest"
+	cp -r "$top_builddir/test/fixtures/kube" "$tmp/kube"
+	jq '(.nodes[] | select(.name == "n3")) |= (.state_flags = ["DRAIN"]
+		| .reason = "efa: EFA device rdmap0: port 1 is 1: DOWN, not ACTIVE"
+		| .reason_changed_at = .slurmd_start_time + 86400)' \
+		"$tmp/rest/v0.0.38/nodes.json" >"$tmp/nodes.json" && mv "$tmp/nodes.json" "$tmp/rest/v0.0.38/nodes.json"
+	mkdir -p "$tmp/bin"
+	printf '#!/bin/sh\necho "$*" >>%s\n' "$tmp/scontrol.log" >"$tmp/bin/scontrol"
+	chmod 755 "$tmp/bin/scontrol"
+	start_server "$tmp/rest.port" "$fakerest" serve 60 "$tmp/rest"
 	rest_port=$port
-	start_server "$tmp/kube.port" "$fakekube" 60 "$top_builddir/test/fixtures/kube" "$tmp/ca.pem" \
+	start_server "$tmp/kube.port" "$fakekube" 60 "$tmp/kube" "$tmp/ca.pem" \
 		"$tmp/key.pem" "$tmp/kube-accepts" 2>"$tmp/kube.log"
 	printf '%s\n' "RestURL=http://127.0.0.1:$rest_port" "RestUser=slurm" "RestTokenFile=$tmp/jwt" \
 		"Snapshot=$tmp/snapshot.json" "KubernetesURL=https://127.0.0.1:$port" \
 		"KubernetesTokenFile=$tmp/sa-token" "KubernetesCAFile=$tmp/ca.pem" "KubernetesNamespace=slurm" \
-		"ZoneSource=kubernetes" "TopologySource=kubernetes" >"$tmp/efa.conf"
-	run "$top_builddir/slurm-efa" sync --once --config "$tmp/efa.conf"
+		"ZoneSource=kubernetes" "TopologySource=kubernetes" "RepairAction=replace" >"$tmp/efa.conf"
+	run env SLURM_EFA_SLURM_BINDIR="$tmp/bin" "$top_builddir/slurm-efa" sync --once --config "$tmp/efa.conf"
 	is "$rc" 0 "sync --once against the stand-in Kubernetes API"
+	like "$out" "repair: node n3: replaced: Kubernetes node cordoned, pod deleted for the NodeSet to recreate \(pod slurm/n3 on Kubernetes node ip-10-1-3-9" \
+		"  the repair ladder replaces n3, drained by slurm-efa: its pod and Kubernetes node named"
+	is "$(jq -r '.items[] | select(.metadata.name == "ip-10-1-3-9.us-west-2.compute.internal") | .spec.unschedulable' "$tmp/kube/nodes.json")" \
+		"true" "  its Kubernetes node is cordoned (in the stand-in)"
+	like "$(jq -r '.items[] | select(.metadata.name == "n3") | .metadata.deletionTimestamp' "$tmp/kube/pods.json")" \
+		"^20[0-9-]+T" "  and its pod deleted"
+	is "$(cat "$tmp/scontrol.log" 2>/dev/null)" "update NodeName=n3 State=DRAIN Reason=efa: repair replace: EFA device rdmap0: port 1 is 1: DOWN, not ACTIVE" \
+		"  its reason says so, through scontrol where slurmrestd cannot update nodes (v0.0.38)"
 	run python3 - "$check" "$rbac" "$tmp/kube.log" <<'PY'
 import re, sys, yaml
 from importlib.machinery import SourceFileLoader
@@ -118,7 +140,8 @@ sys.exit(0 if asked and asked == granted else 1)
 PY
 	is "$rc" 0 "rbac.yaml grants exactly the requests sync made"
 	[ "$rc" -eq 0 ] || diag "$out"
-	like "$out" "asked: .*'cluster', 'list', 'nodes'.*'namespace', 'list', 'pods'" "  (list nodes, list pods in the namespace)"
+	like "$out" "asked: .*'cluster', 'list', 'nodes'.*'cluster', 'patch', 'nodes'.*'namespace', 'delete', 'pods'.*'namespace', 'list', 'pods'" \
+		"  (list nodes, list pods in the namespace; patch a node, delete a pod)"
 else
 	ok 1 "test/standins/fakekube is built and openssl makes a certificate (scripts/install-deps installs libssl-dev and openssl)"
 fi

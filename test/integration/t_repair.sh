@@ -35,11 +35,15 @@ cat >"$rp/machine.sh" <<EOF
 # machine.sh reboot|suspend|resume NODE: what the node's machine does.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 rp=$rp
-node() { $top_srcdir/test/cluster/node $SLURM_EFA_CLUSTER "\$@"; }
+node() { $top_srcdir/test/cluster/node $SLURM_EFA_CLUSTER "\$@" 9>&-; }	# (no slurmd keeps the lock)
 heal() {	# every EFA port of the node's fixture active again
 	local f
 	for f in \$rp/\$1/sys/class/infiniband/*/ports/*/state; do echo "4: ACTIVE" >"\$f"; done
 }
+# One action at a time per machine, as a real one: a power-up that Slurm
+# asks for while the power-down's kill still runs waits for it.
+exec 9>>"\$rp/\$2.lock"
+flock 9
 case \$1 in
 reboot)
 	node kill "\$2"
@@ -187,7 +191,7 @@ if ((rp_placed)); then
 	unlike "$(rp_boot n2)" "^$n2_boot$" "  after a new boot (was$n2_boot, now$(rp_boot n2))"
 	is "$(rp_stage n2)" "replace-due" "  repair --status: replace due"
 	rp_round
-	like "$out" "repair: node n2: powered down by force for a new instance \\(State=POWER_DOWN_FORCE\\) \\(the fault came back [0-9]+ s after the node booted" \
+	like "$out" "repair: node n2: powered down by force for a new instance \\(State=POWER_DOWN_FORCE\\) \\(the fault came back [0-9]+ s after the node came up" \
 		"  a new round (a new process) replaces it, from Slurm's state alone"
 	until_up 30 sh -c "grep -qx 'suspend n2' '$rp/power.log'" || true
 	like "$(cat "$rp/power.log" 2>/dev/null)" "^suspend n2$" "  slurmctld runs SuspendProgram for n2"

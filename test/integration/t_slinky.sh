@@ -7,7 +7,11 @@
 # and written into the nodes' features; the pods are named as the operator
 # names them (pod slurm-worker-p5-1 runs Slurm node p5-1, its hostname).
 # The NodeSet scales up and down:
-# sync, the bridge and the plugin follow, and nothing is drained. Slinky
+# sync, the bridge and the plugin follow, and nothing is drained. A node
+# slurm-efa drained is replaced as Slinky allows (RepairAction=replace):
+# its Kubernetes node cordoned and its pod deleted, the reason set through
+# slurmrestd; the NodeSet's new pod, on another Kubernetes node, registers
+# and its checks return it, in its new zone. Slinky
 # runs auth/slurm, which the 26.05 cluster of the matrix does.
 
 [ "${SLURM_EFA_CLUSTER_AUTH:-munge}" = slurm ] || {
@@ -34,13 +38,16 @@ cp "$(dirname "$SLURM_CONF")/slurm.key" "$slinky/etc/slurm.key"
 chmod 600 "$slinky/etc/slurm.key"
 nodeset_port=$((SLURM_EFA_CLUSTER_BASE_PORT + 20))
 
-pod_up() {	# pod_up NAME INDEX: a NodeSet pod's slurmd, with p5 hardware
+pod_start() {	# pod_start NAME INDEX: a NodeSet pod's slurmd, with p5 hardware
 	set_root "$1" "$FIXTURES/p5.48xlarge"
 	env -i PATH="$PATH" LANG=C SLURM_CONF="$slinky/etc/slurm.conf" \
 		SLURM_EFA_CLUSTER_DAEMON="$SLURM_EFA_CLUSTER" \
 		slurmd -Z --conf-server "127.0.0.1:$ctld_port" -N "$1" \
 		--conf "Features=p5,efa CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:4 Port=$((nodeset_port + $2))" \
 		</dev/null >>"$slinky/slurmd-$1.out" 2>&1 || diag "slurmd $1 did not start: $(tail -n 5 "$slinky/slurmd-$1.out")"
+}
+pod_up() {	# pod_up NAME INDEX: pod_start, and the node idle
+	pod_start "$1" "$2"
 	until_up 30 sh -c "sinfo -h -n '$1' -o %t | grep -q '^idle'" ||
 		diag "node $1 is not idle: $(sinfo -h -n "$1" -o '%t %E' 2>&1); $(tail -n 5 "$SLURM_EFA_CLUSTER/log/slurmd-$1.log" 2>&1)"
 }
@@ -75,6 +82,7 @@ slurm_topo=$(dirname "$SLURM_CONF")/topology.conf
 write_efa_conf "RestURL=$SLURMRESTD_URL" "RestUser=root" "RestTokenFile=$slinky/token" \
 	"Snapshot=$slinky/snapshot.json" "SnapshotMaxAge=60" "WriteFeatures=yes" "${kube_lines[@]}" \
 	"Topology=tree" "TopologyFile=$slurm_topo" "TopologyReload=\"scontrol reconfigure\"" \
+	"RepairAction=replace" "HealthReturnPasses=1" "NodeCacheDir=$slinky" \
 	"PartitionName=p5 SingleZone=yes EFA=required"
 chmod 644 "$EFA_CONF"
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
@@ -121,6 +129,42 @@ unlike "$out" "efa-rank-order" "  without a warning: each node read the topology
 is "$(sed -n 's/^p5-[2-4] node=//p' <<<"$out" | sort | paste -sd ' ')" "0 1 2" \
 	"  and each node's task has its own NODE_RANK"
 
+# A node slurm-efa drained (as its health check drains one whose EFA port
+# went down) is replaced: sync's ladder cordons its Kubernetes node and
+# deletes its pod in the stand-in, and sets the reason through slurmrestd.
+scontrol update NodeName=p5-4 State=DRAIN Reason="efa: EFA device rdmap16s27: port 1 is 1: DOWN, not ACTIVE"
+until_up 20 sh -c "jq -e '.items[] | select(.metadata.name == \"slurm-worker-p5-4\") | .metadata.deletionTimestamp' '$slinky/kube/api/pods.json'" || true
+like "$(grep 'repair: node p5-4' "$slinky/sync.log")" "replaced: Kubernetes node cordoned, pod deleted for the NodeSet to recreate \(pod slurm/slurm-worker-p5-4 on Kubernetes node kn-b\)" \
+	"a node slurm-efa drained is replaced: sync names its pod and Kubernetes node"
+is "$(jq -r '.items[] | select(.metadata.name == "kn-b") | .spec.unschedulable' "$slinky/kube/api/nodes.json")" "true" \
+	"  its Kubernetes node is cordoned (in the stand-in)"
+like "$(jq -r '.items[] | select(.metadata.name == "slurm-worker-p5-4") | .metadata.deletionTimestamp' "$slinky/kube/api/pods.json")" \
+	"^20[0-9-]+T" "  and its pod deleted"
+like "$(sinfo -h -n p5-4 -o '%t %E')" "^drain efa: repair replace: EFA device rdmap16s27" \
+	"  Slurm's reason says so (set through slurmrestd), drained meanwhile"
+# The NodeSet's controller: the old pod ends, a new one runs on kn-a.
+pod_down_keep() {	# the pod's slurmd ends; the Slurm node stays (the NodeSet's pod comes back)
+	local pid
+	pid=$(pidfile_pid "$SLURM_EFA_CLUSTER/run/slurmd-$1.pid" || true)
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	until_up 15 sh -c "! kill -0 '$pid'" || true
+}
+pod_down_keep p5-4
+kube_api_pods "$slinky/kube" p5-1:kn-a p5-2:kn-b p5-3:kn-b p5-4:kn-a
+pod_start p5-4 4	# (drained: not waited for idle)
+until_up 30 sh -c "sinfo -h -n p5-4 -o %b | grep -q az-us-west-2a" || true
+like "$(sinfo -h -n p5-4 -o '%b')" "az-us-west-2a" "the NodeSet's new pod registers on kn-a: sync moves the node's zone feature to us-west-2a"
+is "$("$top_builddir/slurm-efa" repair --status --json --config "$EFA_CONF" | jq -r '.nodes[] | select(.node == "p5-4") | .stage')" \
+	"replacing" "  repair --status: replacing, until its checks pass"
+until_up 30 sh -c "sinfo -h -n p5-4 -o %t | grep -qx drain" || true	# registered, responding
+run env SLURMD_NODENAME=p5-4 "$top_builddir/slurm-efa" check --node --drain --config "$EFA_CONF" --root "$FIXTURES/p5.48xlarge"
+until_up 20 sh -c "sinfo -h -n p5-4 -o %t | grep -qx idle" || true
+is "$(sinfo -h -n p5-4 -o %t)" "idle" "  its health check passes on the new pod: back in service ($out)"
+until_up 30 sh -c "scontrol show topology | grep -q 'SwitchName=us-west-2a .*Nodes=.*p5-\[1,4\]'" || true
+like "$(scontrol show topology)" "^SwitchName=us-west-2a .*Nodes=.*p5-\[1,4\]" "  and under its new zone's switch in topology.conf"
+unlike "$(grep 'repair: node' "$slinky/sync.log" | grep -v 'p5-4: replaced' || true)" "." \
+	"  one replace, nothing else: the new pod is not replaced again"
+
 # Scale down: p5-3 and p5-4 go away, and the zone is too small again.
 kube_api_pods "$slinky/kube" p5-1:kn-a p5-2:kn-b
 pod_down p5-3
@@ -131,7 +175,7 @@ is "$(jq -r '[.nodes[].name | select(startswith("p5-"))] | join(" ")' "$slinky/s
 run sbatch -p p5 -N3 --efa --wrap true
 like "$out" "efa: no Availability Zone in partition p5 has 3 usable nodes" \
 	"  and the bridge refuses a 3-node --efa job at submission"
-is "$(sinfo -h -t drain,down,fail -o %N | paste -sd ' ')" "" "no node was drained or set down on the way"
+is "$(sinfo -h -t drain,down,fail -o %N | paste -sd ' ')" "" "no node was drained or set down on the way (but the one replaced)"
 
 bg_kill "$sync_pid" || true
 wait "$sync_pid" 2>/dev/null || true

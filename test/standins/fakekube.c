@@ -23,6 +23,18 @@
  * - metadata.resourceVersion: the file's, else one from its mtime.
  * Selectors (labelSelector=, fieldSelector=) are answered 400: slurm-efa
  * sends none, and a client that starts to would learn so here.
+ * Two writes, as the repair ladder's replace makes them, each changing
+ * the file so that the next list shows it:
+ *   PATCH /api/v1/nodes/NAME             a strategic merge (or merge) patch
+ *                                        of spec.unschedulable (kubectl
+ *                                        cordon's); other Content-Types 415
+ *                                        UnsupportedMediaType
+ *   DELETE /api/v1/namespaces/NS/pods/NAME  a graceful delete: the pod gets
+ *                                        metadata.deletionTimestamp (the
+ *                                        kubelet removes it later: here the
+ *                                        test) and is answered 200 with it
+ * both answered 404 NotFound (a Status with details.name and kind) for an
+ * object that is not there.
  * Errors are Status objects (kind Status, status Failure, message,
  * reason, code). A request must carry "Authorization: Bearer <TOKENFILE's
  * content>", read at each request so a test can renew it; otherwise 401
@@ -48,6 +60,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "serve.h"
 
@@ -338,6 +351,102 @@ out:
 	free(field_sel);
 }
 
+/* The item of file named name (in namespace ns, when given), and the
+ * whole file in *all; NULL when there is none. */
+static json_t *find_item(struct server *srv, const char *file, const char *ns, const char *name,
+			 json_t **all, char *path, size_t size)
+{
+	json_t *items;
+
+	snprintf(path, size, "%s/%s", srv->dir, file);
+	*all = json_load_file(path, 0, NULL);
+	items = json_object_get(*all, "items");
+	for (size_t i = 0; i < json_array_size(items); i++) {
+		json_t *item = json_array_get(items, i);
+		const char *its = json_string_value(json_object_get(json_object_get(item, "metadata"),
+								    "namespace"));
+
+		if (!strcmp(name_of(item), name) && (!ns || (its && !strcmp(its, ns))))
+			return item;
+	}
+	return NULL;
+}
+
+/* The file written whole, as a list read beside it sees it, and the
+ * changed item answered. */
+static void save_and_reply(SSL *ssl, json_t *all, const char *path, json_t *item)
+{
+	char tmp[4200];
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	if (json_dump_file(all, tmp, JSON_INDENT(1)) || rename(tmp, path))
+		status(ssl, 500, "Internal Server Error", "InternalError", "cannot save", NULL, NULL);
+	else
+		reply(ssl, 200, "OK", NULL, item);
+}
+
+static void not_found(SSL *ssl, const char *kind, const char *name)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s \"%s\" not found", kind, name);
+	status(ssl, 404, "Not Found", "NotFound", msg, NULL,
+	       json_pack("{s:s, s:s}", "name", name, "kind", kind));
+}
+
+static void patch_node(SSL *ssl, struct server *srv, const char *head, const char *body,
+		       const char *name)
+{
+	char path[4096];
+	const char *type = strcasestr(head, "\r\nContent-Type: ");
+	json_t *all = NULL, *node, *patch, *unschedulable;
+
+	if (!type || (strncasecmp(type + 16, "application/strategic-merge-patch+json", 38) &&
+		      strncasecmp(type + 16, "application/merge-patch+json", 28))) {
+		status(ssl, 415, "Unsupported Media Type", "UnsupportedMediaType",
+		       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+		       NULL, NULL);
+		return;
+	}
+	if (!(node = find_item(srv, "nodes.json", NULL, name, &all, path, sizeof(path)))) {
+		not_found(ssl, "nodes", name);
+		goto out;
+	}
+	patch = json_loads(body, 0, NULL);
+	unschedulable = json_object_get(json_object_get(patch, "spec"), "unschedulable");
+	if (!json_is_boolean(unschedulable)) {
+		status(ssl, 422, "Unprocessable Entity", "Invalid",
+		       "fakekube patches spec.unschedulable alone", NULL, NULL);
+		json_decref(patch);
+		goto out;
+	}
+	if (!json_object_get(node, "spec"))
+		json_object_set_new(node, "spec", json_object());
+	json_object_set(json_object_get(node, "spec"), "unschedulable", unschedulable);
+	json_decref(patch);
+	save_and_reply(ssl, all, path, node);
+out:
+	json_decref(all);
+}
+
+static void delete_pod(SSL *ssl, struct server *srv, const char *ns, const char *name)
+{
+	char path[4096], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	json_t *all = NULL, *pod;
+
+	if (!(pod = find_item(srv, "pods.json", ns, name, &all, path, sizeof(path)))) {
+		not_found(ssl, "pods", name);
+		goto out;
+	}
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	json_object_set_new(json_object_get(pod, "metadata"), "deletionTimestamp", json_string(stamp));
+	save_and_reply(ssl, all, path, pod);
+out:
+	json_decref(all);
+}
+
 static void forbidden(SSL *ssl, const char *resource, const char *ns)
 {
 	char msg[512];
@@ -352,8 +461,8 @@ static void forbidden(SSL *ssl, const char *resource, const char *ns)
 static void answer(int fd, void *ctx)
 {
 	struct server *srv = ctx;
-	char head[16384], method[16], target[4096], ns[256];
-	const char *query, *pods;
+	char head[16384], method[16], target[4096], ns[256], name[256];
+	const char *query, *pods, *body, *clen;
 	size_t len = 0;
 	SSL *ssl = SSL_new(srv->tls);
 	int n;
@@ -370,6 +479,19 @@ static void answer(int fd, void *ctx)
 			break;
 	}
 	head[len] = '\0';
+	/* A body: read up to its Content-Length. */
+	body = strstr(head, "\r\n\r\n");
+	clen = strcasestr(head, "\r\nContent-Length: ");
+	if (body && clen && clen < body) {
+		size_t want = (size_t)(body + 4 - head) + strtoul(clen + 18, NULL, 10);
+
+		while (len < want && len + 1 < sizeof(head) &&
+		       (n = SSL_read(ssl, head + len, (int)(sizeof(head) - 1 - len))) > 0)
+			len += (size_t)n;
+		head[len] = '\0';
+	}
+	body = strstr(head, "\r\n\r\n");
+	body = body ? body + 4 : "";
 	if (sscanf(head, "%15s %4095s", method, target) != 2)
 		goto out;
 	fprintf(stderr, "%s %s\n", method, target);
@@ -387,9 +509,14 @@ static void answer(int fd, void *ctx)
 		       "Too many requests, please try again later.", extra,
 		       json_pack("{s:i}", "retryAfterSeconds",
 				 getenv("FAKEKUBE_RETRY_AFTER") ? atoi(getenv("FAKEKUBE_RETRY_AFTER")) : 1));
+	} else if (!strcmp(method, "PATCH") && sscanf(target, "/api/v1/nodes/%255[^/?]", name) == 1) {
+		patch_node(ssl, srv, head, body, name);
+	} else if (!strcmp(method, "DELETE") &&
+		   sscanf(target, "/api/v1/namespaces/%255[^/]/pods/%255[^/?]", ns, name) == 2) {
+		delete_pod(ssl, srv, ns, name);
 	} else if (strcmp(method, "GET")) {
-		status(ssl, 405, "Method Not Allowed", "MethodNotAllowed", "read-only stand-in", NULL,
-		       NULL);
+		status(ssl, 405, "Method Not Allowed", "MethodNotAllowed",
+		       "fakekube: GET of nodes and pods, PATCH of a node, DELETE of a pod", NULL, NULL);
 	} else if (!strncmp(target, "/api/v1/nodes", 13) && strchr("?", target[13])) {
 		if (srv->forbidden && !strcmp(srv->forbidden, "nodes"))
 			forbidden(ssl, "nodes", NULL);

@@ -91,6 +91,17 @@ static void test_after_reboot(void)
 	is_int(efa_drain_decide(true, &st, &passes, 2), EFA_DRAIN_NOTHING, "  a passing one counts");
 	is_int(efa_drain_decide(true, &st, &passes, 2), EFA_DRAIN_RESUME,
 	       "  and HealthReturnPasses= of them return it: the reboot cleared the fault");
+	efa_node_state_parse("NodeName=n2 State=IDLE+DRAIN BootTime=2026-11-01T10:00:00 SlurmdStartTime=2026-12-01T10:00:05 Reason=efa: repair replace: port down [root@2026-12-07T05:00:00]",
+			     &st, buf, sizeof(buf));
+	ok(st.slurmd_start > 0 && st.reason_time - st.slurmd_start == 6 * 86400 - 5 * 3600 - 5,
+	   "SlurmdStartTime= and the reason's time are read (%lld, %lld)", (long long)st.slurmd_start,
+	   (long long)st.reason_time);
+	is_int(efa_drain_decide(false, &st, &passes, 2), EFA_DRAIN_NOTHING,
+	       "the old machine's slurmd, started before the ladder acted (a pod being deleted): its failing check leaves the reason");
+	efa_node_state_parse("NodeName=n2 State=IDLE+DRAIN BootTime=2026-11-01T10:00:00 SlurmdStartTime=2026-12-07T05:01:00 Reason=efa: repair replace: port down [root@2026-12-07T05:00:00]",
+			     &st, buf, sizeof(buf));
+	is_int(efa_drain_decide(false, &st, &passes, 2), EFA_DRAIN_DRAIN,
+	       "  a new one (a new pod on the same long-running machine): its failing check writes the fault again");
 	efa_node_state_parse("NodeName=n2 State=IDLE+DRAIN Reason=admin: repair reboot: mine [alice@2026-12-07T05:00:00]",
 			     &st, buf, sizeof(buf));
 	is_int(efa_drain_decide(false, &st, &passes, 2), EFA_DRAIN_NOTHING,

@@ -34,11 +34,11 @@ static struct efa_config *conf(const char *text)
 
 static struct efa_repair_node node(const char *name, const char *const *state,
 				   const char *const *parts, const char *reason, int64_t reason_time,
-				   int64_t boot_time)
+				   int64_t started)
 {
 	return (struct efa_repair_node){ .name = name, .state = state, .partitions = parts,
 					 .reason = reason, .reason_time = reason_time,
-					 .boot_time = boot_time };
+					 .started = started };
 }
 
 static enum efa_repair_stage one(const struct efa_config *cfg, struct efa_repair_node n,
@@ -100,7 +100,7 @@ static void test_rungs(void)
 	       "efa: repair reboot: EFA device rdmap0: port 1 is 1: DOWN, not ACTIVE", "  the reason it sets");
 	is_int(one(cfg, node("n2", drained, gpu, fault, 1000 + 30, 1000), &v), EFA_REPAIR_DO_REPLACE,
 	       "the fault back 30 s after a boot: replace");
-	ok(strstr(v.why, "30 s after"), "  saying so (%s)", v.why);
+	ok(strstr(v.why, "30 s after the node came up"), "  saying so (%s)", v.why);
 	is_int(one(cfg, node("n2", drained, gpu, fault, 1000 + 600, 1000), &v), EFA_REPAIR_DO_REBOOT,
 	       "back RepairWindow= after the boot: a reboot again");
 	is_int(one(cfg, node("n2", drained, gpu, fault, 900, 1000), &v), EFA_REPAIR_DO_REBOOT,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/health/drain_rules.h"
 #include "common/health/repair.h"
@@ -40,6 +41,23 @@ static const char *value_of(const char *line, const char *key, size_t *len)
 	return p;
 }
 
+/* scontrol's "2026-12-07T04:21:46" (its local time); 0 when it is not one. */
+static int64_t time_of(const char *text, size_t len)
+{
+	char buf[32];
+	struct tm tm = { .tm_isdst = -1 };
+	const char *end;
+
+	if (len >= sizeof(buf))
+		return 0;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || *end)
+		return 0;
+	return (int64_t)mktime(&tm);
+}
+
 bool efa_node_state_parse(const char *line, struct efa_node_state *st, char *buf, size_t size)
 {
 	const char *state, *reason;
@@ -55,6 +73,9 @@ bool efa_node_state_parse(const char *line, struct efa_node_state *st, char *buf
 	st->drained = strstr(word, "DRAIN") != NULL;
 	st->down = strstr(word, "DOWN") != NULL;
 	st->repairing = strstr(word, "REBOOT") || strstr(word, "POWER");
+	state = value_of(line, "SlurmdStartTime", &len);
+	if (state)
+		st->slurmd_start = time_of(state, len);
 	reason = value_of(line, "Reason", &rlen);
 	if (reason && rlen && strncmp(reason, "(null)", 6)) {
 		/* Slurm appends " [user@time]" to the reason it shows. */
@@ -67,8 +88,13 @@ bool efa_node_state_parse(const char *line, struct efa_node_state *st, char *buf
 
 			while (open > reason && *open != '[')
 				open--;
-			if (*open == '[' && open > reason && open[-1] == ' ')
+			if (*open == '[' && open > reason && open[-1] == ' ') {
+				const char *at = memchr(open, '@', (size_t)(stamp - open));
+
+				if (at)
+					st->reason_time = time_of(at + 1, (size_t)(stamp - 1 - (at + 1)));
 				stamp = open - 1;
+			}
 		}
 		snprintf(buf, size, "%.*s", (int)(stamp - reason), reason);
 		st->reason = buf;
@@ -84,7 +110,8 @@ enum efa_drain_action efa_drain_decide(bool healthy, const struct efa_node_state
 	if (!healthy) {
 		*passes = 0;
 		if (st->drained && !st->down && !st->repairing && st->reason &&
-		    !strncmp(st->reason, EFA_REPAIR_REASON_PREFIX, strlen(EFA_REPAIR_REASON_PREFIX)))
+		    !strncmp(st->reason, EFA_REPAIR_REASON_PREFIX, strlen(EFA_REPAIR_REASON_PREFIX)) &&
+		    (!st->slurmd_start || !st->reason_time || st->slurmd_start >= st->reason_time))
 			return EFA_DRAIN_DRAIN;
 		/* Already out of service: ours stays so, an admin's is theirs. */
 		return st->drained || st->down ? EFA_DRAIN_NOTHING : EFA_DRAIN_DRAIN;

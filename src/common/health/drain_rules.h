@@ -10,6 +10,7 @@
 #define EFA_DRAIN_RULES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define EFA_DRAIN_REASON_PREFIX "efa:"
 
@@ -25,21 +26,24 @@ struct efa_node_state {
 	bool down;		/* DOWN in its state */
 	bool repairing;		/* a reboot or a power down under way
 				 * (REBOOT_* or POWER* in its state) */
+	int64_t slurmd_start;	/* SlurmdStartTime=, local time; 0: not shown */
+	int64_t reason_time;	/* the reason's [user@time]; 0: not shown */
 	const char *reason;	/* NULL when none */
 };
 
 /*
- * Parses one "scontrol show node NAME -o" line: State=... and Reason=...
- * (up to the " [user@time]" Slurm appends). The reason is copied into
- * buf. false when the line names no state.
+ * Parses one "scontrol show node NAME -o" line: State=..., SlurmdStartTime= and
+ * Reason=... (up to the " [user@time]" Slurm appends, whose time is kept).
+ * The reason is copied into buf. false when the line names no state.
  */
 bool efa_node_state_parse(const char *line, struct efa_node_state *st, char *buf, size_t size);
 
 /*
  * A node the repair ladder rebooted stays drained with its reason
  * ("efa: repair reboot: FAULT", common/health/repair.h) until its checks
- * pass. A check that fails once the reboot is over drains it again with
- * the fault as it is now: the new reason's time, next to the node's boot
+ * pass. A check that fails under a slurmd started since (after the reboot,
+ * or a new pod under Slinky; not the old machine's before it went) drains it again
+ * with the fault as it is now: the new reason's time, next to the node's boot
  * time, tells the ladder that the reboot did not clear it. While the
  * reboot (or a power down) is under way, passing checks do not count.
  *

@@ -113,7 +113,7 @@ static enum efa_repair_stage stage_of_fault(const struct efa_config *cfg,
 {
 	const char *const *st = node->state;
 	enum efa_repair_action action;
-	bool rebooted_lately;
+	bool came_up_lately;
 
 	if (!has(st, "drain") || has(st, "down"))
 		return EFA_REPAIR_NOT_OURS;	/* in service, or Slurm's own DOWN */
@@ -131,24 +131,24 @@ static enum efa_repair_stage stage_of_fault(const struct efa_config *cfg,
 		snprintf(v->why, sizeof(v->why), "RepairAction=none for its partitions: left to an admin");
 		return EFA_REPAIR_NO_ACTION;
 	}
-	rebooted_lately = node->boot_time > 0 && node->reason_time >= node->boot_time &&
-			  node->reason_time - node->boot_time < cfg->repair_window;
-	if ((action & EFA_REPAIR_REBOOT) && !rebooted_lately) {
+	came_up_lately = node->started > 0 && node->reason_time >= node->started &&
+			  node->reason_time - node->started < cfg->repair_window;
+	if ((action & EFA_REPAIR_REBOOT) && !came_up_lately) {
 		snprintf(v->why, sizeof(v->why), "first rung: a reboot");
 		return EFA_REPAIR_DO_REBOOT;
 	}
 	if (action & EFA_REPAIR_REPLACE) {
-		if (rebooted_lately)
+		if (came_up_lately)
 			snprintf(v->why, sizeof(v->why),
-				 "the fault came back %lld s after the node booted (RepairWindow=%ld s): a new instance",
-				 (long long)(node->reason_time - node->boot_time), cfg->repair_window);
+				 "the fault came back %lld s after the node came up (RepairWindow=%ld s): a new instance",
+				 (long long)(node->reason_time - node->started), cfg->repair_window);
 		else
 			snprintf(v->why, sizeof(v->why), "RepairAction=replace: a new instance");
 		return EFA_REPAIR_DO_REPLACE;
 	}
 	snprintf(v->why, sizeof(v->why),
-		 "the fault came back %lld s after the node booted (RepairWindow=%ld s) and RepairAction= has no rung after reboot: left to an admin",
-		 (long long)(node->reason_time - node->boot_time), cfg->repair_window);
+		 "the fault came back %lld s after the node came up (RepairWindow=%ld s) and RepairAction= has no rung after reboot: left to an admin",
+		 (long long)(node->reason_time - node->started), cfg->repair_window);
 	return EFA_REPAIR_EXHAUSTED;
 }
 

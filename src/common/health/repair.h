@@ -15,9 +15,11 @@
  *                                      the fault again: drain_rules.h)
  *   drained "efa: FAULT" again, the  -> replace: power saving's forced power
  *   fault within RepairWindow= of       down, "efa: repair replace: FAULT":
- *   the node's boot                     SuspendProgram ends the instance,
+ *   the node's start                    SuspendProgram ends the instance,
  *                                      ResumeProgram starts a new one when
- *                                      Slurm next needs the node
+ *                                      Slurm next needs the node; under
+ *                                      Slinky the pod deleted and its
+ *                                      Kubernetes node cordoned
  *
  * A node with jobs waits until they end; an admin's reason, or one that
  * changed, is never touched; at most RepairMax= nodes of a partition are
@@ -44,7 +46,9 @@ struct efa_repair_node {
 	const char *const *partitions;	/* NULL-terminated */
 	const char *reason;		/* "" or NULL when none */
 	int64_t reason_time;		/* when the reason was set; 0: unknown */
-	int64_t boot_time;		/* when the node booted; 0: unknown */
+	int64_t started;		/* when the node last came up: its boot, or
+					 * for a pod (Slinky) its slurmd's start,
+					 * which is the pod's; 0: unknown */
 };
 
 enum efa_repair_stage {
