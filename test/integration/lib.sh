@@ -6,6 +6,8 @@
 . "$top_srcdir/test/lib/tap.sh"
 # shellcheck source=../cluster/pidfile.sh
 . "$top_srcdir/test/cluster/pidfile.sh"
+# shellcheck source=../cluster/place-conf.sh
+. "$top_srcdir/test/cluster/place-conf.sh"
 
 # Submits a batch job, waits for it, and puts its output in $out and its
 # exit status in $rc. Extra sbatch options first, then --wrap text.
@@ -233,37 +235,6 @@ hangfs_umount() {	# hangfs_umount DIR
 	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
 	bg_kill "$hang_pid" || true
 	wait "$hang_pid" 2>/dev/null || true
-}
-
-# A program slurmd or slurmctld runs (HealthCheckProgram=, RebootProgram=)
-# has no SLURM_CONF: the link to slurm.conf where this Slurm's commands look
-# without it, as ParallelCluster installs Slurm: PREFIX/etc/slurm.conf for a
-# Slurm under its own prefix (there already with SLURM_EFA_TEST_LAYOUT=
-# pcluster); for Debian's own Slurm, slurmd's configless cache
-# /run/slurm/conf/slurm.conf. Sets conf_placed (the link made, "" when none
-# was needed) and conf_made_dir; false when another cluster's slurm.conf is
-# in the way. unplace_slurm_conf takes them away.
-place_slurm_conf() {
-	conf_placed="" conf_made_dir=""
-	if [ "$SLURM_EFA_TEST_LAYOUT" = pcluster ]; then
-		return 0
-	elif [ "$SLURM_PREFIX" != /usr ]; then
-		mkdir -p "$SLURM_PREFIX/etc"
-		[ ! -e "$SLURM_PREFIX/etc/slurm.conf" ] || return 1
-		conf_placed=$SLURM_PREFIX/etc/slurm.conf
-	elif [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf/slurm.conf ]; then
-		[ -d /run/slurm/conf ] || conf_made_dir=/run/slurm/conf
-		mkdir -p /run/slurm/conf
-		conf_placed=/run/slurm/conf/slurm.conf
-	else
-		return 1
-	fi
-	ln -sfn "$SLURM_CONF" "$conf_placed"
-}
-unplace_slurm_conf() {
-	[ -z "$conf_placed" ] || rm -f "$conf_placed"
-	[ -z "$conf_made_dir" ] || rmdir "$conf_made_dir" 2>/dev/null || true
-	conf_placed="" conf_made_dir=""
 }
 
 # Waits (bounded) until every node is idle and responding.

@@ -3,17 +3,16 @@
 # cluster, every program where Slurm runs it: slurmd runs the health check
 # (HealthCheckProgram=, as t_health_slurmd.sh) and RebootProgram=,
 # slurmctld runs SuspendProgram= and ResumeProgram= (power saving). The
-# test's programs act as the machines would (test/cluster/node): a reboot
-# kills the node's slurmd and starts it again with -b, a new boot to
+# test's programs act as the machines would (test/cluster/machine): a
+# reboot kills the node's slurmd and starts it again with -b, a new boot to
 # slurmctld, leaving the fixture's broken port as it was unless
-# $rp/heal-on-reboot exists; SuspendProgram ends the "instance" (kills its
-# slurmd), ResumeProgram brings up a new one, healthy, in its place. Each
+# machine/heal-on-reboot exists; SuspendProgram ends the "instance" (kills
+# its slurmd), ResumeProgram brings up a new one, healthy, in its place. Each
 # round of the ladder is a new `slurm-efa sync --once`, so every decision
 # is read back from Slurm's state, as after a restart of sync.
 
 rp=$SLURM_EFA_CLUSTER/repair
 mkdir -p "$rp/state"
-rm -f "$rp/reboots" "$rp/power.log" "$rp/heal-on-reboot" "$rp/hold-boot"
 rest_client_setup "$rp/client"
 rpconf=$rp/efa.conf
 printf '%s\n' "ProfileDir=$top_srcdir/etc/profiles" "NodeCacheDir=$rp/state" "HealthReturnPasses=2" \
@@ -25,76 +24,10 @@ chmod 755 "$rp/slurm-efa-healthcheck"
 cp -a "$FIXTURES/p4d.24xlarge/." "$rp/n2"
 cp -a "$FIXTURES/trn1.32xlarge/." "$rp/n4"
 
-# The programs Slurm runs, with what each is given: no PATH to count on,
-# the node in SLURM_NODE_NAME for RebootProgram from 23.02 on (req.c; before,
-# the node is its slurmd's -N), a hostlist argument for the power programs.
-# What the machine does is done apart from the daemon that asked
-# (machine.sh, detached): a reboot takes the node's slurmd down at once.
-cat >"$rp/machine.sh" <<EOF
-#!/bin/bash
-# machine.sh reboot|suspend|resume NODE: what the node's machine does.
-PATH=/usr/sbin:/usr/bin:/sbin:/bin
-rp=$rp
-node() { $top_srcdir/test/cluster/node $SLURM_EFA_CLUSTER "\$@" 9>&-; }	# (no slurmd keeps the lock)
-heal() {	# every EFA port of the node's fixture active again
-	local f
-	for f in \$rp/\$1/sys/class/infiniband/*/ports/*/state; do echo "4: ACTIVE" >"\$f"; done
-}
-# One action at a time per machine, as a real one: a power-up that Slurm
-# asks for while the power-down's kill still runs waits for it.
-exec 9>>"\$rp/\$2.lock"
-flock 9
-case \$1 in
-reboot)
-	node kill "\$2"
-	# A machine that takes its time: down while \$rp/hold-boot exists (60 s at most).
-	for _ in \$(seq 300); do [ -e \$rp/hold-boot ] || break; sleep 0.2; done
-	[ -e \$rp/heal-on-reboot ] && heal "\$2"
-	node boot "\$2" ;;
-suspend) node kill "\$2" ;;
-resume) heal "\$2"; node boot "\$2" ;;
-esac
-EOF
-cat >"$rp/programs.sh" <<EOF
-# Sourced by the test's RebootProgram, SuspendProgram and ResumeProgram.
-PATH=/usr/sbin:/usr/bin:/sbin:/bin
-rp=$rp
-machine() {	# machine ACTION NODE, detached from Slurm's daemon
-	setsid -f env -i $rp/machine.sh "\$1" "\$2" >>$rp/machine.log 2>&1 </dev/null
-}
-hostnames() {	# hostnames n[2,4]: this cluster's names, one per line
-	local list=\${1#n} part
-	list=\${list#[}
-	list=\${list%]}
-	for part in \${list//,/ }; do
-		if [[ \$part == *-* ]]; then seq -f "n%g" "\${part%-*}" "\${part#*-}"; else echo "n\$part"; fi
-	done
-}
-EOF
-cat >"$rp/reboot" <<EOF
-#!/bin/bash
-. $rp/programs.sh
-node=\${SLURM_NODE_NAME:-}
-p=\$PPID
-while [ -z "\$node" ] && [ "\$p" -gt 1 ]; do
-	mapfile -d '' -t args </proc/\$p/cmdline
-	for ((i = 0; i < \${#args[@]} - 1; i++)); do [ "\${args[i]}" = -N ] && node=\${args[i + 1]}; done
-	p=\$(cut -d' ' -f4 /proc/\$p/stat)
-done
-echo "\$node \$(date +%s)" >>\$rp/reboots
-machine reboot "\$node"
-EOF
-cat >"$rp/suspend" <<EOF
-#!/bin/bash
-. $rp/programs.sh
-for node in \$(hostnames "\$1"); do echo "suspend \$node" >>\$rp/power.log; machine suspend "\$node"; done
-EOF
-cat >"$rp/resume" <<EOF
-#!/bin/bash
-. $rp/programs.sh
-for node in \$(hostnames "\$1"); do echo "resume \$node" >>\$rp/power.log; machine resume "\$node"; done
-EOF
-chmod 755 "$rp/machine.sh" "$rp/reboot" "$rp/suspend" "$rp/resume"
+# The programs Slurm runs, acting as the machines would (test/cluster/machine).
+"$top_srcdir/test/cluster/machine" "$SLURM_EFA_CLUSTER" programs "$rp"
+mc=$SLURM_EFA_CLUSTER/machine
+rm -f "$mc/reboots" "$mc/power.log" "$mc/heal-on-reboot" "$mc/hold-boot"
 
 rp_boot() {	# rp_boot NODE: its BootTime= as slurmctld has it
 	scontrol -o show node "$1" | grep -o ' BootTime=[^ ]*'
@@ -124,8 +57,8 @@ if ((rp_placed)); then
 	# thread (which in 26.05 also sends the reboots) looks every
 	# power_save_interval= (10 s by default, power_save.c): 1 s here.
 	printf '%s\n' "HealthCheckProgram=$rp/slurm-efa-healthcheck" "HealthCheckInterval=3" \
-		"HealthCheckNodeState=ANY" "RebootProgram=$rp/reboot" "ResumeTimeout=60" \
-		"SuspendProgram=$rp/suspend" "ResumeProgram=$rp/resume" "SuspendTime=3600" \
+		"HealthCheckNodeState=ANY" "RebootProgram=$mc/reboot" "ResumeTimeout=60" \
+		"SuspendProgram=$mc/suspend" "ResumeProgram=$mc/resume" "SuspendTime=3600" \
 		"SuspendTimeout=5" >>"$SLURM_CONF"
 	if grep -q '^SlurmctldParameters=' "$SLURM_CONF"; then
 		sed -i 's/^SlurmctldParameters=.*/&,power_save_interval=1/' "$SLURM_CONF"
@@ -151,14 +84,14 @@ if ((rp_placed)); then
 
 	is "$(rp_stage n2)/$(rp_stage n4)/$(rp_stage n3)" "wait-jobs/reboot-due/" \
 		"repair --status: n2 waits for its job, n4 is due a reboot, n3 (an admin's) is not listed"
-	touch "$rp/hold-boot"
+	touch "$mc/hold-boot"
 	rp_round
 	is "$rc" 0 "a round of the ladder (sync --once) succeeds"
 	like "$out" "repair: node n4: reboot requested \\(scontrol reboot ASAP\\) \\(first rung" \
 		"  n4 is rebooted, said with its evidence"
 	unlike "$out" "node n[23]:" "  n2 (its job runs) and n3 (an admin's drain) are not touched"
-	until_up 20 sh -c "grep -q '^n4 ' '$rp/reboots'" || true
-	like "$(cat "$rp/reboots")" "^n4 [0-9]+$" "  slurmd runs RebootProgram on n4"
+	until_up 20 sh -c "grep -q '^n4 ' '$mc/reboots'" || true
+	like "$(cat "$mc/reboots")" "^n4 [0-9]+$" "  slurmd runs RebootProgram on n4"
 	is "$(rp_stage n4)" "rebooting" "  repair --status: n4 rebooting"
 
 	scancel "$job"
@@ -172,8 +105,8 @@ if ((rp_placed)); then
 
 	# n4's reboot clears its fault: back by itself after its checks.
 	is "$(rp_stage n4)" "rebooting" "n4 is still rebooting while its machine is down ($(scontrol -o show node n4 | grep -o ' State=[^ ]*'))"
-	touch "$rp/heal-on-reboot"
-	rm -f "$rp/hold-boot"
+	touch "$mc/heal-on-reboot"
+	rm -f "$mc/hold-boot"
 	t0=$SECONDS
 	until_up 60 node_idle n4 || true
 	is "$(node_line n4 | cut -d' ' -f1)" "idle" \
@@ -181,10 +114,10 @@ if ((rp_placed)); then
 	unlike "$(rp_boot n4)" "^$n4_boot$" "  slurmctld saw a new boot (was$n4_boot, now$(rp_boot n4))"
 
 	# n2: the reboot does not clear it; the ladder's next rung replaces it.
-	rm -f "$rp/heal-on-reboot"
+	rm -f "$mc/heal-on-reboot"
 	rp_round
 	like "$out" "repair: node n2: reboot requested" "n4 back: n2's turn, a reboot"
-	until_up 20 sh -c "grep -q '^n2 ' '$rp/reboots'" || true
+	until_up 20 sh -c "grep -q '^n2 ' '$mc/reboots'" || true
 	until_up 60 node_drained_for n2 "efa: EFA device" || true
 	like "$(node_line n2)" "^drained efa: EFA device" \
 		"  rebooted, its fault still there: the health check drains it again with the fault"
@@ -193,8 +126,8 @@ if ((rp_placed)); then
 	rp_round
 	like "$out" "repair: node n2: powered down by force for a new instance \\(State=POWER_DOWN_FORCE\\) \\(the fault came back [0-9]+ s after the node came up" \
 		"  a new round (a new process) replaces it, from Slurm's state alone"
-	until_up 30 sh -c "grep -qx 'suspend n2' '$rp/power.log'" || true
-	like "$(cat "$rp/power.log" 2>/dev/null)" "^suspend n2$" "  slurmctld runs SuspendProgram for n2"
+	until_up 30 sh -c "grep -qx 'suspend n2' '$mc/power.log'" || true
+	like "$(cat "$mc/power.log" 2>/dev/null)" "^suspend n2$" "  slurmctld runs SuspendProgram for n2"
 	like "$(scontrol -o show node n2 | grep -o ' State=[^ ]*')" "POWER" "  n2 is powering down"
 	like "$(rp_stage n2)" "^(replacing|replaced)$" "  repair --status: $(rp_stage n2)"
 
@@ -202,13 +135,13 @@ if ((rp_placed)); then
 	until_up 30 sh -c "scontrol -o show node n2 | grep -q POWERED_DOWN" || true
 	batch -N1 -w n2 "printenv SLURMD_NODENAME"
 	is "$rc/$out" "0/n2" "a job asking for n2 runs"
-	like "$(cat "$rp/power.log")" "resume n2" "  on the new instance ResumeProgram brought up"
+	like "$(cat "$mc/power.log")" "resume n2" "  on the new instance ResumeProgram brought up"
 	until_up 20 node_idle n2 || true
 	is "$(node_line n2 | cut -d' ' -f1)" "idle" "  and n2 is in service, healthy"
 	is "$(rp_stage n2)" "" "  repair --status lists it no more"
 
 	like "$(node_line n3)" "^drained admin: new DIMM$" "an admin's drain is never touched"
-	unlike "$(cat "$rp/reboots")" "^n3 " "  n3 was never rebooted"
+	unlike "$(cat "$mc/reboots")" "^n3 " "  n3 was never rebooted"
 
 	# Back as it was.
 	scontrol update NodeName=n3 State=RESUME || true
