@@ -7,7 +7,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "repair_round.h"
@@ -24,15 +23,6 @@ static const char *action_name(enum efa_repair_action a)
 	case EFA_REPAIR_REBOOT_REPLACE: return "reboot,replace";
 	default: return "none";
 	}
-}
-
-static void since_text(int64_t t, char *buf, size_t size)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (t <= 0 || !localtime_r(&tt, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm))
-		snprintf(buf, size, "-");
 }
 
 static int print_json(const struct efa_config *cfg, const struct repair_view *v)
@@ -68,7 +58,7 @@ static void print_table(const struct efa_config *cfg, const struct repair_view *
 		if (!shown++)
 			printf("%-16s %-12s %-15s %-19s %s\n", "NODE", "STAGE", "REPAIR_ACTION", "SINCE",
 			       "REASON");
-		since_text(n->reason_time, since, sizeof(since));
+		repair_time_text(n->reason_time, "-", since, sizeof(since));
 		printf("%-16s %-12s %-15s %-19s %s%s%s\n", n->name, efa_repair_stage_name(r->stage),
 		       action_name(efa_repair_action_for(cfg, n->partitions)), since, n->reason,
 		       r->why[0] ? " -- " : "", r->why);

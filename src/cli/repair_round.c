@@ -64,13 +64,14 @@ int repair_view_read(slurmrest_t *rest, const struct efa_config *cfg, int64_t si
 	return 0;
 }
 
-static void stamp(int64_t t, char *buf, size_t size)
+const char *repair_time_text(int64_t t, const char *none, char *buf, size_t size)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
 
 	if (t <= 0 || !localtime_r(&tt, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm))
-		snprintf(buf, size, "unknown");
+		snprintf(buf, size, "%s", none);
+	return buf;
 }
 
 /*
@@ -228,8 +229,8 @@ void repair_round(struct repair_runner *r, slurmrest_t *rest, const struct efa_c
 
 		if (v->stage != EFA_REPAIR_DO_REBOOT && v->stage != EFA_REPAIR_DO_REPLACE)
 			continue;
-		stamp(node->reason_time, drained, sizeof(drained));
-		stamp(node->started, booted, sizeof(booted));
+		repair_time_text(node->reason_time, "unknown", drained, sizeof(drained));
+		repair_time_text(node->started, "unknown", booted, sizeof(booted));
 		if (take_rung(rest, cfg, node, v, &how, answer, sizeof(answer))) {
 			say("repair: node %s: cannot %s it: %s%s", node->name,
 			    v->stage == EFA_REPAIR_DO_REBOOT ? "reboot" : "replace", answer,

@@ -33,6 +33,10 @@ int repair_view_read(slurmrest_t *rest, const struct efa_config *cfg, int64_t si
 		     struct repair_view *view, slurmrest_error *err);
 void repair_view_clear(struct repair_view *view);
 
+/* A node's time as scontrol shows it (local, 2026-12-07T04:21:40), or
+ * none when Slurm did not say. Returns buf. */
+const char *repair_time_text(int64_t t, const char *none, char *buf, size_t size);
+
 typedef void (*repair_say)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* What a runner keeps between rounds: only what saves work, never what
