@@ -13,6 +13,7 @@
 #include "common/topology/rank_order.h"
 #include "common/topology/topology_read.h"
 #include "common/env/env.h"
+#include "common/env/explain.h"
 #include "common/env/launch.h"
 #include "common/env/memlock.h"
 #include "common/env/profile.h"
@@ -47,15 +48,10 @@ static void log_plan_warnings(const struct efa_step *step, const struct efa_node
 static void check_expected_nics(struct efa_step *step, struct efa_node **node,
 				const struct efa_profiles *profiles)
 {
-	const struct efa_profile *p;
 	struct efa_error err;
 	char missing[EFA_STEP_MESSAGE_MAX / 2];
-	int wait, expected;
+	int wait, expected = efa_env_expected_nics(*node, profiles, &wait);
 
-	if (!profiles)
-		return;
-	p = efa_profiles_match(profiles, (*node)->instance_type, efa_node_accel_kinds(*node));
-	expected = efa_profile_expected_nics(p, (*node)->instance_type, &wait);
 	while (expected > 0 && (*node)->nnics < (size_t)expected && wait > 0) {
 		struct efa_node *again = NULL;
 		int nap = wait < NIC_RECOUNT_INTERVAL ? wait : NIC_RECOUNT_INTERVAL;

@@ -8,18 +8,17 @@
 #include <slurm/slurm.h>
 
 #include "common/env/env.h"
+#include "common/env/explain.h"
 #include "common/env/launch.h"
 #include "common/env/memlock.h"
 #include "common/node/bind.h"
 #include "common/node/image.h"
-#include "common/node/stack.h"
 #include "common/node/sysfs.h"
 #include "checkpoint_step.h"
 #include "container.h"
 #include "task.h"
 
 #define TASK_VARS (EFA_LAUNCH_VARS + 6)
-#define LIBPATH_MAX 65536
 
 /* A task being set up: its step and its SPANK handle (the environment
  * functions' context); or, shared, what all the step's tasks get, set up
@@ -320,23 +319,6 @@ out:
 	return rc;
 }
 
-static int plan_for_image(struct efa_step *step, struct efa_sysfs *fs, struct efa_node *view)
-{
-	struct efa_env_plan *plan = NULL;
-	struct efa_error err;
-
-	*view = *step->node;
-	if (efa_image_stack(fs, &step->node->stack, &view->stack))
-		return -1;
-	if (efa_env_plan_build(view, step->env.profiles, &plan, &err))
-		return -1;
-	efa_env_plan_free(step->env.plan);
-	step->env.plan = plan;
-	plan->image = step->env.image;
-	plan->task_fs = fs;
-	return 0;
-}
-
 /*
  * The task's own checks, where its file system is known: in a container
  * the image must bring EFA's user space and the node's devices (and the
@@ -349,8 +331,15 @@ static int plan_for_image(struct efa_step *step, struct efa_sysfs *fs, struct ef
 static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs *fs,
 			    bool container)
 {
-	struct efa_node view = { 0 };
-	char problem[1024], *ld_path;
+	struct efa_env_view view = { 0 };
+	struct efa_env_task task = {
+		.profiles = step->env.profiles, .fs = fs,
+		.image = container ? step->env.image : NULL,
+		.checks = container ? EFA_CHECK_CONTAINER : 0,
+		.required = step->mode == EFA_MODE_REQUIRED,
+	};
+	struct efa_error err;
+	char problem[EFA_ENV_PROBLEM_MAX], *ld_path;
 	int rc;
 
 	if (container && efa_ckpt_dir(step) && !efa_ckpt_reaches_container(step))
@@ -364,27 +353,25 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 		slurm_info("efa: node %s: spank_efa runs before pyxis in plugstack.conf, so container image %s gets the node's EFA settings and its own variables override them: list spank_efa after pyxis (the shipped plugstack.conf.d/slurm-efa.conf sorts after pyxis.conf)",
 			   step->node_name, step->env.image);
 	/* A job's library path may be long: on the heap, not slurmstepd's stack. */
-	ld_path = malloc(LIBPATH_MAX);
+	ld_path = malloc(EFA_ENV_LIBPATH_MAX);
 	if (!ld_path) {
 		efa_step_fail(step, "efa: node %s: out of memory", step->node_name);
 		return -1;
 	}
-	if (!efa_step_job_env(sp, "LD_LIBRARY_PATH", ld_path, LIBPATH_MAX))
+	if (!efa_step_job_env(sp, "LD_LIBRARY_PATH", ld_path, EFA_ENV_LIBPATH_MAX))
 		ld_path[0] = '\0';
-	if (container && plan_for_image(step, fs, &view)) {
-		free(ld_path);
-		efa_stack_clear(&view.stack);
-		efa_step_fail(step, "efa: node %s cannot read container image %s: out of memory",
-			      step->node_name, step->env.image);
-		return -1;
-	}
-	rc = efa_env_plan_for_task(step->env.plan, container ? &view : step->node, fs, ld_path,
-				   container ? EFA_CHECK_CONTAINER : 0, step->mode == EFA_MODE_REQUIRED,
-				   problem, sizeof(problem));
+	task.ld_path = ld_path;
+	task.view = &view;
+	rc = efa_env_view_open(&view, step->node, container ? fs : NULL, &err) ||
+	     efa_env_settle_task(&task, &step->env.plan, problem, sizeof(problem), &err);
 	free(ld_path);
-	efa_stack_clear(&view.stack);
+	efa_env_view_clear(&view);
 	if (rc) {
-		efa_step_fail(step, "efa: node %s: out of memory", step->node_name);
+		if (container)
+			efa_step_fail(step, "efa: node %s cannot read container image %s: %s",
+				      step->node_name, step->env.image, err.msg);
+		else
+			efa_step_fail(step, "efa: node %s: %s", step->node_name, err.msg);
 		return -1;
 	}
 	if (problem[0] && step->mode == EFA_MODE_REQUIRED) {
@@ -396,14 +383,11 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 				      step->node_name, problem);
 		return -1;
 	}
-	if (problem[0]) {
-		if (task_id(sp) == 0)
-			slurm_info("efa: node %s%s%s has %s: --efa=auto sets nothing EFA-specific",
-				   step->node_name, container ? ", container image " : "", step->env.image,
-				   problem);
-		efa_env_plan_free(step->env.plan);
-		step->env.plan = NULL;
-	}
+	/* --efa=auto: the plan is gone (efa_env_settle_task). */
+	if (problem[0] && task_id(sp) == 0)
+		slurm_info("efa: node %s%s%s has %s: --efa=auto sets nothing EFA-specific",
+			   step->node_name, container ? ", container image " : "", step->env.image,
+			   problem);
 	return 0;
 }
 

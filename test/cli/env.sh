@@ -86,6 +86,20 @@ like "$out" "EFA: not usable: no EFA device" "  and says why"
 run "$efa" env --config "$conf" --root "$fixtures/p5-pod"
 like "$out" "32 EFA devices \(16 usable\), 4 GPU" "a pod sees every device but can use a subset"
 
+# A p4d that lost one of its four EFA devices: a step with --efa=required
+# fails there (t_faults.sh), so env says so and exits 1; auto runs on the
+# devices it has, with the variables shown.
+run "$efa" env --config "$conf" --root "$fixtures/p4d-3nics"
+is "$rc" 1 "env on a p4d with 3 of its 4 EFA devices exits 1"
+like "$out" "^EFA: the node has 3 of the 4 EFA devices a p4d\.24xlarge has \(1 missing: PCI 0000:a0:1b\.0 without the efa driver\): it needs repair$" \
+	"  naming the missing device"
+like "$out" "^profile: p4d$" "  with what --efa=auto still gets"
+run "$efa" env --json --config "$conf" --root "$fixtures/p4d-3nics"
+is "$(jq -r '.usable, (.needs_repair | startswith("3 of the 4")), (.env | length > 0)' <<<"$out" | tr '\n' ' ')" \
+	"true true true " "  in JSON: usable, needs_repair, the variables"
+run "$efa" env --json --config "$conf" --root "$fixtures/p4d.24xlarge"
+is "$(jq -r '.needs_repair' <<<"$out")" "null" "  a whole p4d needs no repair"
+
 echo "SnapshotMaxAge=soon" >"$tmp/bad.conf"
 run "$efa" env --config "$tmp/bad.conf"
 is "$rc" 2 "a bad efa.conf exits 2"

@@ -27,6 +27,7 @@ efa=$top_builddir/slurm-efa
 memcheck "env on a p5" "$efa" env --root "$fixtures/p5.48xlarge"
 memcheck "env --json on a trn1" "$efa" env --json --root "$fixtures/trn1.32xlarge"
 memcheck "env on a node without EFA" "$efa" env --root "$fixtures/cpu-only"
+memcheck "env on a node that needs repair" "$efa" env --json --root "$fixtures/p4d-3nics"
 memcheck "env --image, an image directory with p4d's stack, on a p5" "$efa" env --root "$fixtures/p5.48xlarge" \
 	--image "$fixtures/p4d.24xlarge"
 memcheck "topo --json on a p5" "$efa" topo --json --root "$fixtures/p5.48xlarge"

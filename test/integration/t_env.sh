@@ -223,3 +223,91 @@ memlog=$(tail -n +"$((log_before + 1))" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log" |
 is "$memlog" 1 "  slurmd's log says so once (the batch step; its srun step propagates the limit the script now has), naming PropagateResourceLimitsExcept=MEMLOCK"
 is "$(memlock_job -N1 -w n1)" "0 64" "a task without --efa gets the submitting shell's 64 KiB, as Slurm propagates it"
 is "$(memlock_job -N1 -w n3 --efa=auto)" "0 64" "  so does an --efa=auto task on a node without EFA"
+
+# slurm-efa env says what a step gets, from the same code (common/env's
+# explain): for every node fixture, the variables an --efa step's task
+# gets on a node of that hardware are those `slurm-efa env` prints for it,
+# run where the job was submitted; where it says EFA is not usable or the
+# node needs repair, --efa=required fails the step for the same reason.
+# One allocation on n1 (its prolog on n1's own p5), its root swapped per
+# fixture between steps, as t_faults.sh does.
+write_efa_conf
+set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
+salloc --no-shell -w n1 -J env-agree >/dev/null 2>&1
+agree_alloc=$(squeue -h -n env-agree -o %i | head -n 1)
+run srun --jobid="$agree_alloc" -w n1 true
+agree_expected() {	# agree_expected JSON: NAME=VALUE or "NAME unset" per variable env decides
+	local name decision value
+	jq -r '.env[] | [.name, .decision, (.value // "")] | @tsv' <<<"$1" |
+		while IFS=$'\t' read -r name decision value; do
+			case $decision in
+			set | forced | prepended) echo "$name=$value" ;;
+			removed) echo "$name unset" ;;
+			*)	# left as the job has it (user, skipped)
+				if value=$(printenv "$name"); then echo "$name=$value"; else echo "$name unset"; fi ;;
+			esac
+		done
+	echo "launch: $(agree_launch "$1")"
+}
+# The task's SLURM_EFA_SET also records its launch variables, which are
+# per task (env shows one task of no step): those are named apart, with
+# Neuron's root communicator on a node of Neuron devices.
+agree_launch() {	# agree_launch JSON
+	local names="LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT"
+	[ "$(jq '.node.neuron_devices' <<<"$1")" -eq 0 ] || names+=" NEURON_RT_ROOT_COMM_ID"
+	echo "$names NODE_RANK RANK WORLD_SIZE "
+}
+agree_actual() {	# agree_actual JSON TASK-ENV-FILE: the task's values of the same names
+	local name line names records=() launch=() r
+	local -A task=()
+	while IFS= read -r -d '' line; do task[${line%%=*}]=${line#*=}; done <"$2"
+	names=" $(jq -r '.env[].name' <<<"$1" | tr '\n' ' ')"
+	for name in $names; do
+		line="$name unset"
+		[ -z "${task[$name]+set}" ] || line=$name=${task[$name]}
+		if [ "$name" = SLURM_EFA_SET ] && [ "$line" != "$name unset" ]; then
+			IFS=, read -ra records <<<"${line#*=}"
+			line=$name=
+			for r in "${records[@]}"; do
+				if [[ $names == *" ${r%%:*} "* ]]; then line+=$r,; else launch+=("${r%%:*}"); fi
+			done
+			line=${line%,}
+		fi
+		echo "$line"
+	done
+	echo "launch: $(printf '%s\n' "${launch[@]}" | sort | tr '\n' ' ')"
+}
+agree_fixtures=0
+for fixture in "$FIXTURES"/*/; do
+	fixture=${fixture%/}
+	[ -d "$fixture/sys" ] || continue
+	f=$(basename "$fixture")
+	agree_fixtures=$((agree_fixtures + 1))
+	json=$("$top_builddir/slurm-efa" env --json --config "$EFA_CONF" --root "$fixture") || true
+	# The tool is libtool's wrapper, which puts the build's .libs on the
+	# library path it hands on: the job's path is the one the tool read.
+	job_ld=$(jq -r '(.env[] | select(.name == "SLURM_EFA_LIBDIRS") | .value) as $d |
+		.env[] | select(.name == "LD_LIBRARY_PATH") |
+		if .decision == "prepended" then .value | ltrimstr($d + ":") else .value end' <<<"$json")
+	set_root n1 "$fixture"
+	task_env=$SLURM_EFA_CLUSTER/out/agree-$f.env
+	run env LD_LIBRARY_PATH="${job_ld:-${LD_LIBRARY_PATH:-}}" \
+		srun --jobid="$agree_alloc" -w n1 --efa bash -c "env -0 >$task_env"
+	problem=$(jq -r '.problem // .needs_repair // ""' <<<"$json")
+	if [ -n "$problem" ]; then
+		ok $((rc == 0)) "$f: slurm-efa env says a step with --efa=required fails, and it does"
+		like "$out" "efa: --efa=required but node n1 .*$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"${problem%% (*}")" \
+			"  for the reason env gives: ${problem%% (*}"
+		continue
+	fi
+	ok "$rc" "$f: an --efa step runs where slurm-efa env says EFA is usable (profile $(jq -r '.profile // "none"' <<<"$json"))"
+	[ "$rc" -eq 0 ] || diag "$out"
+	is "$(LD_LIBRARY_PATH=$job_ld agree_actual "$json" "$task_env")" \
+		"$(LD_LIBRARY_PATH=$job_ld agree_expected "$json")" \
+		"  its task gets every variable as slurm-efa env prints it ($(jq '.env | length' <<<"$json") variables)"
+done
+ok $((agree_fixtures < 10)) "every node fixture was compared ($agree_fixtures)"
+set_root n1 "$FIXTURES/p5.48xlarge"
+scancel "$agree_alloc"
+wait_job "$agree_alloc"
+is "$(node_states | grep '^n1 ')" "n1 idle" "  n1 is back on its own p5, in service"

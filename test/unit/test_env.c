@@ -15,9 +15,12 @@
 #include "common/base/strutil.h"
 #include "common/config/efa_conf.h"
 #include "common/env/env.h"
+#include "common/env/explain.h"
 #include "common/env/memlock.h"
 #include "common/env/varnames.h"
+#include "common/node/node.h"
 #include "common/node/rdma.h"
+#include "common/node/sysfs.h"
 #include "common/node/stack.h"
 #include "failalloc.h"
 #include "tap.h"
@@ -819,6 +822,129 @@ static void test_allocation_failures(void)
 	apply_failing("a task's apply that finds the job's own libraries", &start, &plan, task, 2);
 }
 
+
+/* The job's environment of explain's tests: no variable of its own. */
+static int empty_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	(void)ctx;
+	(void)name;
+	(void)buf;
+	(void)size;
+	return 0;
+}
+
+struct explain_run {
+	const struct efa_env_question *q;
+	struct efa_env_report whole;
+	bool kept;
+};
+
+static const struct efa_env_row *report_row(const struct efa_env_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (!strcmp(r->rows[i].name, name))
+			return &r->rows[i];
+	return NULL;
+}
+
+static bool same_report(const struct efa_env_report *a, const struct efa_env_report *b)
+{
+	if (strcmp(a->problem, b->problem) || strcmp(a->missing, b->missing) ||
+	    !a->plan != !b->plan || a->nrows != b->nrows)
+		return false;
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct efa_env_row *x = &a->rows[i], *y = &b->rows[i];
+
+		if (strcmp(x->name, y->name) || x->decision != y->decision ||
+		    !x->value != !y->value || (x->value && strcmp(x->value, y->value)))
+			return false;
+	}
+	return true;
+}
+
+static enum failalloc_result explain_once(void *ctx, long n)
+{
+	struct explain_run *r = ctx;
+	struct efa_env_report report;
+	struct efa_error err;
+	enum failalloc_result result;
+
+	if (efa_env_explain(r->q, &report, &err)) {
+		efa_env_report_clear(&report);
+		return FAILALLOC_FAILED;
+	}
+	if (!n) {
+		r->whole = report;
+		r->kept = true;
+		return FAILALLOC_SAME;
+	}
+	result = same_report(&report, &r->whole) ? FAILALLOC_SAME : FAILALLOC_OTHER;
+	efa_env_report_clear(&report);
+	return result;
+}
+
+/*
+ * What `slurm-efa env` and the plugin agree on (explain.c), on fixtures:
+ * a p5's variables and their decisions, a node without EFA, a p4d that
+ * lost one device (usable, but it needs repair); and, with each of its
+ * allocations failing, an explain that fails whole and frees what it took.
+ */
+static void test_explain(void)
+{
+	static const char *const fixtures[] = { "p5.48xlarge", "cpu-only", "p4d-3nics" };
+	struct efa_config cfg = { .profile_dir = SRCDIR "/etc/profiles" };
+	struct efa_sysfs task_fs;
+	struct efa_env_report r[3];
+	struct efa_error err;
+	char root[4096];
+
+	if (!ok(!efa_sysfs_open(&task_fs, "/"), "explain: the task's / opens"))
+		return;
+	for (size_t i = 0; i < 3; i++) {
+		struct efa_node *node = NULL;
+		struct efa_env_question q = { .root = root, .cfg = &cfg, .fs = &task_fs,
+					      .required = true, .get = empty_get };
+
+		memset(&r[i], 0, sizeof(r[i]));
+		snprintf(root, sizeof(root), "%s/%s", FIXTURES, fixtures[i]);
+		if (!ok(!efa_node_discover(root, NULL, &node, &err), "explain: %s is read", fixtures[i]))
+			continue;
+		q.node = node;
+		ok(!efa_env_explain(&q, &r[i], &err), "  explained");
+		if (i == 0) {
+			struct explain_run run = { .q = &q };
+			struct failalloc_tally t;
+			int rc = failalloc_each(explain_once, &run, &t);
+
+			if (ok(!rc, "  explained again with %ld allocations", t.total)) {
+				is_int(t.failed, t.total, "  each of the %ld failures failed it", t.total);
+				is_int(t.other, 0, "  none succeeded with another report");
+				is_int(t.leaked, 0, "  none left memory allocated");
+			}
+			if (run.kept)
+				efa_env_report_clear(&run.whole);
+		}
+		efa_node_free(node);
+	}
+	is_str(r[0].problem, "", "a p5: EFA usable");
+	is_str(r[0].missing, "", "  nothing missing");
+	is_str(r[0].plan ? r[0].plan->profile : "", "p5", "  profile p5");
+	is_str(report_row(&r[0], "NCCL_SOCKET_IFNAME") ?
+	       report_row(&r[0], "NCCL_SOCKET_IFNAME")->value : "", "^docker,lo,veth",
+	       "  its profile's NCCL_SOCKET_IFNAME");
+	is_str(report_row(&r[0], "NCCL_NET") ? report_row(&r[0], "NCCL_NET")->value : "",
+	       EFA_ENV_NCCL_NET, "  NCCL_NET pinned (--efa=required on NVIDIA GPUs)");
+	is_str(report_row(&r[0], EFA_ENV_PROFILE_VAR) ?
+	       report_row(&r[0], EFA_ENV_PROFILE_VAR)->value : "", "p5", "  SLURM_EFA_PROFILE");
+	ok(r[1].problem[0] && !r[1].plan && !r[1].nrows,
+	   "a node without EFA: the problem, no plan, no variables (%s)", r[1].problem);
+	ok(!strncmp(r[2].missing, "3 of the 4 EFA devices", 22) && !r[2].problem[0] && r[2].plan,
+	   "a p4d with 3 of its 4 devices needs repair and keeps its plan (%s)", r[2].missing);
+	for (size_t i = 0; i < 3; i++)
+		efa_env_report_clear(&r[i]);
+	efa_sysfs_close(&task_fs);
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -837,6 +963,7 @@ int main(void)
 	test_warning_boundaries();
 	test_memlock();
 	test_nccl_net_names();
+	test_explain();
 	ok(told_current > 0, "%d decisions were told the value the environment held", told_current);
 	is_int(told_wrong, 0, "  and each was told it right (a put leaves such a value unsearched)");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
