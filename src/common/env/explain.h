@@ -74,7 +74,8 @@ struct efa_env_task {
  * Part 2. With task->image, *plan is replaced by one made for the view
  * (the image's software on the node's hardware). Then the task's checks:
  * when it lacks what EFA needs, *plan is freed and NULL, and problem says
- * what ("" when nothing). A NULL *plan stays NULL. -1 on ENOMEM (err).
+ * what ("" when nothing); without an image, a NULL *plan stays NULL. -1
+ * on ENOMEM or a profile's Include cycle (err).
  */
 int efa_env_settle_task(const struct efa_env_task *task, struct efa_env_plan **plan,
 			char *problem, size_t size, struct efa_error *err);
