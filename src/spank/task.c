@@ -333,7 +333,7 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 {
 	struct efa_env_view view = { 0 };
 	struct efa_env_task task = {
-		.profiles = step->env.profiles, .fs = fs,
+		.view = &view, .profiles = step->env.profiles, .fs = fs,
 		.image = container ? step->env.image : NULL,
 		.checks = container ? EFA_CHECK_CONTAINER : 0,
 		.required = step->mode == EFA_MODE_REQUIRED,
@@ -358,10 +358,9 @@ static int settle_task_plan(struct efa_step *step, spank_t sp, struct efa_sysfs 
 		efa_step_fail(step, "efa: node %s: out of memory", step->node_name);
 		return -1;
 	}
-	if (!efa_step_job_env(sp, "LD_LIBRARY_PATH", ld_path, EFA_ENV_LIBPATH_MAX))
+	if (!efa_step_job_env(sp, EFA_ENV_LIBPATH_VAR, ld_path, EFA_ENV_LIBPATH_MAX))
 		ld_path[0] = '\0';
 	task.ld_path = ld_path;
-	task.view = &view;
 	rc = efa_env_view_open(&view, step->node, container ? fs : NULL, &err) ||
 	     efa_env_settle_task(&task, &step->env.plan, problem, sizeof(problem), &err);
 	free(ld_path);
