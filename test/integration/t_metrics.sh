@@ -73,6 +73,21 @@ is "$(prom n1 | grep -c '^slurm_efa_device_tx_bytes_total{')" \
 run promtool check metrics <"$mdir/slurm_efa_n1.prom"
 is "$rc/$out" "0/" "promtool check metrics accepts the file"
 
+# A job user's step: its start reading is taken beside the launch while
+# slurmstepd forks the tasks with the user's uid, and put in the node's
+# store (root's, closed to others) once slurmstepd is root again: the
+# user's step is counted on each node, as root's is.
+run runuser -u "$SLURM_EFA_TEST_USER" -- env SLURM_CONF="$SLURM_CONF" srun -D /tmp -N2 -w 'n[1-2]' \
+	--ntasks-per-node=2 --efa bash -c '[ "$SLURM_PROCID" = 0 ] && echo job=$SLURM_JOB_ID; true'
+is "$rc" 0 "a job user's two-node --efa step runs"
+ujob=$(sed -n 's/^job=//p' <<<"$out")
+wait_ended n1 "$ujob" && wait_ended n2 "$ujob"
+is "$?" 0 "  each node's file says the job ended there"
+is "$(value n1 slurm_efa_job_steps_ended_total "$ujob")/$(value n2 slurm_efa_job_steps_ended_total "$ujob")" \
+	1/1 "  its step was counted on both nodes"
+like "$(prom n2)" "slurm_efa_job_steps_ended_total\{node=\"n2\",job_id=\"$ujob\",user=\"$SLURM_EFA_TEST_USER\"," \
+	"  labelled with its user"
+
 # Two steps of one job that overlap on a node (srun ... & srun ... & wait)
 # each read the device's counters, which hold both steps' traffic: the
 # job's total on the node counts it once.
