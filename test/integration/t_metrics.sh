@@ -73,10 +73,11 @@ is "$(prom n1 | grep -c '^slurm_efa_device_tx_bytes_total{')" \
 run promtool check metrics <"$mdir/slurm_efa_n1.prom"
 is "$rc/$out" "0/" "promtool check metrics accepts the file"
 
-# A job user's step: its start reading is taken beside the launch while
-# slurmstepd forks the tasks with the user's uid, and put in the node's
-# store (root's, closed to others) once slurmstepd is root again: the
-# user's step is counted on each node, as root's is.
+# A job user's step: its start goes into the node's store (root's, closed
+# to others), which only root may write, and slurmstepd runs user_init and
+# the tasks' fork with the user's uid: whatever reads or stores the start
+# must do it as root, and the user's step is counted on each node, as
+# root's is.
 run runuser -u "$SLURM_EFA_TEST_USER" -- env SLURM_CONF="$SLURM_CONF" srun -D /tmp -N2 -w 'n[1-2]' \
 	--ntasks-per-node=2 --efa bash -c '[ "$SLURM_PROCID" = 0 ] && echo job=$SLURM_JOB_ID; true'
 is "$rc" 0 "a job user's two-node --efa step runs"
