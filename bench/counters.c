@@ -92,7 +92,7 @@ static int step(const struct efa_node *node, const char *root, const char *store
 	if (efa_hw_read(node, root, &start, &err) ||
 	    efa_usage_step_begin(store, 1, step_id, true, "alice", "p5", &start, time(NULL), &err))
 		rc = -1;
-	if (rc || efa_hw_read_again(&start, root, &r, &err)) {
+	if (rc || efa_hw_read_again(&start, root, EFA_HW_ALL, &r, &err)) {
 		efa_hw_reading_clear(&start);
 		goto fail;
 	}
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 		if (efa_hw_read(node, root, &r, &err))
 			return 1;
 		t1 = now_us();
-		if (efa_hw_read_again(&r, root, &again, &err))
+		if (efa_hw_read_again(&r, root, EFA_HW_ALL, &again, &err))
 			return 1;
 		t2 = now_us();
 		efa_hw_reading_clear(&again);

@@ -75,6 +75,7 @@ struct efa_step_counters {
 	char nccl_net[64];		/* the step's NCCL_NET, "" when unset */
 	char store[EFA_STEP_PATH_MAX];	/* the node's usage store */
 	struct efa_hw_reading start;	/* what the end reads again */
+	time_t started;			/* when start was read, as the store has it */
 	/* The root and the store as the start found them (O_PATH), for an
 	 * end that runs where those paths name other directories:
 	 * SlurmdParameters=contain_spank runs task_exit inside the job's
@@ -188,7 +189,8 @@ struct efa_step {
 void efa_step_open(struct efa_step *step, spank_t sp, const struct efa_args *args,
 		   const struct efa_options *opts);
 
-/* Frees what the step holds and clears it for the next one. */
+/* Frees what the step holds and forgets it. The rest of the step is left
+ * as it was: slurmstepd runs one step, and closes it as the step ends. */
 void efa_step_close(struct efa_step *step);
 
 /* Makes every task of the step fail with this message (the first one

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <slurm/slurm.h>
 
 #include "common/env/env.h"
+#include "common/health/hang_probe.h"
 #include "common/node/hw_counters.h"
 #include "common/nodecache/nodecache.h"
 #include "common/usage/metrics.h"
@@ -46,6 +48,32 @@ static void write_metrics(const struct efa_config *cfg, const char *store, const
 		slurm_error("efa: node %s: metrics not written: %s", node, err.msg);
 }
 
+/*
+ * The counters a step reads at its start, and of those again at its end
+ * (ran: how long it ran; LONG_MAX at its start): each is a file of its own
+ * on every port (416 on a p5), and both readings are on the step's way to
+ * srun. The node's metrics file has them all; a judged step, what its
+ * verdict and record sum and its end's line in slurmd's log, and at its
+ * start what its hang and sick-link watches sample (efa_hang_step_begin
+ * watches judged steps only; both watches end before the step does).
+ */
+static uint32_t counters_wanted(const struct efa_step *step, long ran)
+{
+	uint32_t want;
+
+	if (step->cfg->metrics_dir)
+		return EFA_HW_ALL;
+	want = efa_step_judge_counters(ran, step->cfg->fallback_after) | 1u << EFA_HW_TX_BYTES |
+	       1u << EFA_HW_RX_BYTES;
+	if (step->cfg->job_record == EFA_YES)
+		want |= efa_step_record_counters();
+	if (ran == LONG_MAX && step->part && step->part->hang_after > 0)
+		want |= efa_hang_probe_traffic_counters();
+	if (ran == LONG_MAX && step->cfg->sick_links == EFA_YES)
+		want |= efa_hang_probe_link_counters();
+	return want;
+}
+
 void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 {
 	struct efa_step_counters *sc = &step->counters;
@@ -69,7 +97,7 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 		return;
 	if (efa_usage_dir(step->cfg->node_cache_dir, step->node_name, sc->store, sizeof(sc->store),
 			  &err) ||
-	    efa_hw_read(step->node, step->root, &now, &err)) {
+	    efa_hw_read_some(step->node, step->root, counters_wanted(step, LONG_MAX), &now, &err)) {
 		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
 			    err.msg);
 		return;
@@ -83,8 +111,9 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 		if (!efa_step_job_env(sp, "SLURM_JOB_PARTITION", partition, sizeof(partition)))
 			partition[0] = '\0';
 	}
+	sc->started = time(NULL);
 	if (efa_usage_step_begin(sc->store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL,
-				 user, partition, &now, time(NULL), &err)) {
+				 user, partition, &now, sc->started, &err)) {
 		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
 			    err.msg);
 		goto out;
@@ -156,16 +185,18 @@ static void end_step(struct efa_step *step, bool tell)
 	struct efa_step_usage used;
 	struct efa_hw_reading now;
 	struct efa_error err;
+	time_t when = time(NULL);
 	uint64_t tx, rx;
 
 	sc->active = false;
-	if (efa_hw_read_again(&sc->start, root, &now, &err)) {
+	if (efa_hw_read_again(&sc->start, root, counters_wanted(step, (long)(when - sc->started)),
+			      &now, &err)) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
 			    sc->job_id, sc->step_id, err.msg);
 		return;
 	}
 	if (efa_usage_step_end(store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL, &now,
-			       time(NULL), &used, notes, sizeof(notes), &err)) {
+			       when, &used, notes, sizeof(notes), &err)) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": %s", step->node_name,
 			    sc->job_id, sc->step_id, err.msg);
 	} else {
@@ -202,7 +233,7 @@ void efa_counters_job_event(const struct efa_step *step, enum efa_usage_event ev
 	 * job's output (hang detection). */
 	if (efa_usage_job_event(sc->store, sc->job_id, event, &err) < 0 ||
 	    (step->cfg->metrics_dir &&
-	     (efa_hw_read_again(&sc->start, step->root, &now, &err) ||
+	     (efa_hw_read_again(&sc->start, step->root, EFA_HW_ALL, &now, &err) ||
 	      efa_metrics_update(step->cfg->metrics_dir, sc->store, step->node_name, &now, time(NULL),
 				 &err))))
 		slurm_info("efa: node %s: job %" PRIu32 "'s %s not in the node's figures: %s",

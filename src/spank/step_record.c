@@ -98,6 +98,13 @@ static void part_of(const struct efa_step *step, const struct efa_step_usage *us
 	efa_hw_sum(&used->delta, EFA_HW_IMPAIRED_REMOTE_CONN_EVENTS, &p->impaired_connections);
 }
 
+uint32_t efa_step_record_counters(void)
+{
+	return efa_step_moved_counters() | 1u << EFA_HW_TX_BYTES | 1u << EFA_HW_RX_BYTES |
+	       1u << EFA_HW_RETRANS_PKTS | 1u << EFA_HW_RETRANS_TIMEOUT_EVENTS |
+	       1u << EFA_HW_UNRESPONSIVE_REMOTE_EVENTS | 1u << EFA_HW_IMPAIRED_REMOTE_CONN_EVENTS;
+}
+
 void efa_step_record_update(const struct efa_step *step, uint32_t job, const char *what_text,
 			    efa_record_adder add, const void *what)
 {

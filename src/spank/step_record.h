@@ -51,6 +51,10 @@ void efa_step_record_update(const struct efa_step *step, uint32_t job, const cha
 void efa_step_record(const struct efa_step *step, const struct efa_step_usage *used,
 		     const struct efa_step_verdict *v);
 
+/* The counters a step's record sums (bits 1 << enum efa_hw_counter): its
+ * bytes are the verdict's moved, however long the step ran. */
+uint32_t efa_step_record_counters(void);
+
 /* A run of a resumable job that Slurm requeued while all its nodes were
  * healthy (common/cluster/resume.h), added to the job's record whatever
  * JobRecord= says: the job's resumes are counted from it. */

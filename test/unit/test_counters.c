@@ -92,6 +92,18 @@ static void test_check(void)
 	is_str(text ? text : "", "rdmap16s27 1 tx_bytes 123456\nrdmap16s27 1 retrans_timeout_events 40\n",
 	       "  every counter a device has, none it has not");
 	free(text);
+	text = NULL;
+	tmp_put(root, "sys/class/infiniband/rdmap16s27/ports/1/hw_counters/rdma_read_bytes", "n/a\n");
+	ok(!efa_hw_read_some(&node, root, 1u << EFA_HW_TX_BYTES | 1u << EFA_HW_RX_BYTES, &reading,
+			     &err) && (text = efa_hw_format(&reading)),
+	   "some of the node's counters are read");
+	is_str(text ? text : "", "rdmap16s27 1 tx_bytes 123456\n",
+	       "  those asked for that a device has, no other");
+	is_str(reading.problems, "", "  a file not asked for is not read, even one that holds no number");
+	efa_hw_reading_clear(&reading);
+	free(text);
+	snprintf(cmd, sizeof(cmd), "%s/sys/class/infiniband/rdmap16s27/ports/1/hw_counters/rdma_read_bytes", root);
+	require(unlink(cmd) == 0);
 
 	snprintf(state, sizeof(state), "%s/cache/counters-n1", root);
 	ok(!check(&node, root, state, buf, sizeof(buf)) && !buf[0],

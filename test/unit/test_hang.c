@@ -169,6 +169,17 @@ static void test_probe(void)
 	port.value[EFA_HW_TX_PKTS] = 10;
 	port.value[EFA_HW_RETRANS_PKTS] = 5;
 	ok(efa_hang_probe_link_usable(&start), "retrans_pkts and tx_pkts: it is");
+	{
+		uint32_t had = port.have;
+
+		port.have = efa_hang_probe_link_counters();
+		ok(efa_hang_probe_link_usable(&start),
+		   "  a start reading of efa_hang_probe_link_counters() alone is enough");
+		port.have = efa_hang_probe_traffic_counters();
+		ok(efa_hang_probe_usable(&start),
+		   "  and of efa_hang_probe_traffic_counters() alone, for traffic");
+		port.have = had;
+	}
 	tmp_put(tmp_base, PORT_DIR "tx_pkts", "1010\n");
 	tmp_put(tmp_base, PORT_DIR "retrans_pkts", "55\n");
 	ok(!efa_hang_probe_take(&p, 9, &s, &err) && s.link_known && s.link_sent == 1000 &&

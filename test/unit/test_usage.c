@@ -6,6 +6,7 @@
  * (metrics.h); and what a step's figures tell its user (verdict.h).
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static void test_read(void)
 	counter("efa_0", "rdma_read_bytes", "77\n");	/* appeared since */
 	counter("rdmap16s27", "tx_bytes", "1500\n");
 	gone("root/sys/class/infiniband/rdmap16s27/ports/1/hw_counters/rx_bytes");
-	ok(!efa_hw_read_again(&r, tmp_at("root"), &back, &err), "its end reads the same counters again");
+	ok(!efa_hw_read_again(&r, tmp_at("root"), EFA_HW_ALL, &back, &err), "its end reads the same counters again");
 	is_int(back.nports, 2, "  both ports");
 	is_int((int)sum(&back, EFA_HW_TX_BYTES), 1510, "  their values now");
 	ok(!(back.ports[0].have & (1u << EFA_HW_RX_BYTES)), "  a counter gone since is left out");
@@ -119,11 +120,17 @@ static void test_read(void)
 	ok(!(back.ports[1].have & (1u << EFA_HW_RDMA_READ_BYTES)),
 	   "  a counter the start did not have is not read");
 	efa_hw_reading_clear(&back);
+	ok(!efa_hw_read_again(&r, tmp_at("root"), 1u << EFA_HW_TX_BYTES, &back, &err) &&
+	   back.nports == 2 && back.ports[0].have == 1u << EFA_HW_TX_BYTES &&
+	   back.ports[1].have == 1u << EFA_HW_TX_BYTES && sum(&back, EFA_HW_TX_BYTES) == 1510,
+	   "  of those, only the counters asked for");
+	efa_hw_reading_clear(&back);
 	gone("root/sys/class/infiniband/efa_0/ports/1/hw_counters");
-	ok(!efa_hw_read_again(&r, tmp_at("root"), &back, &err), "a device gone since");
+	ok(!efa_hw_read_again(&r, tmp_at("root"), EFA_HW_ALL, &back, &err), "a device gone since");
 	ok(!back.ports[1].have && sum(&back, EFA_HW_TX_BYTES) == 1500, "  reads nothing of it, the rest as before");
 	efa_hw_reading_clear(&back);
-	ok(efa_hw_read_again(&r, tmp_at("no such root"), &back, &err), "a root that is gone is an error");
+	ok(efa_hw_read_again(&r, tmp_at("no such root"), EFA_HW_ALL, &back, &err),
+	   "a root that is gone is an error");
 	efa_hw_reading_clear(&r);
 	base_counters();
 
@@ -410,6 +417,30 @@ static void test_verdict(void)
 	efa_step_judge(&u, 1, 60, &v);
 	has_str(v.errors, "; EFA device rdmap16s27: port 1: impaired_remote_conn_events rose by 1",
 		"  each of them");
+	/* A step reads only efa_step_judge_counters(): its verdict is the
+	 * one every counter gives, for a step long enough to fall back and
+	 * for one too short to. */
+	for (long seconds = 59; seconds <= 61; seconds += 2) {
+		struct efa_step_verdict all;
+
+		step_figures(&u, &port, EFA_HW_ALL, 300, 400, seconds);
+		for (int c = 0; c < EFA_HW_NCOUNTERS; c++)
+			port.value[c] = 100 + (uint64_t)c;
+		efa_step_judge(&u, 2, 60, &all);
+		port.have &= efa_step_judge_counters(seconds, 60);
+		efa_step_judge(&u, 2, 60, &v);
+		ok(v.fallback == all.fallback && !strcmp(v.errors, all.errors) && all.errors[0] &&
+		   (!all.fallback || v.moved == all.moved),
+		   "%ld s: the counters efa_step_judge_counters names give the verdict every counter gives",
+		   seconds);
+	}
+	ok(efa_step_judge_counters(LONG_MAX, 60) == efa_step_judge_counters(61, 60),
+	   "  not known yet (a step's start): those of a step that may fall back");
+	ok(!(efa_step_judge_counters(LONG_MAX, 60) & (1u << EFA_HW_TX_PKTS | 1u << EFA_HW_RX_PKTS)),
+	   "  without the packet counters, which it does not sum");
+	ok(!(efa_step_judge_counters(LONG_MAX, 0) & efa_step_moved_counters()) &&
+	   !(efa_step_judge_counters(59, 60) & efa_step_moved_counters()),
+	   "  no byte counter where no fall-back is judged (FallbackAfter=0, a shorter step)");
 }
 
 int main(void)

@@ -18,7 +18,7 @@ static const enum efa_hw_counter traffic_counters[] = {
 	EFA_HW_RDMA_WRITE_BYTES, EFA_HW_RDMA_WRITE_RECV_BYTES,
 };
 
-static uint32_t traffic_mask(void)
+uint32_t efa_hang_probe_traffic_counters(void)
 {
 	uint32_t mask = 0;
 
@@ -45,6 +45,11 @@ static const struct efa_port_counters *port_in(const struct efa_hw_reading *r,
  */
 #define LINK_ERRORS (1u << EFA_HW_RETRANS_PKTS | 1u << EFA_HW_RETRANS_TIMEOUT_EVENTS)
 #define LINK_SENT (1u << EFA_HW_TX_PKTS)
+
+uint32_t efa_hang_probe_link_counters(void)
+{
+	return LINK_ERRORS | LINK_SENT;
+}
 
 bool efa_hang_probe_link_usable(const struct efa_hw_reading *start)
 {
@@ -94,7 +99,7 @@ static void take_link(const struct efa_hw_reading *start, const struct efa_hw_re
 bool efa_hang_probe_usable(const struct efa_hw_reading *start)
 {
 	for (size_t i = 0; i < start->nports; i++)
-		if (start->ports[i].have & traffic_mask())
+		if (start->ports[i].have & efa_hang_probe_traffic_counters())
 			return true;
 	return false;
 }
@@ -102,7 +107,7 @@ bool efa_hang_probe_usable(const struct efa_hw_reading *start)
 static void take_traffic(const struct efa_hw_reading *start, const struct efa_hw_reading *now,
 			 struct efa_hang_sample *s)
 {
-	const uint32_t mask = traffic_mask();
+	const uint32_t mask = efa_hang_probe_traffic_counters();
 	size_t counted = 0;
 
 	s->traffic_known = !now->problems[0] && start->nports > 0;
@@ -257,7 +262,8 @@ int efa_hang_probe_take(const struct efa_hang_probe *p, int64_t now, struct efa_
 
 	memset(s, 0, sizeof(*s));
 	s->at = now;
-	if (efa_hw_read_again(p->start, p->root && p->root[0] ? p->root : "/", &again, err))
+	if (efa_hw_read_again(p->start, p->root && p->root[0] ? p->root : "/", EFA_HW_ALL,
+			      &again, err))
 		return -1;
 	take_traffic(p->start, &again, s);
 	take_link(p->start, &again, s);

@@ -32,6 +32,12 @@ struct efa_hang_probe {
 	long timeout_ms;			/* the file systems' deadline */
 };
 
+/* The counters a sample reads for traffic, and for a node's own link
+ * (bits 1 << enum efa_hw_counter): what a watched step's start reading
+ * must have for them. */
+uint32_t efa_hang_probe_traffic_counters(void);
+uint32_t efa_hang_probe_link_counters(void);
+
 /* Whether start has a port that counts traffic: a node without one
  * cannot tell a hang from a computation, and is not watched. */
 bool efa_hang_probe_usable(const struct efa_hw_reading *start);

@@ -102,10 +102,14 @@ static void read_port(const struct efa_sysfs *fs, uint32_t want, struct efa_port
 	close(dir);
 }
 
-#define ALL_COUNTERS ((1u << EFA_HW_NCOUNTERS) - 1)
-
 int efa_hw_read(const struct efa_node *node, const char *root, struct efa_hw_reading *r,
 		struct efa_error *err)
+{
+	return efa_hw_read_some(node, root, EFA_HW_ALL, r, err);
+}
+
+int efa_hw_read_some(const struct efa_node *node, const char *root, uint32_t want,
+		     struct efa_hw_reading *r, struct efa_error *err)
 {
 	struct efa_sysfs fs;
 	int rc = -1;
@@ -126,7 +130,7 @@ int efa_hw_read(const struct efa_node *node, const char *root, struct efa_hw_rea
 				efa_strv_free(ports);
 				goto fail;
 			}
-			read_port(&fs, ALL_COUNTERS, p, r);
+			read_port(&fs, want & EFA_HW_ALL, p, r);
 		}
 		efa_strv_free(ports);
 	}
@@ -140,7 +144,7 @@ out:
 	return rc;
 }
 
-int efa_hw_read_again(const struct efa_hw_reading *before, const char *root,
+int efa_hw_read_again(const struct efa_hw_reading *before, const char *root, uint32_t want,
 		      struct efa_hw_reading *r, struct efa_error *err)
 {
 	struct efa_sysfs fs;
@@ -152,7 +156,7 @@ int efa_hw_read_again(const struct efa_hw_reading *before, const char *root,
 		const struct efa_port_counters *was = &before->ports[i];
 		struct efa_port_counters *p;
 
-		if (!was->have)
+		if (!(was->have & want))
 			continue;	/* nothing to take a difference of */
 		p = add_port(r, was->device, was->port);
 		if (!p) {
@@ -161,7 +165,7 @@ int efa_hw_read_again(const struct efa_hw_reading *before, const char *root,
 			efa_sysfs_close(&fs);
 			return -1;
 		}
-		read_port(&fs, was->have, p, r);
+		read_port(&fs, was->have & want, p, r);
 	}
 	efa_sysfs_close(&fs);
 	return 0;

@@ -61,6 +61,9 @@ struct efa_hw_reading {
 	char problems[512];
 };
 
+/* Every counter, as a mask of bits 1 << enum efa_hw_counter. */
+#define EFA_HW_ALL ((1u << EFA_HW_NCOUNTERS) - 1)
+
 /*
  * Reads every port of the node's EFA devices under root. A counter file
  * that is missing is left out; one that is empty or holds no number is
@@ -71,12 +74,20 @@ int efa_hw_read(const struct efa_node *node, const char *root, struct efa_hw_rea
 		struct efa_error *err);
 
 /*
- * The ports and counters before has, read again (a step's end, against
- * its start): no directory is listed, and ports without counters cost
- * nothing. A counter or port gone since is left out, as efa_hw_read
- * leaves out what is missing.
+ * The same, for the counters in want only (bits 1 << enum efa_hw_counter):
+ * each counter is a file of its own, opened, read and closed, so a reader
+ * that needs a few of a port's thirteen reads only those.
  */
-int efa_hw_read_again(const struct efa_hw_reading *before, const char *root,
+int efa_hw_read_some(const struct efa_node *node, const char *root, uint32_t want,
+		     struct efa_hw_reading *r, struct efa_error *err);
+
+/*
+ * The ports and counters before has, of those in want, read again (a
+ * step's end, against its start): no directory is listed, and ports
+ * without such counters cost nothing. A counter or port gone since is
+ * left out, as efa_hw_read leaves out what is missing.
+ */
+int efa_hw_read_again(const struct efa_hw_reading *before, const char *root, uint32_t want,
 		      struct efa_hw_reading *r, struct efa_error *err);
 
 void efa_hw_reading_clear(struct efa_hw_reading *r);

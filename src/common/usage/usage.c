@@ -345,14 +345,23 @@ static bool job_has_step(const char *dir, uint32_t job, const char *self)
 static int write_reading(const char *path, const struct efa_hw_reading *now, time_t when,
 			 bool shared, struct efa_error *err)
 {
-	char *reading = efa_hw_format(now), *text = NULL;
+	char *reading = efa_hw_format(now), *text = NULL, head[64];
+	size_t head_len, len;
 	int rc;
 
-	if (!reading || asprintf(&text, "# %lld %d\n%s", (long long)when, shared ? 1 : 0, reading) < 0) {
+	/* One buffer, sized once: a p5's reading is some 20 KB, which a
+	 * formatted print would grow into step by step. */
+	head_len = (size_t)snprintf(head, sizeof(head), "# %lld %d\n", (long long)when, shared ? 1 : 0);
+	len = reading ? strlen(reading) : 0;
+	if (reading)
+		text = malloc(head_len + len + 1);
+	if (!text) {
 		free(reading);
 		return efa_error_set(err, "out of memory");
 	}
-	rc = efa_write_replace(path, text, strlen(text), 0600, err);
+	memcpy(text, head, head_len);
+	memcpy(text + head_len, reading, len + 1);
+	rc = efa_write_replace(path, text, head_len + len, 0600, err);
 	free(reading);
 	free(text);
 	return rc;

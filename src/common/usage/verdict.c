@@ -23,6 +23,29 @@ static const enum efa_hw_counter error_counters[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+static bool may_fall_back(long seconds, long fallback_after)
+{
+	return fallback_after > 0 && seconds >= fallback_after;
+}
+
+uint32_t efa_step_moved_counters(void)
+{
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < COUNT(byte_counters); i++)
+		mask |= 1u << byte_counters[i];
+	return mask;
+}
+
+uint32_t efa_step_judge_counters(long seconds, long fallback_after)
+{
+	uint32_t mask = may_fall_back(seconds, fallback_after) ? efa_step_moved_counters() : 0;
+
+	for (size_t i = 0; i < COUNT(error_counters); i++)
+		mask |= 1u << error_counters[i];
+	return mask;
+}
+
 void efa_step_judge(const struct efa_step_usage *used, unsigned nnodes, long fallback_after,
 		    struct efa_step_verdict *v)
 {
@@ -39,8 +62,8 @@ void efa_step_judge(const struct efa_step_usage *used, unsigned nnodes, long fal
 		}
 	}
 	/* No byte counter (a driver without hw_counters): nothing is known. */
-	v->fallback = v->counted && nnodes > 1 && fallback_after > 0 &&
-		      v->seconds >= fallback_after && v->moved < EFA_FALLBACK_BYTES;
+	v->fallback = v->counted && nnodes > 1 && may_fall_back(v->seconds, fallback_after) &&
+		      v->moved < EFA_FALLBACK_BYTES;
 	for (size_t i = 0; i < d->nports; i++) {
 		const struct efa_port_counters *p = &d->ports[i];
 

@@ -51,4 +51,16 @@ struct efa_step_verdict {
 void efa_step_judge(const struct efa_step_usage *used, unsigned nnodes, long fallback_after,
 		    struct efa_step_verdict *v);
 
+/*
+ * The counters efa_step_judge reads (bits 1 << enum efa_hw_counter) for a
+ * step that ran seconds (LONG_MAX: not known yet, at its start): the
+ * error counters always, the byte counters only where a fall-back can be
+ * judged (seconds at least fallback_after). A step's readings need no
+ * other for its verdict.
+ */
+uint32_t efa_step_judge_counters(long seconds, long fallback_after);
+
+/* The byte counters whose sum is efa_step_verdict.moved. */
+uint32_t efa_step_moved_counters(void);
+
 #endif
