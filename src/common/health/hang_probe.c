@@ -20,11 +20,7 @@ static const enum efa_hw_counter traffic_counters[] = {
 
 uint32_t efa_hang_probe_traffic_counters(void)
 {
-	uint32_t mask = 0;
-
-	for (size_t i = 0; i < sizeof(traffic_counters) / sizeof(*traffic_counters); i++)
-		mask |= 1u << traffic_counters[i];
-	return mask;
+	return efa_hw_mask(traffic_counters, sizeof(traffic_counters) / sizeof(*traffic_counters));
 }
 
 static const struct efa_port_counters *port_in(const struct efa_hw_reading *r,

@@ -38,6 +38,15 @@ const struct efa_hw_counter_info efa_hw_counter_info[EFA_HW_NCOUNTERS] = {
 						 "Times an SRD connection entered the impaired state" },
 };
 
+uint32_t efa_hw_mask(const enum efa_hw_counter *c, size_t n)
+{
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < n; i++)
+		mask |= 1u << c[i];
+	return mask;
+}
+
 void efa_hw_reading_clear(struct efa_hw_reading *r)
 {
 	free(r->ports);

@@ -64,6 +64,9 @@ struct efa_hw_reading {
 /* Every counter, as a mask of bits 1 << enum efa_hw_counter. */
 #define EFA_HW_ALL ((1u << EFA_HW_NCOUNTERS) - 1)
 
+/* The n counters in c as such a mask. */
+uint32_t efa_hw_mask(const enum efa_hw_counter *c, size_t n);
+
 /*
  * Reads every port of the node's EFA devices under root. A counter file
  * that is missing is left out; one that is empty or holds no number is

@@ -30,20 +30,13 @@ static bool may_fall_back(long seconds, long fallback_after)
 
 uint32_t efa_step_moved_counters(void)
 {
-	uint32_t mask = 0;
-
-	for (size_t i = 0; i < COUNT(byte_counters); i++)
-		mask |= 1u << byte_counters[i];
-	return mask;
+	return efa_hw_mask(byte_counters, COUNT(byte_counters));
 }
 
 uint32_t efa_step_judge_counters(long seconds, long fallback_after)
 {
-	uint32_t mask = may_fall_back(seconds, fallback_after) ? efa_step_moved_counters() : 0;
-
-	for (size_t i = 0; i < COUNT(error_counters); i++)
-		mask |= 1u << error_counters[i];
-	return mask;
+	return (may_fall_back(seconds, fallback_after) ? efa_step_moved_counters() : 0) |
+	       efa_hw_mask(error_counters, COUNT(error_counters));
 }
 
 void efa_step_judge(const struct efa_step_usage *used, unsigned nnodes, long fallback_after,
