@@ -32,6 +32,7 @@ struct watched {
 	uint32_t run;			/* the job's restart count */
 	char output[EFA_STEP_PATH_MAX], error[EFA_STEP_PATH_MAX];
 	const char *outputs[3];
+	bool hang, links;		/* what is watched: the start reading has its counters */
 	struct efa_hang_probe probe;
 	struct efa_hang_watch watch;
 	bool hang_done;			/* the hang part's watch ended */
@@ -70,8 +71,6 @@ static int heartbeat_path(struct efa_step *step, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-static void *watch_thread(void *arg);
-
 /* Whether the step is watched for hangs on this node (and says why not
  * when its partition asks for it). */
 static bool hang_watched(const struct efa_step *step, const struct efa_options *opts)
@@ -80,11 +79,6 @@ static bool hang_watched(const struct efa_step *step, const struct efa_options *
 
 	if (!part || part->hang_after <= 0)
 		return false;
-	if (!efa_hang_probe_usable(&step->counters.start)) {
-		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched for hangs: no EFA port here counts its traffic (hw_counters)",
-			   step->node_name, step->counters.job_id, step->counters.step_id);
-		return false;
-	}
 	if (opts->v.hang_off) {
 		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 ": --efa-hang=off: not watched for hangs",
 			   step->node_name, step->counters.job_id, step->counters.step_id);
@@ -93,20 +87,19 @@ static bool hang_watched(const struct efa_step *step, const struct efa_options *
 	return true;
 }
 
-void efa_hang_step_begin(struct efa_step *step, spank_t sp, const struct efa_options *opts)
+bool efa_hang_step_begin(struct efa_step *step, spank_t sp, const struct efa_options *opts)
 {
 	struct efa_step_hang *h = &step->hang;
 	const struct efa_partition *part = step->part;
-	int rc;
 
 	memset(h, 0, sizeof(*h));
-	if (!step->counters.active || !step->counters.judge)
-		return;
+	if (!step->counters.counted || !step->counters.judge)
+		return false;
 	h->watch_hang = hang_watched(step, opts);
-	h->watch_links = efa_link_watched(step);
-	if ((!h->watch_hang && !h->watch_links) ||
-	    spank_get_item(sp, S_JOB_UID, &h->uid) != ESPANK_SUCCESS)
-		return;
+	h->watch_links = step->cfg->sick_links == EFA_YES;
+	if (!h->watch_hang && !h->watch_links)
+		return false;
+	h->uid = step->counters.uid;
 	h->interval = step->cfg->hang_check_interval;
 	if (h->watch_hang) {
 		h->after = part->hang_after;
@@ -116,69 +109,31 @@ void efa_hang_step_begin(struct efa_step *step, spank_t sp, const struct efa_opt
 		    spank_setenv(sp, EFA_HEARTBEAT_VAR, h->heartbeat, 1) != ESPANK_SUCCESS)
 			h->heartbeat[0] = '\0';
 	}
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->wake, NULL);
-	rc = pthread_create(&h->thread, NULL, watch_thread, step);
-	if (rc) {
-		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched: no thread: %s",
-			    step->node_name, step->counters.job_id, step->counters.step_id,
-			    strerror(rc));
-		pthread_cond_destroy(&h->wake);
-		pthread_mutex_destroy(&h->lock);
-		return;
-	}
-	h->running = true;
+	return true;
 }
 
 void efa_hang_step_end(struct efa_step *step)
 {
 	struct efa_step_hang *h = &step->hang;
 
-	if (!h->running)
-		return;
-	pthread_mutex_lock(&h->lock);
-	h->stop = true;
-	pthread_cond_signal(&h->wake);
-	pthread_mutex_unlock(&h->lock);
-	pthread_join(h->thread, NULL);
-	pthread_cond_destroy(&h->wake);
-	pthread_mutex_destroy(&h->lock);
-	h->running = false;
 	if (h->heartbeat[0])
 		unlink(h->heartbeat);
+	h->heartbeat[0] = '\0';
 }
 
+/* Before the tasks run: the thread reads it once they do. */
 void efa_hang_note_checkpoint(struct efa_step *step)
 {
 	struct efa_step_hang *h = &step->hang;
 
-	if (!h->running)
-		return;
-	pthread_mutex_lock(&h->lock);
-	snprintf(h->resume, sizeof(h->resume), "%s", step->ckpt.resume);
-	pthread_mutex_unlock(&h->lock);
+	if (h->watch_hang)
+		snprintf(h->resume, sizeof(h->resume), "%s", step->ckpt.resume);
 }
 
 void efa_hang_task_exit(struct efa_step *step)
 {
-	if (step->hang.running && ++step->hang.exited >= step->counters.local_tasks)
+	if (step->hang.heartbeat[0] && ++step->hang.exited >= step->counters.local_tasks)
 		efa_hang_step_end(step);
-}
-
-/* Sleeps an interval; false when the step ends. */
-static bool pause_interval(struct efa_step_hang *h)
-{
-	struct timespec until;
-	bool go;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += h->interval;
-	pthread_mutex_lock(&h->lock);
-	while (!h->stop && pthread_cond_timedwait(&h->wake, &h->lock, &until) != ETIMEDOUT)
-		;
-	go = !h->stop;
-	pthread_mutex_unlock(&h->lock);
-	return go;
 }
 
 /* The job's output files and restart count, as slurmctld has them. */
@@ -308,12 +263,10 @@ static void act(struct watched *w, int64_t quiet_for)
 	else if (h->action != EFA_HANG_REQUEUE)
 		snprintf(what, sizeof(what), "it keeps running: cancel it (scancel %" PRIu32 ") or requeue it (scontrol requeue %" PRIu32 ") if it does not recover",
 			 sc->job_id, sc->job_id);
-	pthread_mutex_lock(&h->lock);
 	if (step->ckpt.active)
 		snprintf(checkpoint, sizeof(checkpoint), "newest complete checkpoint at the step's start: %s",
 			 h->resume[0] ? h->resume : "none");
-	pthread_mutex_unlock(&h->lock);
-	if (!step->ckpt.active)
+	else
 		snprintf(checkpoint, sizeof(checkpoint), "no checkpoint directory");
 	/* Recorded first: the batch step, ended by the requeue, must find
 	 * it (resume_step.c counts the requeue as a failure). */
@@ -393,7 +346,6 @@ static bool hang_check(struct watched *w, const struct efa_hang_sample *s, int64
 static bool sample(struct watched *w)
 {
 	const struct efa_step_counters *sc = &w->step->counters;
-	const struct efa_step_hang *h = &w->step->hang;
 	struct efa_hang_sample s;
 	struct efa_error err;
 	int64_t now = monotonic_s();
@@ -403,21 +355,37 @@ static bool sample(struct watched *w)
 			   w->step->node_name, sc->job_id, sc->step_id, err.msg);
 		return true;
 	}
-	if (h->watch_hang && !w->hang_done)
+	if (w->hang && !w->hang_done)
 		w->hang_done = !hang_check(w, &s, now);
-	if (h->watch_links)
+	if (w->links)
 		efa_link_check(w->step, w->run, &s, &w->link);
-	return (h->watch_hang && !w->hang_done) || (h->watch_links && !w->link.named);
+	return (w->hang && !w->hang_done) || (w->links && !w->link.named);
 }
 
-static void *watch_thread(void *arg)
+/* Whether what the step watches can be seen in its start reading (and
+ * says why not). */
+static void watch_what(struct watched *w)
+{
+	const struct efa_step *step = w->step;
+	const struct efa_step_counters *sc = &step->counters;
+
+	w->hang = step->hang.watch_hang && efa_hang_probe_usable(&sc->start);
+	if (step->hang.watch_hang && !w->hang)
+		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched for hangs: no EFA port here counts its traffic (hw_counters)",
+			   step->node_name, sc->job_id, sc->step_id);
+	w->links = step->hang.watch_links && efa_hang_probe_link_usable(&sc->start);
+}
+
+void efa_hang_watch(struct efa_step *step)
 {
 	struct watched *w = calloc(1, sizeof(*w));
-	struct efa_step *step = arg;
 
 	if (!w)
-		return NULL;
+		return;
 	w->step = step;
+	watch_what(w);
+	if (!w->hang && !w->links)
+		goto out;
 	if (read_job(w)) {
 		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " not watched for hangs: the job cannot be read from slurmctld: %s",
 			   step->node_name, step->counters.job_id, step->counters.step_id,
@@ -430,28 +398,26 @@ static void *watch_thread(void *arg)
 		.timeout_ms = PROBE_TIMEOUT_MS,
 	};
 	/* Sick links need the counters alone. */
-	if (step->hang.watch_hang) {
+	if (w->hang) {
 		w->probe.outputs = w->outputs;
 		w->probe.checkpoint_dir = step->ckpt.active ? step->ckpt.dir : NULL;
 		w->probe.heartbeat = step->hang.heartbeat[0] ? step->hang.heartbeat : NULL;
 		w->probe.heartbeat_owner = step->hang.uid;
-	}
-	if (step->hang.watch_hang)
 		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 " watched for hangs: HangAfter=%ld s, every %ld s, output %s, checkpoints %s",
 			   step->node_name, step->counters.job_id, step->counters.step_id,
 			   step->hang.after, step->hang.interval,
 			   w->outputs[0] ? w->outputs[0] : "(none)",
 			   w->probe.checkpoint_dir ? w->probe.checkpoint_dir : "(none)");
-	if (step->hang.watch_links)
+	}
+	if (w->links)
 		slurm_info("efa: node %s: step %" PRIu32 ".%" PRIu32 "'s link compared with its peers' every %ld s",
 			   step->node_name, step->counters.job_id, step->counters.step_id,
 			   step->hang.interval);
 	/* The first sample is the watch's start. */
 	if (sample(w))
-		while (pause_interval(&step->hang) && sample(w))
+		while (efa_counters_wait(step, step->hang.interval) && sample(w))
 			;
 	count_hang_at_end(w);
 out:
 	free(w);
-	return NULL;
 }

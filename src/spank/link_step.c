@@ -20,11 +20,6 @@
  * slows every node at once is seen as such before anyone is named. */
 #define STANDING_OUT_SAMPLES 2
 
-bool efa_link_watched(const struct efa_step *step)
-{
-	return step->cfg->sick_links == EFA_YES && efa_hang_probe_link_usable(&step->counters.start);
-}
-
 /* This node's rate in the record, and everyone's as the record has them
  * then (rates[nnodes]). -1 when the record cannot be read or written. */
 static int publish(const struct efa_step *step, uint32_t run, double rate, double *rates)

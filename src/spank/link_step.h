@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Sick links (SickLinks=yes in efa.conf) for one --efa step on one node,
- * from the hang watch's thread (hang_step.h) at each sample: the node's
+ * from the step's watch (hang_step.h), when the start reading has the
+ * link's counters, at each sample: the node's
  * own link's errors per packet sent since the step started (retransmitted
  * packets and retransmit timeouts; hang_probe.h says which counters),
  * compared with its peers' in the step (common/health/hang.h). A node
@@ -26,10 +27,6 @@ struct efa_link_watch {
 	unsigned standing_out;	/* samples in a row it stood out */
 	bool named;		/* said once: the watch is done */
 };
-
-/* Whether the step's links are compared on this node (efa.conf, and the
- * counters its start reading has). */
-bool efa_link_watched(const struct efa_step *step);
 
 /* At each sample s of run (the job's restart count). */
 void efa_link_check(struct efa_step *step, uint32_t run, const struct efa_hang_sample *s,

@@ -97,7 +97,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	efa_resume_prepare(&step, sp, opts);
 	efa_prepare_node(&step, sp, &args);
 	efa_counters_step_begin(&step, sp);
-	efa_hang_step_begin(&step, sp, opts);
+	/* The counters' thread watches the step once their start is read. */
+	efa_counters_start(&step, efa_hang_step_begin(&step, sp, opts) ? efa_hang_watch : NULL);
 	return 0;
 }
 
@@ -111,6 +112,17 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	efa_task_note_image(&step, sp);
 	efa_container_host_mounts(&step, sp);
 	efa_task_step_env(&step, sp);
+	return 0;
+}
+
+/* In slurmstepd, as root, after each task is forked: the step's tasks run. */
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		efa_counters_tasks_run(&step);
 	return 0;
 }
 
@@ -129,8 +141,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	efa_hang_task_exit(&step);
 	efa_counters_task_exit(&step, sp);
+	efa_hang_task_exit(&step);
 	return 0;
 }
 
@@ -139,10 +151,10 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE) {
+		efa_counters_step_end(&step, sp);
 		efa_hang_step_end(&step);
 		efa_ckpt_retain(&step, sp);
 		efa_resume_exit(&step, sp);
-		efa_counters_step_end(&step, sp);
 		efa_step_close(&step);
 	}
 	return 0;

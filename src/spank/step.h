@@ -28,6 +28,8 @@
 #include "common/node/node.h"
 #include "options.h"
 
+struct efa_step;
+
 #define EFA_STEP_NAME_MAX 256
 #define EFA_STEP_MESSAGE_MAX 1024
 #define EFA_STEP_PATH_MAX 4096
@@ -64,13 +66,20 @@ struct efa_step_resume {
 	char unread[256];	/* why the job could not be read, when it could not */
 };
 
-/* The step's reading of the EFA counters (step_counters.c). */
+/* The step's reading of the EFA counters (step_counters.c). Set in
+ * init_post_opt before its thread starts; active, start, started and the
+ * two descriptors by the thread, read by the step's end once it is
+ * joined. */
 struct efa_step_counters {
+	bool counted;		/* the step is counted here (init_post_opt decided) */
+	bool running;		/* its thread runs: join it */
 	bool active;		/* a reading was taken at the start, none at the end */
 	bool judge;		/* an --efa step on several nodes: its user is told what its figures say */
 	uint32_t job_id, step_id;
 	uint32_t nnodes, nodeid;	/* the step's nodes, and this one's index */
 	uint32_t local_tasks, exited;	/* its tasks on this node, and how many ended */
+	uid_t uid;			/* the job's user, named in the node's metrics */
+	char partition[64];		/* the job's, for the metrics; "" without MetricsDir= */
 	char nodes[EFA_STEP_LIST_MAX];	/* SLURM_STEP_NODELIST */
 	char nccl_net[64];		/* the step's NCCL_NET, "" when unset */
 	char store[EFA_STEP_PATH_MAX];	/* the node's usage store */
@@ -83,25 +92,30 @@ struct efa_step_counters {
 	 * held: the two are open (-1 each when not). */
 	bool held;
 	int root_fd, store_fd;
-};
-
-/* The step's hang watch on this node (hang_step.c): the thread, and what
- * it reads, set before it starts and unchanged until it is joined. */
-struct efa_step_hang {
-	bool running;		/* the thread runs: join it */
-	bool watch_hang;	/* HangAfter= on, the job not opted out */
-	bool watch_links;	/* SickLinks=yes (link_step.h) */
+	/* The thread: it waits for the tasks to run, takes the start
+	 * reading, then runs watch (the hang watch, hang_step.h) until the
+	 * step ends. */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	bool stop;		/* under lock: the thread ends */
+	bool tasks_run;		/* under lock: task_post_fork was called */
+	bool stop;		/* under lock: the step ends, the thread with it */
+	void (*watch)(struct efa_step *step);	/* NULL: none */
+};
+
+/* The step's hang watch on this node (hang_step.c), run by the counters'
+ * thread: set in init_post_opt and user_init, before the tasks run, and
+ * unchanged while the thread reads it. */
+struct efa_step_hang {
+	bool watch_hang;	/* HangAfter= on, the job not opted out */
+	bool watch_links;	/* SickLinks=yes (link_step.h) */
 	uint32_t exited;	/* the step's tasks on the node that ended */
 	long after, interval;	/* HangAfter=, HangCheckInterval=: seconds */
 	enum efa_hang_action action;
 	long resume_limit;	/* the job's resumes (resume.h) */
 	uid_t uid;		/* the job's user: owns its heartbeat */
 	char heartbeat[EFA_STEP_PATH_MAX];	/* "" when none */
-	char resume[EFA_CKPT_PATH_MAX];		/* under lock: efa_hang_note_checkpoint */
+	char resume[EFA_CKPT_PATH_MAX];		/* efa_hang_note_checkpoint */
 };
 
 /* slurmstepd's own root directory, the node's, to tell a container's

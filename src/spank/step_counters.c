@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -22,15 +23,11 @@
 #include "step_counters.h"
 #include "step_record.h"
 
-static void user_name(spank_t sp, char *buf, size_t size)
+static void user_name(uid_t uid, char *buf, size_t size)
 {
 	struct passwd pw, *found = NULL;
 	char text[1024];
-	uid_t uid;
 
-	buf[0] = '\0';
-	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
-		return;
 	if (!getpwuid_r(uid, &pw, text, sizeof(text), &found) && found)
 		snprintf(buf, size, "%s", pw.pw_name);
 	else
@@ -77,9 +74,6 @@ static uint32_t counters_wanted(const struct efa_step *step, long ran)
 void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 {
 	struct efa_step_counters *sc = &step->counters;
-	char user[64], partition[64];
-	struct efa_hw_reading now;
-	struct efa_error err;
 
 	if (!step->cfg || !step->node || !step->node->nnics ||
 	    spank_get_item(sp, S_JOB_ID, &sc->job_id) != ESPANK_SUCCESS ||
@@ -87,7 +81,8 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 	    sc->step_id >= SLURM_MAX_NORMAL_STEP_ID ||
 	    spank_get_item(sp, S_JOB_NNODES, &sc->nnodes) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_NODEID, &sc->nodeid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &sc->local_tasks) != ESPANK_SUCCESS)
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &sc->local_tasks) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &sc->uid) != ESPANK_SUCCESS)
 		return;
 	/* Every step with MetricsDir=, for the job totals; an --efa step (its
 	 * plan made) on several nodes always, to tell its user what its
@@ -95,43 +90,139 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp)
 	sc->judge = step->env.plan && sc->nnodes > 1;
 	if (!step->cfg->metrics_dir && !sc->judge)
 		return;
-	if (efa_usage_dir(step->cfg->node_cache_dir, step->node_name, sc->store, sizeof(sc->store),
-			  &err) ||
-	    efa_hw_read_some(step->node, step->root, counters_wanted(step, LONG_MAX), &now, &err)) {
-		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
-			    err.msg);
-		return;
-	}
-	if (now.problems[0])
-		slurm_info("efa: node %s: %s", step->node_name, now.problems);
-	/* The jobs table, and its labels, are for the node's metrics file. */
-	user[0] = partition[0] = '\0';
-	if (step->cfg->metrics_dir) {
-		user_name(sp, user, sizeof(user));
-		if (!efa_step_job_env(sp, "SLURM_JOB_PARTITION", partition, sizeof(partition)))
-			partition[0] = '\0';
-	}
-	sc->started = time(NULL);
-	if (efa_usage_step_begin(sc->store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL,
-				 user, partition, &now, sc->started, &err)) {
-		slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name,
-			    err.msg);
-		goto out;
-	}
-	sc->active = true;
-	sc->start = now;	/* the end reads only what it has */
-	sc->held = true;
-	sc->root_fd = open(step->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	sc->store_fd = open(sc->store, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	memset(&now, 0, sizeof(now));
+	/* The partition labels the job in the node's metrics file. */
+	if (!step->cfg->metrics_dir ||
+	    !efa_step_job_env(sp, "SLURM_JOB_PARTITION", sc->partition, sizeof(sc->partition)))
+		sc->partition[0] = '\0';
 	if (!efa_step_job_env(sp, "SLURM_STEP_NODELIST", sc->nodes, sizeof(sc->nodes)))
 		snprintf(sc->nodes, sizeof(sc->nodes), "?");
 	if (!efa_step_job_env(sp, EFA_ENV_NCCL_NET_VAR, sc->nccl_net, sizeof(sc->nccl_net)))
 		sc->nccl_net[0] = '\0';
-	/* The node's file is written when the step ends, and by the health
-	 * check meanwhile: not here, where it would delay every step's start. */
-out:
-	efa_hw_reading_clear(&now);
+	sc->counted = true;
+}
+
+/*
+ * The start reading, in the thread once the tasks run: the counters, and
+ * the store's entry for the step. The node's file for node_exporter is
+ * written when the step ends, and by the health check meanwhile.
+ */
+static int take_start(struct efa_step *step)
+{
+	struct efa_step_counters *sc = &step->counters;
+	struct efa_hw_reading now;
+	struct efa_error err;
+	char user[64] = "";
+
+	if (efa_usage_dir(step->cfg->node_cache_dir, step->node_name, sc->store, sizeof(sc->store),
+			  &err) ||
+	    efa_hw_read_some(step->node, step->root, counters_wanted(step, LONG_MAX), &now, &err))
+		goto fail;
+	if (now.problems[0])
+		slurm_info("efa: node %s: %s", step->node_name, now.problems);
+	if (step->cfg->metrics_dir)
+		user_name(sc->uid, user, sizeof(user));
+	sc->started = time(NULL);
+	if (efa_usage_step_begin(sc->store, sc->job_id, sc->step_id, step->cfg->metrics_dir != NULL,
+				 user, sc->partition, &now, sc->started, &err)) {
+		efa_hw_reading_clear(&now);
+		goto fail;
+	}
+	sc->start = now;	/* the end reads only what it has */
+	sc->active = true;
+	sc->held = true;
+	sc->root_fd = open(step->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	sc->store_fd = open(sc->store, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	return 0;
+fail:
+	slurm_error("efa: node %s: the step's EFA counters are not kept: %s", step->node_name, err.msg);
+	return -1;
+}
+
+/* Until the tasks run; false when the step ends first. */
+static bool wait_tasks(struct efa_step_counters *sc)
+{
+	bool go;
+
+	pthread_mutex_lock(&sc->lock);
+	while (!sc->stop && !sc->tasks_run)
+		pthread_cond_wait(&sc->wake, &sc->lock);
+	go = !sc->stop;
+	pthread_mutex_unlock(&sc->lock);
+	return go;
+}
+
+bool efa_counters_wait(struct efa_step *step, long seconds)
+{
+	struct efa_step_counters *sc = &step->counters;
+	struct timespec until;
+	bool go;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += seconds;
+	pthread_mutex_lock(&sc->lock);
+	while (!sc->stop && pthread_cond_timedwait(&sc->wake, &sc->lock, &until) != ETIMEDOUT)
+		;
+	go = !sc->stop;
+	pthread_mutex_unlock(&sc->lock);
+	return go;
+}
+
+static void *counters_thread(void *arg)
+{
+	struct efa_step *step = arg;
+
+	if (wait_tasks(&step->counters) && efa_counters_wait(step, EFA_USAGE_START_AFTER_S) &&
+	    !take_start(step) && step->counters.watch)
+		step->counters.watch(step);
+	return NULL;
+}
+
+void efa_counters_start(struct efa_step *step, void (*watch)(struct efa_step *step))
+{
+	struct efa_step_counters *sc = &step->counters;
+	int rc;
+
+	if (!sc->counted)
+		return;
+	sc->watch = watch;
+	pthread_mutex_init(&sc->lock, NULL);
+	pthread_cond_init(&sc->wake, NULL);
+	rc = pthread_create(&sc->thread, NULL, counters_thread, step);
+	if (rc) {
+		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": the step's EFA counters are not kept, nor is it watched: no thread: %s",
+			    step->node_name, sc->job_id, sc->step_id, strerror(rc));
+		pthread_cond_destroy(&sc->wake);
+		pthread_mutex_destroy(&sc->lock);
+		return;
+	}
+	sc->running = true;
+}
+
+void efa_counters_tasks_run(struct efa_step *step)
+{
+	struct efa_step_counters *sc = &step->counters;
+
+	if (!sc->running)
+		return;
+	pthread_mutex_lock(&sc->lock);
+	sc->tasks_run = true;
+	pthread_cond_broadcast(&sc->wake);
+	pthread_mutex_unlock(&sc->lock);
+}
+
+/* The thread ends (between two readings, or after the one it takes). */
+static void stop_thread(struct efa_step_counters *sc)
+{
+	if (!sc->running)
+		return;
+	pthread_mutex_lock(&sc->lock);
+	sc->stop = true;
+	pthread_cond_broadcast(&sc->wake);
+	pthread_mutex_unlock(&sc->lock);
+	pthread_join(sc->thread, NULL);
+	pthread_cond_destroy(&sc->wake);
+	pthread_mutex_destroy(&sc->lock);
+	sc->running = false;
 }
 
 /*
@@ -246,13 +337,17 @@ void efa_counters_task_exit(struct efa_step *step, spank_t sp)
 	struct efa_step_counters *sc = &step->counters;
 
 	(void)sp;
-	if (sc->active && ++sc->exited >= sc->local_tasks)
+	if (!sc->counted || ++sc->exited < sc->local_tasks)
+		return;
+	stop_thread(sc);
+	if (sc->active)
 		end_step(step, true);
 }
 
 void efa_counters_step_end(struct efa_step *step, spank_t sp)
 {
 	(void)sp;
+	stop_thread(&step->counters);
 	if (step->counters.active)
 		end_step(step, false);	/* tasks that never ran: nothing to tell */
 }

@@ -61,6 +61,15 @@ write_efa_conf() {
 	mv -f "$EFA_CONF.new" "$EFA_CONF"
 }
 
+# counted_fn CACHE: a shell function, counted, for a step's tasks: it
+# waits until the step's start reading is in the node's store under CACHE
+# (NodeCacheDir=). A step's counters are first read a second after its
+# tasks start (usage.h, EFA_USAGE_START_AFTER_S): what a task moves
+# before then is not its step's. The store is root's: root's tasks only.
+counted_fn() {
+	printf '%s' 'counted() { local i s='"$1"'/usage-$SLURMD_NODENAME/step-$SLURM_JOB_ID.$SLURM_STEP_ID; for i in $(seq 200); do [ -e "$s" ] && return 0; sleep 0.1; done; echo "efa test: step $SLURM_JOB_ID.$SLURM_STEP_ID was never counted on $SLURMD_NODENAME" >&2; return 1; }'
+}
+
 # set_root NODE DIR: the node's hardware tree (plugstack's root=$ROOTS/%n),
 # swapped in one rename. The epilog of the job before may still be reading
 # it: it sees the old tree or the new one, never none, which would be a

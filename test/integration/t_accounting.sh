@@ -31,7 +31,7 @@ for n in n1 n2; do
 	set_root "$n" "$acct/$n"
 done
 write_efa_conf "FallbackAfter=1" "JobRecord=yes"
-run sbatch --parsable --wait -N2 -w 'n[1-2]' --efa -o /dev/null --wrap 'srun sleep 2'
+run sbatch --parsable --wait -N2 -w 'n[1-2]' --efa -o /dev/null --wrap 'srun sleep 4'
 job=$out
 until_up 30 sh -c "sacct -n -P -X -j $job -o AdminComment | grep -q efa" ||
 	diag "sacct: $(sacct -n -P -X -j "$job" -o State,AdminComment 2>&1)"
@@ -64,8 +64,10 @@ is "$rc" 1 "a job neither knows: exit 1"
 like "$out" "slurm-efa: job 999999: slurmdbd has no job 999999" "  saying so"
 
 # A step whose tasks moved bytes (raising their node's first device's
-# counters, as the driver would): slurmdbd's record sums its nodes.
-cat >"$acct/move.sh" <<'MOVE'
+# counters, as the driver would, once the step is counted): slurmdbd's
+# record sums its nodes.
+{ counted_fn "$SLURM_EFA_CLUSTER/nodecache"; echo; echo 'counted || exit 1'; } >"$acct/move.sh"
+cat >>"$acct/move.sh" <<'MOVE'
 f=$(ls -d "$EFA_ROOTS/$SLURMD_NODENAME"/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters
 echo $(($(cat "$f/tx_bytes") + (SLURM_NODEID + 1) * 2000000)) >"$f/tx_bytes"
 echo 2 >"$f/retrans_timeout_events"

@@ -49,8 +49,10 @@ chmod 755 "$mdir"
 hang_conf() {	# hang_conf ACTION: HangAfter=3 s, sampled every second
 	write_efa_conf "HangCheckInterval=1" "MetricsDir=$mdir" "PartitionName=gpu HangAfter=3 HangAction=$1"
 }
-# A task's way of moving bytes: raise its node's first device's tx_bytes.
-bump='bump() { f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/tx_bytes; echo $(( $(cat "$f") + 100 )) >"$f"; }'
+# A task's way of moving bytes: raise its node's first device's tx_bytes,
+# once its step is counted (its watch starts from that reading).
+counted=$(counted_fn "$SLURM_EFA_CLUSTER/nodecache")
+bump="$counted"'; bump() { counted; f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/tx_bytes; echo $(( $(cat "$f") + 100 )) >"$f"; }'
 record() {	# record JOBID: the EFA summary in the job's AdminComment
 	scontrol -o show job "$1" 2>/dev/null | grep -o '{"efa":{[^ ]*' | head -n 1
 }
@@ -169,7 +171,7 @@ done
 
 # --- sick links: one node's link far above its peers' ----------------------
 write_efa_conf "HangCheckInterval=1" "MetricsDir=$mdir" "SickLinks=yes" "SickLinkDrain=yes"
-bumpc='bumpc() { f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/$1; echo $(( $(cat "$f") + $2 )) >"$f"; }'
+bumpc="$counted"'; bumpc() { counted; f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/$1; echo $(( $(cat "$f") + $2 )) >"$f"; }'
 # Every task sends 1000 packets a second for 8 s; where SICK matches its
 # node, 200 of them time out and are sent again.
 links_job() {	# links_job NAME SICK: a three-node job, its id

@@ -29,8 +29,10 @@ first_dev() {	# first_dev NODE
 write_efa_conf "NodeCacheDir=$metrics/cache" "MetricsDir=$mdir"
 set_plugstack "$(plugin_line "config=$EFA_CONF" "root=$ROOTS/%n")"
 
-# A task's way of moving bytes: raise its node's first device's COUNTER by N.
-bump='bump() { f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/$1; echo $(( $(cat "$f") + $2 )) >"$f"; }'
+# A task's way of moving bytes: raise its node's first device's COUNTER by
+# N, once its step is counted.
+counted=$(counted_fn "$metrics/cache")
+bump="$counted"'; bump() { counted; f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/$1; echo $(( $(cat "$f") + $2 )) >"$f"; }'
 prom() {	# prom NODE: the node's file
 	cat "$mdir/slurm_efa_$1.prom" 2>/dev/null
 }
@@ -73,13 +75,31 @@ is "$(prom n1 | grep -c '^slurm_efa_device_tx_bytes_total{')" \
 run promtool check metrics <"$mdir/slurm_efa_n1.prom"
 is "$rc/$out" "0/" "promtool check metrics accepts the file"
 
+# A step's figures start a second after its tasks do (usage.h), from a
+# reading a thread of its slurmstepd takes once they run: nothing is read
+# on the way from srun to the tasks. A step that ends sooner is not
+# counted at all; what a longer one's tasks moved before then is not its.
+run srun -N2 -w 'n[1-2]' --efa bash -c '[ "$SLURM_NODEID" = 0 ] && echo job=$SLURM_JOB_ID; true'
+short=$(sed -n 's/^job=//p' <<<"$out")
+is "$rc/$(prom n1 | grep -c "job_id=\"$short\"")/$(prom n2 | grep -c "job_id=\"$short\"")" "0/0/0" \
+	"a two-node --efa step whose tasks end at once: in neither node's file"
+is "$(grep -ac "step $short\.0 moved" "$SLURM_EFA_CLUSTER/log/slurmd-n1.log")" 0 \
+	"  and no reading in slurmd's log: it read no counters"
+early='f=$(ls -d '"$ROOTS"'/$SLURMD_NODENAME/sys/class/infiniband/* | head -n 1)/ports/1/hw_counters/tx_bytes; echo $(( $(cat "$f") + 777 )) >"$f"'
+run srun -N1 -w n1 --efa bash -c "$early; $bump"'; bump tx_bytes 5000; echo job=$SLURM_JOB_ID'
+late=$(sed -n 's/^job=//p' <<<"$out")
+wait_ended n1 "$late"
+is "$rc/$(value n1 slurm_efa_job_tx_bytes_total "$late")" 0/5000 \
+	"a step whose task sends 777 bytes at once and 5000 once counted: 5000 are its"
+
 # A job user's step: its start goes into the node's store (root's, closed
 # to others), which only root may write, and slurmstepd runs user_init and
 # the tasks' fork with the user's uid: whatever reads or stores the start
 # must do it as root, and the user's step is counted on each node, as
-# root's is.
+# root's is. (It runs 3 s: its start is read a second after its tasks
+# start, and the user cannot see the store to wait for it.)
 run runuser -u "$SLURM_EFA_TEST_USER" -- env SLURM_CONF="$SLURM_CONF" srun -D /tmp -N2 -w 'n[1-2]' \
-	--ntasks-per-node=2 --efa bash -c '[ "$SLURM_PROCID" = 0 ] && echo job=$SLURM_JOB_ID; true'
+	--ntasks-per-node=2 --efa bash -c 'sleep 3; [ "$SLURM_PROCID" = 0 ] && echo job=$SLURM_JOB_ID; true'
 is "$rc" 0 "a job user's two-node --efa step runs"
 ujob=$(sed -n 's/^job=//p' <<<"$out")
 wait_ended n1 "$ujob" && wait_ended n2 "$ujob"
@@ -117,7 +137,7 @@ run env SLURMD_NODENAME=n1 "$top_builddir/slurm-efa" check --node --config "$EFA
 is "$rc" 0 "the health check passes while a step runs"
 is "$(value n1 slurm_efa_job_running "$job2")" 1 "  and the file shows the job running"
 is "$(value n1 slurm_efa_job_tx_bytes_total "$job2")" 2000 "  with the bytes its step has moved so far"
-run srun -N1 -w n1 --efa bash -c 'echo job=$SLURM_JOB_ID'
+run srun -N1 -w n1 --efa bash -c "$counted"'; counted; echo job=$SLURM_JOB_ID'
 beside=$(sed -n 's/^job=//p' <<<"$out")
 wait_ended n1 "$beside"
 is "$(value n1 slurm_efa_job_shared "$beside")" 1 "  another job's step beside it: that job is marked shared"
@@ -149,7 +169,7 @@ wait "$exporter" 2>/dev/null || true
 # reload), never fail a step or make a figure negative.
 hw=$metrics/n1/sys/class/infiniband/$(first_dev n1)/ports/1/hw_counters
 echo "N/A" >"$hw/rx_bytes"
-run srun -N1 -w n1 --efa bash -c "$bump"'; echo 10 >'"$hw"'/tx_bytes; echo job=$SLURM_JOB_ID'
+run srun -N1 -w n1 --efa bash -c "$bump"'; counted; echo 10 >'"$hw"'/tx_bytes; echo job=$SLURM_JOB_ID'
 is "$rc" 0 "a counter that is not a number and one that goes back: the step runs"
 job3=$(sed -n 's/^job=//p' <<<"$out")
 wait_ended n1 "$job3"
@@ -172,15 +192,15 @@ chmod 755 "$mdir"
 # or longer and moved next to nothing over EFA is told so on its stderr,
 # once, by its first node; with or without MetricsDir=.
 write_efa_conf "NodeCacheDir=$metrics/cache" "FallbackAfter=2"
-run srun -N2 -w 'n[1-2]' --ntasks-per-node=2 --efa bash -c 'sleep 3; [ "$SLURM_PROCID" = 0 ] && echo job=$SLURM_JOB_ID; true'
+run srun -N2 -w 'n[1-2]' --ntasks-per-node=2 --efa bash -c 'sleep 4; [ "$SLURM_PROCID" = 0 ] && echo job=$SLURM_JOB_ID; true'
 job4=$(sed -n 's/^job=//p' <<<"$out")
-is "$rc" 0 "a two-node --efa step that moves nothing over EFA for 3 s runs (FallbackAfter=2, no MetricsDir=)"
+is "$rc" 0 "a two-node --efa step that moves nothing over EFA for 4 s runs (FallbackAfter=2, no MetricsDir=)"
 like "$out" "efa: step $job4\.0 ran [0-9]+ s on 2 nodes \(n\[1-2\]\) and moved 0 bytes over EFA on n1: it did not use EFA, and its traffic took a slower path\. Look for NCCL_NET=Socket in the job's or the image's environment, an image without aws-ofi-nccl \(slurm-efa env --image\), or a framework using its own transport \(gloo, MPI over TCP\)$" \
 	"  its stderr ends with the fall-back line, naming the step, its nodes and the bytes"
 is "$(grep -c "did not use EFA" <<<"$out")" 1 "  said once, not by each node or task"
 like "$(grep -h "efa: node n2: step $job4\.0 moved 0 bytes out and 0 in over EFA" "$SLURM_EFA_CLUSTER/log/slurmd-n2.log")" \
 	"moved 0 bytes" "  each node's slurmd log has the step's figures"
-run env NCCL_NET=Socket srun -N2 -w 'n[1-2]' --efa bash -c 'sleep 3'
+run env NCCL_NET=Socket srun -N2 -w 'n[1-2]' --efa bash -c 'sleep 4'
 like "$out" "did not use EFA.* environment \(this step has NCCL_NET=Socket\), an image" \
 	"  a step with NCCL_NET=Socket in its environment is told so"
 run srun -N2 -w 'n[1-2]' --efa bash -c "$bump"'; sleep 3; bump rx_bytes 2000000'
@@ -202,7 +222,7 @@ rm -f "$metrics/rec.go"
 run sbatch --parsable -N3 -w 'n[1-2,4]' --efa -o "$metrics/rec.out" --wrap "
 	until [ -e $metrics/rec.go ]; do sleep 0.2; done
 	srun -N2 -w 'n[1-2]' bash -c '$bump; bump tx_bytes 3000000'
-	srun -N3 bash -c 'sleep 3'"
+	srun -N3 bash -c 'sleep 5'"
 rjob=$out
 until_up 60 sh -c "scontrol -o show job $rjob | grep -q JobState=RUNNING" || diag "job $rjob: $(job_state "$rjob")"
 scontrol update JobId="$rjob" AdminComment="ticket OPS-12"

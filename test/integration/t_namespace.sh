@@ -99,7 +99,7 @@ ns_step() {
 	# srun, not sbatch: a batch script waits in slurmd's spool directory,
 	# which is under the cluster's /tmp here.
 	run runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" srun -N2 -w n1,n2 --ntasks-per-node=2 \
-		-J "$2" -D "$ckroot" -l --efa --efa-bind=closest bash -c "$show"
+		-J "$2" -D "$ckroot" -l --efa --efa-bind=closest bash -c "$show; sleep 3"
 	is "$rc" 0 "$how: a checkpointed 2-node --efa step of $user runs in the job's private namespace"
 	[ "$rc" -eq 0 ] || diag "$out"
 	out=$(sort <<<"$out")
@@ -123,7 +123,8 @@ ns_step() {
 	unlike "$out" "container image|inside container|error: efa:" "  and is not taken for a task in a container"
 	is "$(stat -c '%U %a' "$dir")" "$user 700" "  the directory is the user's on the node itself"
 	# The step's end reads the counters again and finds its start in
-	# the node's store (slurmd's log says what it moved).
+	# the node's store (slurmd's log says what it moved): its tasks run
+	# 3 s, for its start is read a second after they start.
 	until_up 10 n1_ended || true
 	is "$(n1_ends)" $((ended + 1)) "  its end on n1 counts what it moved over EFA"
 }

@@ -36,6 +36,16 @@
 #define EFA_USAGE_RECENT 32
 /* Jobs running on one node at once, at most: the rest are not counted. */
 #define EFA_USAGE_RUNNING_MAX 1024
+/*
+ * A step's start reading is taken this many seconds after its tasks start,
+ * by a thread of its slurmstepd, not before they run: neither reading is
+ * then on the way from srun to the step's tasks, and a step that ends
+ * sooner (srun hostname, a launch benchmark's steps) reads nothing and is
+ * not counted. Its figures start then: what its tasks moved, and the
+ * errors they met, in their first second are not in them (a task's
+ * collectives start once its processes have loaded and met their peers).
+ */
+#define EFA_USAGE_START_AFTER_S 1
 
 struct efa_job_usage {
 	uint32_t job_id;
