@@ -38,7 +38,7 @@ like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocati
 	"  and what the variables alone cost, side by side"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation side by side .*: \(r\) spank_efa\.so .*--efa-rank-order=topology.* against \(a\) none.*\| $number \[.*\] ms \|.* \| ≤ 1\.01 \||step launch .*skipped: )" \
 	"  ranks in network order, against no plugin, side by side"
-like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation side by side .*: \(m\) against \(b\), what the node_exporter files .*\| $number \[.*\] ms \||step launch .*skipped: )" \
+like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation side by side .*: \(m\) against \(b\), what .MetricsDir=. adds to a step that ends within a second .*\| $number \[.*\] ms \||step launch .*skipped: )" \
 	"  and what MetricsDir= adds to a step, side by side"
 like "$text" "^\| 1 \| [0-9]+\.[0-9]+\.[0-9]+ \| (the same, steps of an allocation, [0-9]+ rounds among the TaskProlog's reconfigures: \(b\) .*\| \(measured; ≤ 1\.01 decided side by side\) \||step launch .*skipped: )" \
 	"  the rounds among the reconfigures are measured, not judged"
