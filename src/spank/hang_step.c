@@ -130,12 +130,6 @@ void efa_hang_note_checkpoint(struct efa_step *step)
 		snprintf(h->resume, sizeof(h->resume), "%s", step->ckpt.resume);
 }
 
-void efa_hang_task_exit(struct efa_step *step)
-{
-	if (step->hang.heartbeat[0] && ++step->hang.exited >= step->counters.local_tasks)
-		efa_hang_step_end(step);
-}
-
 /* The job's output files and restart count, as slurmctld has them. */
 static int read_job(struct watched *w)
 {

@@ -38,12 +38,8 @@ void efa_hang_note_checkpoint(struct efa_step *step);
  * ends, or until what it watches is found. */
 void efa_hang_watch(struct efa_step *step);
 
-/* slurm_spank_task_exit, after efa_counters_task_exit (which ends the
- * watch): the heartbeat goes with the step's last task on the node. */
-void efa_hang_task_exit(struct efa_step *step);
-
-/* slurm_spank_exit, after efa_counters_step_end: the same for a step
- * whose tasks did not all run. */
+/* Once the watch ended (efa_counters_task_exit for the step's last task
+ * on the node, or efa_counters_step_end): its heartbeat goes. */
 void efa_hang_step_end(struct efa_step *step);
 
 #endif

@@ -141,8 +141,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	efa_counters_task_exit(&step, sp);
-	efa_hang_task_exit(&step);
+	if (efa_counters_task_exit(&step, sp))
+		efa_hang_step_end(&step);
 	return 0;
 }
 

@@ -109,7 +109,6 @@ struct efa_step_counters {
 struct efa_step_hang {
 	bool watch_hang;	/* HangAfter= on, the job not opted out */
 	bool watch_links;	/* SickLinks=yes (link_step.h) */
-	uint32_t exited;	/* the step's tasks on the node that ended */
 	long after, interval;	/* HangAfter=, HangCheckInterval=: seconds */
 	enum efa_hang_action action;
 	long resume_limit;	/* the job's resumes (resume.h) */

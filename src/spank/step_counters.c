@@ -198,16 +198,21 @@ void efa_counters_start(struct efa_step *step, void (*watch)(struct efa_step *st
 	sc->running = true;
 }
 
+/* Sets one of the thread's flags (tasks_run, stop) and wakes it. */
+static void wake_thread(struct efa_step_counters *sc, bool *flag)
+{
+	pthread_mutex_lock(&sc->lock);
+	*flag = true;
+	pthread_cond_broadcast(&sc->wake);
+	pthread_mutex_unlock(&sc->lock);
+}
+
 void efa_counters_tasks_run(struct efa_step *step)
 {
 	struct efa_step_counters *sc = &step->counters;
 
-	if (!sc->running)
-		return;
-	pthread_mutex_lock(&sc->lock);
-	sc->tasks_run = true;
-	pthread_cond_broadcast(&sc->wake);
-	pthread_mutex_unlock(&sc->lock);
+	if (sc->running)
+		wake_thread(sc, &sc->tasks_run);
 }
 
 /* The thread ends (between two readings, or after the one it takes). */
@@ -215,10 +220,7 @@ static void stop_thread(struct efa_step_counters *sc)
 {
 	if (!sc->running)
 		return;
-	pthread_mutex_lock(&sc->lock);
-	sc->stop = true;
-	pthread_cond_broadcast(&sc->wake);
-	pthread_mutex_unlock(&sc->lock);
+	wake_thread(sc, &sc->stop);
 	pthread_join(sc->thread, NULL);
 	pthread_cond_destroy(&sc->wake);
 	pthread_mutex_destroy(&sc->lock);
@@ -332,16 +334,17 @@ void efa_counters_job_event(const struct efa_step *step, enum efa_usage_event ev
 	efa_hw_reading_clear(&now);
 }
 
-void efa_counters_task_exit(struct efa_step *step, spank_t sp)
+bool efa_counters_task_exit(struct efa_step *step, spank_t sp)
 {
 	struct efa_step_counters *sc = &step->counters;
 
 	(void)sp;
 	if (!sc->counted || ++sc->exited < sc->local_tasks)
-		return;
+		return false;
 	stop_thread(sc);
 	if (sc->active)
 		end_step(step, true);
+	return true;
 }
 
 void efa_counters_step_end(struct efa_step *step, spank_t sp)

@@ -45,8 +45,8 @@ void efa_counters_job_event(const struct efa_step *step, enum efa_usage_event ev
 
 /* slurm_spank_task_exit in slurmstepd, as root, each time one of the
  * step's tasks on the node ends: the step ends with its last (its thread
- * joined first). */
-void efa_counters_task_exit(struct efa_step *step, spank_t sp);
+ * joined first). True then, for a counted step. */
+bool efa_counters_task_exit(struct efa_step *step, spank_t sp);
 
 /* slurm_spank_exit in slurmstepd, as root: a step whose tasks did not all
  * run ends here, its user told nothing. */
