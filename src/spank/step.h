@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <slurm/spank.h>
 
@@ -94,11 +95,13 @@ struct efa_step_counters {
 	int root_fd, store_fd;
 	/* The thread: it waits for the tasks to run, takes the start
 	 * reading, then runs watch (the hang watch, hang_step.h) until the
-	 * step ends. */
+	 * step ends. Its waits are on CLOCK_MONOTONIC. */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	bool tasks_run;		/* under lock: task_post_fork was called */
+	bool tasks_run;		/* under lock: task_post_fork was called, */
+	struct timespec tasks_since;	/* then */
+	bool reading;		/* under lock: the thread went on to read */
 	bool stop;		/* under lock: the step ends, the thread with it */
 	void (*watch)(struct efa_step *step);	/* NULL: none */
 };

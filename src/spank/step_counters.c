@@ -138,15 +138,37 @@ fail:
 	return -1;
 }
 
-/* Until the tasks run; false when the step ends first. */
-static bool wait_tasks(struct efa_step_counters *sc)
+/* Under sc->lock: sleeps until then; false when the step ends first. */
+static bool sleep_until(struct efa_step_counters *sc, const struct timespec *until)
 {
-	bool go;
+	while (!sc->stop && pthread_cond_timedwait(&sc->wake, &sc->lock, until) != ETIMEDOUT)
+		;
+	return !sc->stop;
+}
+
+/*
+ * Until EFA_USAGE_START_AFTER_S after the tasks run; false when the step
+ * ends first. Nothing wakes the thread for the tasks: task_post_fork only
+ * notes when they ran (a wake-up there would switch a CPU to this thread
+ * while the step launches), and the thread looks once a second until it
+ * sees they did.
+ */
+static bool wait_start(struct efa_step_counters *sc)
+{
+	struct timespec until;
+	bool run = false, go;
 
 	pthread_mutex_lock(&sc->lock);
-	while (!sc->stop && !sc->tasks_run)
-		pthread_cond_wait(&sc->wake, &sc->lock);
-	go = !sc->stop;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	while (!run) {
+		run = sc->tasks_run;
+		if (run)
+			until = sc->tasks_since;
+		until.tv_sec += EFA_USAGE_START_AFTER_S;
+		if (!sleep_until(sc, &until))
+			break;
+	}
+	go = sc->reading = !sc->stop;
 	pthread_mutex_unlock(&sc->lock);
 	return go;
 }
@@ -157,12 +179,10 @@ bool efa_counters_wait(struct efa_step *step, long seconds)
 	struct timespec until;
 	bool go;
 
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += seconds;
 	pthread_mutex_lock(&sc->lock);
-	while (!sc->stop && pthread_cond_timedwait(&sc->wake, &sc->lock, &until) != ETIMEDOUT)
-		;
-	go = !sc->stop;
+	go = sleep_until(sc, &until);
 	pthread_mutex_unlock(&sc->lock);
 	return go;
 }
@@ -171,8 +191,7 @@ static void *counters_thread(void *arg)
 {
 	struct efa_step *step = arg;
 
-	if (wait_tasks(&step->counters) && efa_counters_wait(step, EFA_USAGE_START_AFTER_S) &&
-	    !take_start(step) && step->counters.watch)
+	if (wait_start(&step->counters) && !take_start(step) && step->counters.watch)
 		step->counters.watch(step);
 	return NULL;
 }
@@ -180,13 +199,17 @@ static void *counters_thread(void *arg)
 void efa_counters_start(struct efa_step *step, void (*watch)(struct efa_step *step))
 {
 	struct efa_step_counters *sc = &step->counters;
+	pthread_condattr_t clock;
 	int rc;
 
 	if (!sc->counted)
 		return;
 	sc->watch = watch;
 	pthread_mutex_init(&sc->lock, NULL);
-	pthread_cond_init(&sc->wake, NULL);
+	pthread_condattr_init(&clock);
+	pthread_condattr_setclock(&clock, CLOCK_MONOTONIC);
+	pthread_cond_init(&sc->wake, &clock);
+	pthread_condattr_destroy(&clock);
 	rc = pthread_create(&sc->thread, NULL, counters_thread, step);
 	if (rc) {
 		slurm_error("efa: node %s: step %" PRIu32 ".%" PRIu32 ": the step's EFA counters are not kept, nor is it watched: no thread: %s",
@@ -198,21 +221,18 @@ void efa_counters_start(struct efa_step *step, void (*watch)(struct efa_step *st
 	sc->running = true;
 }
 
-/* Sets one of the thread's flags (tasks_run, stop) and wakes it. */
-static void wake_thread(struct efa_step_counters *sc, bool *flag)
-{
-	pthread_mutex_lock(&sc->lock);
-	*flag = true;
-	pthread_cond_broadcast(&sc->wake);
-	pthread_mutex_unlock(&sc->lock);
-}
-
 void efa_counters_tasks_run(struct efa_step *step)
 {
 	struct efa_step_counters *sc = &step->counters;
 
-	if (sc->running)
-		wake_thread(sc, &sc->tasks_run);
+	if (!sc->running)
+		return;
+	pthread_mutex_lock(&sc->lock);
+	if (!sc->tasks_run) {
+		sc->tasks_run = true;
+		clock_gettime(CLOCK_MONOTONIC, &sc->tasks_since);
+	}
+	pthread_mutex_unlock(&sc->lock);
 }
 
 /* The thread ends (between two readings, or after the one it takes). */
@@ -220,11 +240,35 @@ static void stop_thread(struct efa_step_counters *sc)
 {
 	if (!sc->running)
 		return;
-	wake_thread(sc, &sc->stop);
+	pthread_mutex_lock(&sc->lock);
+	sc->stop = true;
+	pthread_cond_broadcast(&sc->wake);
+	pthread_mutex_unlock(&sc->lock);
 	pthread_join(sc->thread, NULL);
 	pthread_cond_destroy(&sc->wake);
 	pthread_mutex_destroy(&sc->lock);
 	sc->running = false;
+}
+
+/*
+ * The step's last task on the node ended: a thread that went on to read is
+ * stopped and joined, for the end reading. One still waiting is only told,
+ * and ends when it next wakes (slurm_spank_exit joins it): waking it here
+ * would switch a CPU to it on srun's path (slurmstepd tells srun its tasks
+ * ended after their task_exit, mgr.c _wait_for_all_tasks).
+ */
+static void tasks_ended(struct efa_step_counters *sc)
+{
+	bool reading;
+
+	if (!sc->running)
+		return;
+	pthread_mutex_lock(&sc->lock);
+	reading = sc->reading;
+	sc->stop = !reading;
+	pthread_mutex_unlock(&sc->lock);
+	if (reading)
+		stop_thread(sc);
 }
 
 /*
@@ -341,7 +385,7 @@ bool efa_counters_task_exit(struct efa_step *step, spank_t sp)
 	(void)sp;
 	if (!sc->counted || ++sc->exited < sc->local_tasks)
 		return false;
-	stop_thread(sc);
+	tasks_ended(sc);
 	if (sc->active)
 		end_step(step, true);
 	return true;

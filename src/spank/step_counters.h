@@ -27,11 +27,14 @@ void efa_counters_step_begin(struct efa_step *step, spank_t sp);
 /* init_post_opt, last: a counted step's thread, which waits for its tasks
  * to run (efa_counters_tasks_run), takes the start reading
  * EFA_USAGE_START_AFTER_S later (usage.h), then runs watch (NULL: none)
- * until the step ends. A step that ends sooner reads nothing. */
+ * until the step ends. A step that ends sooner reads nothing. Nothing on
+ * the launch path or srun's wakes the thread of such a step: it looks
+ * once a second, and slurm_spank_exit ends it. */
 void efa_counters_start(struct efa_step *step, void (*watch)(struct efa_step *step));
 
 /* slurm_spank_task_post_fork, in slurmstepd, as root again once every
- * task is forked: the store is root's. */
+ * task is forked (the store is root's): when the tasks ran, for the
+ * thread. */
 void efa_counters_tasks_run(struct efa_step *step);
 
 /* For the watch: sleeps seconds; false when the step ends first. */
@@ -45,11 +48,12 @@ void efa_counters_job_event(const struct efa_step *step, enum efa_usage_event ev
 
 /* slurm_spank_task_exit in slurmstepd, as root, each time one of the
  * step's tasks on the node ends: the step ends with its last (its thread
- * joined first). True then, for a counted step. */
+ * joined first when it took the start reading, told to end otherwise).
+ * True then, for a counted step. */
 bool efa_counters_task_exit(struct efa_step *step, spank_t sp);
 
-/* slurm_spank_exit in slurmstepd, as root: a step whose tasks did not all
- * run ends here, its user told nothing. */
+/* slurm_spank_exit in slurmstepd, as root: the thread is joined, and a
+ * step whose tasks did not all run ends here, its user told nothing. */
 void efa_counters_step_end(struct efa_step *step, spank_t sp);
 
 /* The job epilog, as root: the job no longer runs on the node. */
